@@ -1,0 +1,110 @@
+"""The project's error types, one hierarchy so every view can catch what it can explain.
+
+Each message is one line a user can act on: it says what went wrong and the fix.
+SDK and OS errors are translated into these at the layer that meets them (providers,
+store), so nothing above sees an ``anthropic`` or ``OSError`` type.
+
+    ChatError
+    ├── TreeError                   an operation the tree refuses
+    │   ├── NodeNotFound            no node has that id (or prefix)
+    │   ├── AmbiguousId             a prefix names more than one node
+    │   └── RoleOrderError          user under user, assistant under assistant, ...
+    ├── StoreError                  the session file cannot be used
+    │   ├── SessionNameError        a session name that is not a plain file name
+    │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    └── ProviderError               the model call failed; a cut reply is kept
+        ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
+        ├── AuthenticationFailed    401: the key was refused
+        ├── RateLimited             429 after the SDK's retries
+        ├── Overloaded              529 after the SDK's retries
+        ├── ServerError             other 5xx
+        ├── ConnectionFailed        network unreachable, dropped or timed out
+        ├── StreamError             an ``error`` event inside the stream
+        ├── BadRequest              400/404/413/422: the request itself was refused
+        ├── MaxTokensReached        the reply stopped at max_tokens
+        └── Refused                 the model declined (stop_reason "refusal")
+"""
+
+from __future__ import annotations
+
+
+class ChatError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class TreeError(ChatError):
+    """The session tree refuses an operation; the tree is unchanged."""
+
+
+class NodeNotFound(TreeError, KeyError):
+    """No node has this id or prefix."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "node not found"
+
+
+class AmbiguousId(TreeError):
+    """A prefix matches several nodes; the message lists some of them."""
+
+
+class RoleOrderError(TreeError):
+    """The new node's role cannot follow its parent's role."""
+
+
+class StoreError(ChatError):
+    """The session file cannot be read or written."""
+
+
+class SessionNameError(StoreError, ValueError):
+    """A session name that would escape the notebook's folder or is not a file name."""
+
+
+class SessionNotSaved(StoreError):
+    """An append failed; the in-memory session goes on, the file is left as it was."""
+
+
+class ProviderError(ChatError):
+    """The model call failed. ``partial`` is set by the session when a reply was cut."""
+
+    #: short machine-readable kind, stored in ``meta.error`` of an interrupted node
+    kind = "provider_error"
+
+
+class MissingApiKey(ProviderError):
+    kind = "missing_api_key"
+
+
+class AuthenticationFailed(ProviderError):
+    kind = "authentication_failed"
+
+
+class RateLimited(ProviderError):
+    kind = "rate_limited"
+
+
+class Overloaded(ProviderError):
+    kind = "overloaded"
+
+
+class ServerError(ProviderError):
+    kind = "server_error"
+
+
+class ConnectionFailed(ProviderError):
+    kind = "connection_failed"
+
+
+class StreamError(ProviderError):
+    kind = "stream_error"
+
+
+class BadRequest(ProviderError):
+    kind = "bad_request"
+
+
+class MaxTokensReached(ProviderError):
+    kind = "max_tokens"
+
+
+class Refused(ProviderError):
+    kind = "refusal"

@@ -1,0 +1,76 @@
+"""The one thing a model provider does: stream a reply to a path of messages.
+
+A provider turns a ``ReplyRequest`` into an iterator of events: ``TextDelta`` as text
+arrives, ``ToolUseReady`` as each tool_use block completes, and last a ``Finished``
+holding the whole assistant message, its usage and stop_reason. Failures are raised as
+``ProviderError`` subclasses (see errors.py); the caller keeps whatever arrived before.
+Building the request, running tools and storing nodes are not the provider's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the API sees it: a name, a description and a JSON schema for input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass(frozen=True)
+class ReplyRequest:
+    """Everything one model call needs. ``messages`` is the active path, as stored."""
+
+    messages: list[Message]
+    model: str
+    max_tokens: int = 4096
+    system: str | None = None
+    temperature: float | None = None
+    tools: tuple[ToolSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ToolUseReady:
+    """A complete tool_use block: ``{"type": "tool_use", "id", "name", "input"}``."""
+
+    block: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The end of a reply: the full assistant message and what the API said about it."""
+
+    message: Message
+    model: str
+    stop_reason: str | None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+ReplyEvent = TextDelta | ToolUseReady | Finished
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Streams one assistant reply. ``name`` is stored in each node's ``meta``."""
+
+    name: str
+    default_model: str
+
+    def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]: ...

@@ -1,0 +1,379 @@
+"""The session tree: messages linked by ``parentId``, and every operation of the chapter.
+
+Pure data and algorithms: no I/O, no clock, no random ids. Callers pass ids and
+timestamps in, so the same calls always build the same tree. Every walk is iterative:
+sessions can be hundreds of thousands of nodes deep.
+
+    A ─ B ─ C ─ D ─ E        branch 1
+            └ C' ─ D'        branch 2, forked at B
+
+The model only ever sees ``active_path(leaf)``: the messages from the root down to one
+leaf. Other branches stay in the tree (and the file) and are never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
+
+Message = dict[str, Any]
+"""An Anthropic-shaped message: ``{"role": ..., "content": str | [blocks], ...}``."""
+
+
+class Node:
+    """One stored message: who it is, who its parent is, what was said, and metadata.
+
+    ``meta`` holds what is never sent to the model (model name, usage, cell id, ...).
+    """
+
+    __slots__ = ("id", "message", "meta", "parent_id")
+
+    def __init__(
+        self,
+        id: str,
+        parent_id: str | None,
+        message: Message,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.parent_id = parent_id
+        self.message = message
+        self.meta = meta
+
+    @property
+    def role(self) -> str:
+        return str(self.message.get("role", ""))
+
+    @property
+    def text(self) -> str:
+        return message_text(self.message)
+
+    def to_record(self) -> dict[str, Any]:
+        """The node as one line of the session file (the chapter's shape, plus meta)."""
+        record: dict[str, Any] = {"id": self.id, "parentId": self.parent_id, "message": self.message}
+        if self.meta:
+            record["meta"] = self.meta
+        return record
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and self.to_record() == other.to_record()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable content, compared by value
+
+    def __repr__(self) -> str:
+        return f"Node({self.id!r}, parent={self.parent_id!r}, role={self.role!r})"
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The plain text of a message: a string content, or its text blocks joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        ]
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def is_tool_result(message: Mapping[str, Any]) -> bool:
+    """A user-role message filled in by the tool system, not typed by a person."""
+    return message.get("role") == "user" and any(
+        b.get("type") == "tool_result" for b in _blocks(message)
+    )
+
+
+def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool_use blocks of an assistant message, in order."""
+    return [b for b in _blocks(message) if b.get("type") == "tool_use"]
+
+
+def is_real_user_message(message: Mapping[str, Any]) -> bool:
+    return message.get("role") == "user" and not is_tool_result(message)
+
+
+@dataclass(frozen=True)
+class SiblingPosition:
+    """Where a node stands among its parent's children: ``index`` of ``count``, 1-based."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+class SessionTree:
+    """Nodes indexed by id, children in append order, and a current leaf.
+
+    ``add`` is the only way in; nothing is ever removed or re-parented.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, Node] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self.leaf: str | None = None
+
+    # -- building -----------------------------------------------------------------
+
+    def add(self, node: Node, *, check_roles: bool = True) -> Node:
+        """Attach ``node`` under its parent, which must already be in the tree.
+
+        With ``check_roles`` (every user-facing operation), a user message may not
+        follow a user message, nor an assistant an assistant, and a root must be a user.
+        The loader passes ``check_roles=False``: a file's history is kept as written.
+        """
+        if node.id in self._nodes:
+            raise TreeError(f"node id {node.id!r} is already in the tree; ids are never reused")
+        parent = node.parent_id
+        if parent is not None and parent not in self._nodes:
+            raise NodeNotFound(f"parent {parent!r} of node {node.id!r} is not in the tree")
+        if check_roles:
+            check_role_order(self._nodes[parent].message if parent else None, node.message)
+        self._nodes[node.id] = node
+        siblings = self._children.get(parent)
+        if siblings is None:
+            self._children[parent] = [node.id]
+        else:
+            siblings.append(node.id)
+        return node
+
+    def _new(
+        self, new_id: str, parent_id: str | None, message: Message, meta: dict[str, Any] | None
+    ) -> Node:
+        node = self.add(Node(new_id, parent_id, message, meta))
+        self.leaf = node.id
+        return node
+
+    # -- reading ------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._nodes
+
+    def __iter__(self) -> Iterator[Node]:
+        """Nodes in append order."""
+        return iter(self._nodes.values())
+
+    def get(self, node_id: str) -> Node:
+        try:
+            return self._nodes[node_id]
+        except KeyError:
+            raise NodeNotFound(f"no node with id {node_id!r}") from None
+
+    def resolve(self, ref: str) -> Node:
+        """A node by whole id or unique prefix; a whole id always wins over a prefix."""
+        node = self._nodes.get(ref)
+        if node is not None:
+            return node
+        if not ref:
+            raise NodeNotFound("empty node id; give an id or a unique prefix of one")
+        matches = [nid for nid in self._nodes if nid.startswith(ref)]
+        if not matches:
+            raise NodeNotFound(f"no node id starts with {ref!r}; `show` lists the ids")
+        if len(matches) > 1:
+            shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+            raise AmbiguousId(f"{ref!r} matches {len(matches)} nodes ({shown}); give more characters")
+        return self._nodes[matches[0]]
+
+    def children(self, node_id: str | None) -> list[Node]:
+        """Children in append order; ``None`` gives the roots."""
+        return [self._nodes[c] for c in self._children.get(node_id, ())]
+
+    def roots(self) -> list[Node]:
+        return self.children(None)
+
+    def branches(self, node_id: str) -> list[Node]:
+        """The branches that leave a node: its children, oldest first."""
+        self.get(node_id)
+        return self.children(node_id)
+
+    def has_children(self, node_id: str) -> bool:
+        return bool(self._children.get(node_id))
+
+    def leaves(self) -> list[Node]:
+        """Every node with no children, in append order: one per branch."""
+        return [n for n in self._nodes.values() if n.id not in self._children]
+
+    def path_nodes(self, leaf_id: str) -> list[Node]:
+        """Nodes from the root down to ``leaf_id``. Cost grows with depth, not tree size."""
+        nodes = self._nodes
+        path: list[Node] = []
+        current: str | None = leaf_id
+        while current is not None:
+            node = nodes.get(current)
+            if node is None:
+                raise NodeNotFound(f"no node with id {current!r}")
+            path.append(node)
+            current = node.parent_id
+        path.reverse()
+        return path
+
+    def active_path(self, leaf_id: str | None = None) -> list[Message]:
+        """The messages the model sees for ``leaf_id`` (default: the current leaf)."""
+        leaf_id = self.leaf if leaf_id is None else leaf_id
+        if leaf_id is None:
+            return []
+        return [node.message for node in self.path_nodes(leaf_id)]
+
+    def depth(self, node_id: str) -> int:
+        """Number of nodes from the root to ``node_id``, both included."""
+        return len(self.path_nodes(node_id))
+
+    def sibling_position(self, node_id: str) -> SiblingPosition:
+        """``2/3`` means the second of three children of the same parent."""
+        node = self.get(node_id)
+        siblings = self._children[node.parent_id]
+        return SiblingPosition(siblings.index(node_id) + 1, len(siblings))
+
+    def siblings(self, node_id: str) -> list[Node]:
+        """The node and its siblings, in append order."""
+        return self.children(self.get(node_id).parent_id)
+
+    def deepest_leaf(self, node_id: str) -> str:
+        """Follow the newest child at each step down to a leaf."""
+        self.get(node_id)
+        current = node_id
+        children = self._children
+        while True:
+            kids = children.get(current)
+            if not kids:
+                return current
+            current = kids[-1]
+
+    # -- the chapter's operations -----------------------------------------------
+
+    def switch(self, node_id: str) -> None:
+        """Make ``node_id`` the current leaf; the active path follows it."""
+        self.get(node_id)
+        self.leaf = node_id
+
+    def append(
+        self, new_id: str, message: Message, meta: dict[str, Any] | None = None
+    ) -> Node:
+        """Continue the active path: a child of the current leaf (or a root if empty)."""
+        return self._new(new_id, self.leaf, message, meta)
+
+    def fork(
+        self,
+        from_id: str | None,
+        new_id: str,
+        message: Message,
+        meta: dict[str, Any] | None = None,
+    ) -> Node:
+        """A new node under ``from_id`` (a new root for ``None``); it becomes the leaf."""
+        if from_id is not None:
+            self.get(from_id)
+        return self._new(new_id, from_id, message, meta)
+
+    def edit(
+        self,
+        node_id: str,
+        new_id: str,
+        content: Any,
+        timestamp: int | float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Node:
+        """A new sibling of ``node_id`` with new content; the original stays as it was."""
+        original = self.get(node_id)
+        message = {**original.message, "content": content}
+        if timestamp is not None:
+            message["timestamp"] = timestamp
+        return self._new(new_id, original.parent_id, message, meta)
+
+    def retry_point(self, node_id: str) -> Node:
+        """The user node a new answer hangs under.
+
+        For a user node (or a tool result) that is the node itself; for an assistant
+        node it is its parent, so the new answer becomes a sibling of the old one.
+        """
+        node = self.get(node_id)
+        if node.role == "assistant":
+            if node.parent_id is None:
+                raise TreeError(f"assistant node {node_id!r} has no user message to retry")
+            return self.get(node.parent_id)
+        return node
+
+    def fork_before_tool_use_point(self, leaf_id: str | None = None) -> Node:
+        """The last message on the path that a person wrote (never a tool_result).
+
+        A new attempt goes under this node's *parent*, so the model decides afresh and
+        never sees the old tool call or its result.
+        """
+        leaf_id = self.leaf if leaf_id is None else leaf_id
+        if leaf_id is None:
+            raise TreeError("the session is empty; there is no user message to fork from")
+        for node in reversed(self.path_nodes(leaf_id)):
+            if is_real_user_message(node.message):
+                return node
+        raise TreeError("no user message on the current path to fork from")
+
+    def compact(
+        self,
+        summary: str,
+        summarised_leaf: str,
+        root_id: str,
+        ack_id: str,
+        timestamp: int | float | None = None,
+    ) -> tuple[Node, Node]:
+        """Compaction is a fork: a new root holding the summary, linked to the old leaf.
+
+        The root is a user message (the API wants one first); a short assistant
+        acknowledgement, marked ``synthetic``, follows so the next question can be asked
+        under it. Switching back to ``summarised_leaf`` restores the full history.
+        """
+        self.get(summarised_leaf)
+        stamp = {} if timestamp is None else {"timestamp": timestamp}
+        root = self._new(
+            root_id,
+            None,
+            {
+                "role": "user",
+                "content": "Summary of our conversation so far:\n\n" + summary,
+                **stamp,
+            },
+            {"compacted_from": summarised_leaf},
+        )
+        ack = self._new(
+            ack_id,
+            root.id,
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Understood. I'll continue from this summary."}],
+                **stamp,
+            },
+            {"synthetic": True},
+        )
+        return root, ack
+
+
+def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any]) -> None:
+    """Raise ``RoleOrderError`` if ``child`` cannot follow ``parent`` in a conversation."""
+    role = child.get("role")
+    if role not in ("user", "assistant"):
+        raise RoleOrderError(f"a message role must be 'user' or 'assistant', not {role!r}")
+    if parent is None:
+        if role != "user":
+            raise RoleOrderError("a conversation must start with a user message, not an assistant one")
+        return
+    parent_role = parent.get("role")
+    if parent_role == role:
+        raise RoleOrderError(
+            f"a {role} message cannot follow another {role} message; "
+            f"{'retry the user message instead' if role == 'assistant' else 'fork from the assistant reply or edit the question'}"
+        )
+    if is_tool_result(child) and not tool_uses(parent):
+        raise RoleOrderError("a tool_result must follow an assistant message that used a tool")
