@@ -12,6 +12,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── StoreError                  the session file cannot be used
     │   ├── SessionNameError        a session name that is not a plain file name
     │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    ├── ToolError                   a tool name that is not registered, or a bad function
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -61,6 +62,10 @@ class SessionNameError(StoreError, ValueError):
 
 class SessionNotSaved(StoreError):
     """An append failed; the in-memory session goes on, the file is left as it was."""
+
+
+class ToolError(ChatError):
+    """A tool the registry cannot describe or find; the message names the fix."""
 
 
 class ProviderError(ChatError):
