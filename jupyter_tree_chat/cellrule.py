@@ -1,0 +1,49 @@
+"""The notebook-native rule: what running a ``%%chat`` cell does to the tree.
+
+The notebook is a view of one branch. Each user node remembers the cell that made it.
+Running a cell whose earlier node is on the active path forks there: changed text is an
+edit (a sibling user node), unchanged text a retry (a sibling answer). Any other cell
+appends under the current leaf. So "Run All" after editing cell 1 builds a fresh branch
+top to bottom, and the old branch stays one click away.
+
+Pure: it reads the tree and returns a decision; the session carries it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .tree import Node, SessionTree
+
+Action = Literal["append", "edit", "retry"]
+
+
+@dataclass(frozen=True)
+class CellDecision:
+    """``append`` under the leaf, ``edit`` = new user node beside ``node``, or ``retry`` it."""
+
+    action: Action
+    node: Node | None = None  # the cell's earlier user node, for edit and retry
+
+
+def cell_node_on_path(tree: SessionTree, cell_id: str) -> Node | None:
+    """The user node this cell made that lies on the active path, if any (newest first)."""
+    if tree.leaf is None:
+        return None
+    for node in reversed(tree.path_nodes(tree.leaf)):
+        if node.role == "user" and node.meta and node.meta.get("cell_id") == cell_id:
+            return node
+    return None
+
+
+def decide(tree: SessionTree, cell_id: str | None, text: str) -> CellDecision:
+    """Apply the rule for one run of a cell with this id and (substituted) text."""
+    if not cell_id:
+        return CellDecision("append")
+    earlier = cell_node_on_path(tree, cell_id)
+    if earlier is None:
+        return CellDecision("append")
+    if earlier.text == text:
+        return CellDecision("retry", earlier)
+    return CellDecision("edit", earlier)

@@ -1,0 +1,43 @@
+"""Model providers: ``anthropic`` (the real API) and ``offline`` (deterministic, no network).
+
+``choose_provider`` picks one by name, or by whether an API key is set, and says why
+when it falls back to the offline teaching model.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .base import Finished, Provider, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
+
+PROVIDER_NAMES = ("anthropic", "offline")
+
+__all__ = [
+    "PROVIDER_NAMES",
+    "Finished",
+    "Provider",
+    "ReplyRequest",
+    "TextDelta",
+    "ToolSpec",
+    "ToolUseReady",
+    "choose_provider",
+]
+
+
+def choose_provider(name: str | None = None) -> tuple[Provider, str | None]:
+    """The provider called ``name``, or the best available one, and a notice if any.
+
+    With no name: ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``offline``
+    (and the notice says so, once, so nobody mistakes its replies for Claude's).
+    """
+    if name not in (None, *PROVIDER_NAMES):
+        from ..errors import ChatError
+
+        raise ChatError(f"unknown provider {name!r}; choose one of: {', '.join(PROVIDER_NAMES)}")
+    if name == "anthropic" or (name is None and os.environ.get("ANTHROPIC_API_KEY")):
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(), None
+    from .offline import OfflineProvider, offline_notice
+
+    return OfflineProvider(), (offline_notice() if name is None else None)

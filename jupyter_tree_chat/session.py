@@ -1,0 +1,605 @@
+"""``Session``: the single owner of a conversation's state, and its user actions.
+
+A session is a tree, a store, a provider and a current leaf. It is the one place where
+the chapter's operations become things a user does (ask, edit, retry, switch,
+fork-before-tool-use, compact, label), and it announces every change as an event so
+the views (the magic, the panel, ...) can redraw without touching the tree themselves.
+
+Reliability: a user message is on disk (fsynced) before the request is sent; a reply
+cut short by an error or by KeyboardInterrupt is kept, marked ``interrupted``; if the
+file cannot be written, the conversation goes on in memory and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import cellrule
+from .errors import (
+    ChatError,
+    MaxTokensReached,
+    ProviderError,
+    Refused,
+    SessionNotSaved,
+    TreeError,
+)
+from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
+from .providers.tools import ToolRegistry
+from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
+from .tree import Message, Node, SessionTree, is_real_user_message, is_tool_result, tool_uses
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOOL_ROUNDS = 10
+
+
+def new_node_id() -> str:
+    """A fresh node id: 16 hex digits, shortened like git ids for display."""
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """How to ask the model. ``None`` means the provider's default."""
+
+    model: str | None = None
+    max_tokens: int = 4096
+    system: str | None = None
+    temperature: float | None = None
+    tools: tuple[str, ...] | None = None  # names of registered tools; None = all
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+
+    def merged(self, **changes: Any) -> ChatSettings:
+        """These settings with every non-``None`` change applied."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeAdded:
+    node: Node
+
+
+@dataclass(frozen=True)
+class LeafChanged:
+    leaf: str | None
+
+
+@dataclass(frozen=True)
+class ReplyStarted:
+    """A model call began for the user node ``parent_id``."""
+
+    parent_id: str
+
+
+@dataclass(frozen=True)
+class ReplyDelta:
+    """Text arrived for the reply being written under ``parent_id``."""
+
+    parent_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyEnded:
+    """The call under ``parent_id`` ended; ``node`` is the stored reply (None if nothing came)."""
+
+    parent_id: str
+    node: Node | None
+    error: ChatError | None = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line for the user: an error, a warning or information."""
+
+    message: str
+    level: str = "info"  # "info" | "warning" | "error"
+
+
+Event = NodeAdded | LeafChanged | ReplyStarted | ReplyDelta | ReplyEnded | Notice
+Listener = Callable[[Event], None]
+
+
+@dataclass
+class Turn:
+    """What one action produced: the user node (if new), the replies, and what went wrong."""
+
+    user: Node | None
+    replies: list[Node] = field(default_factory=list)
+    error: ChatError | None = None
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def interrupted(self) -> bool:
+        return (
+            any(n.meta and n.meta.get("interrupted") for n in self.replies)
+            or self.error is not None
+        )
+
+    @property
+    def last(self) -> Node | None:
+        return self.replies[-1] if self.replies else self.user
+
+    @property
+    def text(self) -> str:
+        """The text of the final reply (what a person reads as "the answer")."""
+        return self.replies[-1].text if self.replies else ""
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """KeyboardInterrupt during a turn, raised after what arrived was saved."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__("interrupted; the partial reply was kept")
+        self.turn = turn
+
+
+class _PartialReply:
+    """Collects streamed pieces so a cut reply can still be stored."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+        self.tools: list[dict[str, Any]] = []
+
+    def add(self, delta: TextDelta) -> None:
+        self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
+
+    def message(self) -> Message | None:
+        """Only the text: an unanswered tool_use would make the path unsendable."""
+        text = "".join(self.texts[i] for i in sorted(self.texts))
+        if not text:
+            return None
+        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+class Session:
+    """A conversation tree bound to a store and a provider; the views' only way in."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: Provider,
+        *,
+        settings: ChatSettings | None = None,
+        tools: ToolRegistry | None = None,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = new_node_id,
+        loaded: LoadResult | None = None,
+    ) -> None:
+        loaded = store.load() if loaded is None else loaded
+        self.store = store
+        self.provider = provider
+        self.settings = settings or ChatSettings()
+        self.tools = tools if tools is not None else ToolRegistry()
+        self.tree: SessionTree = loaded.tree
+        self.labels: dict[str, str] = loaded.labels
+        self.problems: list[Problem] = loaded.problems
+        self.save_error: SessionNotSaved | None = None
+        self._clock = clock
+        self._new_id = new_id
+        self._listeners: list[Listener] = []
+
+    @classmethod
+    def open(cls, path: str | Path, provider: Provider, **kwargs: Any) -> Session:
+        """A session over the file at ``path`` (created on the first append)."""
+        return cls(FileStore(path), provider, **kwargs)
+
+    @classmethod
+    def in_memory(cls, provider: Provider, **kwargs: Any) -> Session:
+        return cls(MemoryStore(), provider, **kwargs)
+
+    # -- observing ---------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every event; returns the function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a broken view must not break the conversation
+                log.exception("session listener failed on %s", type(event).__name__)
+
+    def _notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None:
+        if turn is not None:
+            turn.notices.append(message)
+        self._emit(Notice(message, level))
+
+    # -- reading -----------------------------------------------------------------------
+
+    @property
+    def leaf(self) -> str | None:
+        return self.tree.leaf
+
+    @property
+    def location(self) -> str:
+        return self.store.location
+
+    def path(self, leaf: str | None = None) -> list[Node]:
+        leaf = self.tree.leaf if leaf is None else leaf
+        return [] if leaf is None else self.tree.path_nodes(leaf)
+
+    def resolve(self, ref: str) -> Node:
+        """A node by whole id, unique prefix, or label."""
+        for node_id, label in self.labels.items():
+            if label == ref and ref not in self.tree:
+                return self.tree.get(node_id)
+        return self.tree.resolve(ref)
+
+    def user_turns(self) -> list[Node]:
+        """The real user messages on the current path, in order (``edit N`` counts these)."""
+        return [n for n in self.path() if is_real_user_message(n.message)]
+
+    # -- actions -----------------------------------------------------------------------
+
+    def ask(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        parent: str | None = None,
+        new_root: bool = False,
+        meta: dict[str, Any] | None = None,
+        settings: ChatSettings | None = None,
+    ) -> Turn:
+        """Add a user message (under ``parent``, default the leaf) and get the reply.
+
+        If the chosen parent is itself an unanswered question, the new question goes
+        beside it instead of stacking two user messages, and a notice says so.
+        """
+        notices: list[str] = []
+        if new_root:
+            parent_id = None
+        else:
+            parent_id = self.tree.leaf if parent is None else self.resolve(parent).id
+        if parent_id is not None:
+            above = self.tree.get(parent_id)
+            if is_tool_result(above.message):
+                raise TreeError(
+                    "the last tool round got no answer from the model; "
+                    "run `%chat retry` to let the model continue, or fork from an earlier reply"
+                )
+            if above.role == "user":
+                parent_id = above.parent_id
+                notices.append(
+                    f"The question {above.id[:7]} got no answer; this one is asked beside it."
+                )
+        message: Message = {"role": "user", "content": content, "timestamp": self._now()}
+        user = self._add(parent_id, message, meta, durable=True)
+        turn = Turn(user)
+        for line in notices:
+            self._notice(line, "info", turn)
+        return self._respond(user, turn, settings)
+
+    def edit(
+        self,
+        node_ref: str,
+        content: str | list[dict[str, Any]],
+        *,
+        meta: dict[str, Any] | None = None,
+        settings: ChatSettings | None = None,
+    ) -> Turn:
+        """Edit a user message: a new sibling with new content, then its reply."""
+        original = self.resolve(node_ref)
+        if original.role != "user" or is_tool_result(original.message):
+            raise TreeError(
+                f"node {original.id[:7]} is a {original.role} message; only your own "
+                "messages can be edited (retry an answer instead)"
+            )
+        node = Node(
+            self._new_id(),
+            original.parent_id,
+            {**original.message, "content": content, "timestamp": self._now()},
+            {**(meta or {}), "edited_from": original.id},
+        )
+        user = self._add_node(node, durable=True)
+        return self._respond(user, Turn(user), settings)
+
+    def retry(self, node_ref: str | None = None, *, settings: ChatSettings | None = None) -> Turn:
+        """A new answer beside the old one (for the leaf, or any user/assistant node)."""
+        ref = node_ref if node_ref is not None else self.tree.leaf
+        if ref is None:
+            raise TreeError("the session is empty; ask something first")
+        point = self.tree.retry_point(self.resolve(ref).id)
+        return self._respond(point, Turn(None), settings)
+
+    def switch(self, node_ref: str, *, deepest: bool = True) -> str:
+        """Make a branch current: ``node_ref``'s deepest leaf (or the node itself)."""
+        node = self.resolve(node_ref)
+        target = self.tree.deepest_leaf(node.id) if deepest else node.id
+        self.tree.switch(target)
+        self._persist([leaf_record(target)], durable=True)
+        self._emit(LeafChanged(target))
+        return target
+
+    def fork_before_tool_use(
+        self, content: str | None = None, *, settings: ChatSettings | None = None
+    ) -> Turn:
+        """Ask the last real user message again, from before the tool call it led to.
+
+        ``content`` defaults to the original text; the model decides afresh and never
+        sees the old tool call or its result.
+        """
+        point = self.tree.fork_before_tool_use_point()
+        new_content = point.message.get("content") if content is None else content
+        node = Node(
+            self._new_id(),
+            point.parent_id,
+            {**point.message, "content": new_content, "timestamp": self._now()},
+            {"forked_before_tool_use": point.id},
+        )
+        user = self._add_node(node, durable=True)
+        return self._respond(user, Turn(user), settings)
+
+    def compact(
+        self, instructions: str | None = None, *, settings: ChatSettings | None = None
+    ) -> Turn:
+        """Summarise the current path into a new root; the old branch stays, one switch away."""
+        if self.tree.leaf is None:
+            raise TreeError("the session is empty; there is nothing to compact")
+        summarised = self.tree.leaf
+        path = self.path()
+        while path and path[-1].role == "user":
+            path.pop()  # an unanswered question cannot be followed by the request below
+        ask = "Summarise our conversation so far so that it can continue from the summary alone."
+        if instructions:
+            ask += " " + instructions
+        request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
+        settings = self._settings(settings)
+        text, error = self._collect_text(request_path, settings)
+        if error is not None:
+            self._notice(f"Compaction failed: {error}", "error")
+            return Turn(None, error=error)
+        root, ack = self.tree.compact(text, summarised, self._new_id(), self._new_id(), self._now())
+        for node in (root, ack):
+            self._persist([node.to_record()], durable=node is ack)
+            self._emit(NodeAdded(node))
+        self._emit(LeafChanged(ack.id))
+        return Turn(root, [ack])
+
+    def label(self, node_ref: str, label: str) -> Node:
+        """Name a node (``""`` removes the label); labels are records, nodes stay as they are."""
+        node = self.resolve(node_ref)
+        self._persist([label_record(node.id, label)], durable=True)
+        if label:
+            self.labels[node.id] = label
+        else:
+            self.labels.pop(node.id, None)
+        self._emit(LeafChanged(self.tree.leaf))
+        return node
+
+    # -- the reply loop ---------------------------------------------------------------
+
+    def _respond(self, user: Node, turn: Turn, settings: ChatSettings | None) -> Turn:
+        """Stream replies under ``user``, running tools until the model stops."""
+        settings = self._settings(settings)
+        specs = self.tools.specs(settings.tools) if len(self.tools) else ()
+        parent = user
+        for round_number in range(settings.max_tool_rounds + 1):
+            reply = self._stream_reply(parent, settings, specs, turn)
+            if reply is None or turn.error is not None:
+                break
+            uses = tool_uses(reply.message)
+            if not uses or reply.meta is None or reply.meta.get("stop_reason") != "tool_use":
+                break
+            if round_number == settings.max_tool_rounds:
+                self._notice(
+                    f"Stopped after {settings.max_tool_rounds} tool rounds; "
+                    "run `%chat retry` to let the model go on.",
+                    "warning",
+                    turn,
+                )
+            results = [self.tools.run(block) for block in uses]
+            parent = self._add(
+                reply.id,
+                {"role": "user", "content": results, "timestamp": self._now()},
+                {"tool_results": True},
+            )
+        self._sync()
+        self._emit(LeafChanged(self.tree.leaf))
+        return turn
+
+    def _stream_reply(
+        self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
+    ) -> Node | None:
+        request = ReplyRequest(
+            messages=self.tree.active_path(parent.id),
+            model=settings.model or self.provider.default_model,
+            max_tokens=settings.max_tokens,
+            system=settings.system,
+            temperature=settings.temperature,
+            tools=specs,
+        )
+        self.tree.switch(parent.id)
+        self._emit(ReplyStarted(parent.id))
+        partial = _PartialReply()
+        finished: Finished | None = None
+        started = time.monotonic()
+        try:
+            for event in self.provider.stream(request):
+                if isinstance(event, TextDelta):
+                    partial.add(event)
+                    self._emit(ReplyDelta(parent.id, event.text))
+                elif isinstance(event, ToolUseReady):
+                    partial.tools.append(event.block)
+                elif isinstance(event, Finished):
+                    finished = event
+        except ProviderError as error:
+            turn.error = error
+        except KeyboardInterrupt:
+            node = self._store_partial(parent, partial, request, started, "interrupted by the user")
+            if node is not None:
+                turn.replies.append(node)
+            self._sync()
+            self._emit(ReplyEnded(parent.id, node))
+            self._emit(LeafChanged(self.tree.leaf))
+            raise TurnInterrupted(turn) from None
+        if finished is None:
+            error = turn.error or ProviderError("the reply ended without a final message")
+            turn.error = error
+            node = self._store_partial(parent, partial, request, started, error.kind)
+            if node is not None:
+                turn.replies.append(node)
+            self._notice(str(error), "error", turn)
+            self._emit(ReplyEnded(parent.id, node, error))
+            return node
+        meta = {
+            "provider": self.provider.name,
+            "model": finished.model,
+            "usage": finished.usage,
+            "stop_reason": finished.stop_reason,
+            "duration_ms": round((time.monotonic() - started) * 1000),
+        }
+        message = {**finished.message, "timestamp": self._now()}
+        node = self._add(parent.id, message, meta)
+        turn.replies.append(node)
+        stop_error = self._stop_reason_error(finished, settings)
+        if stop_error is not None:
+            self._notice(str(stop_error), "warning", turn)
+        self._emit(ReplyEnded(parent.id, node))
+        return node
+
+    def _store_partial(
+        self, parent: Node, partial: _PartialReply, request: ReplyRequest, started: float, why: str
+    ) -> Node | None:
+        message = partial.message()
+        if message is None:
+            return None  # nothing arrived: the question stays unanswered at the leaf
+        message["timestamp"] = self._now()
+        meta = {
+            "provider": self.provider.name,
+            "model": request.model,
+            "interrupted": True,
+            "error": why,
+            "duration_ms": round((time.monotonic() - started) * 1000),
+        }
+        return self._add(parent.id, message, meta)
+
+    @staticmethod
+    def _stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError | None:
+        if finished.stop_reason == "max_tokens":
+            return MaxTokensReached(
+                f"The reply stopped at the max_tokens limit ({settings.max_tokens}); "
+                "raise it with --max-tokens or %config TreeChat.max_tokens, or ask to continue."
+            )
+        if finished.stop_reason == "refusal":
+            return Refused(
+                "The model declined to answer; rephrase the question (edit it) and run again."
+            )
+        return None
+
+    def _collect_text(
+        self, messages: list[Message], settings: ChatSettings
+    ) -> tuple[str, ProviderError | None]:
+        request = ReplyRequest(
+            messages=messages,
+            model=settings.model or self.provider.default_model,
+            max_tokens=settings.max_tokens,
+            system=settings.system,
+            temperature=settings.temperature,
+        )
+        text = ""
+        try:
+            for event in self.provider.stream(request):
+                if isinstance(event, Finished):
+                    text = (
+                        "".join(
+                            b.get("text", "")
+                            for b in event.message.get("content", [])
+                            if isinstance(b, dict) and b.get("type") == "text"
+                        )
+                        or text
+                    )
+                elif isinstance(event, TextDelta):
+                    text += event.text
+        except ProviderError as error:
+            return text, error
+        return text, None
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _settings(self, settings: ChatSettings | None) -> ChatSettings:
+        return self.settings if settings is None else settings
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def _add(
+        self,
+        parent_id: str | None,
+        message: Message,
+        meta: dict[str, Any] | None,
+        *,
+        durable: bool = False,
+    ) -> Node:
+        return self._add_node(
+            Node(self._new_id(), parent_id, message, meta or None), durable=durable
+        )
+
+    def _add_node(self, node: Node, *, durable: bool = False) -> Node:
+        self.tree.add(node)
+        self.tree.leaf = node.id
+        self._persist([node.to_record()], durable=durable)
+        self._emit(NodeAdded(node))
+        return node
+
+    def _persist(self, records: Iterable[dict[str, Any]], *, durable: bool) -> None:
+        if self.save_error is not None:
+            return
+        try:
+            self.store.append(records, durable=durable)
+        except SessionNotSaved as error:
+            self.save_error = error
+            self._notice(str(error), "error")
+
+    def _sync(self) -> None:
+        if self.save_error is not None:
+            self._notice(str(self.save_error), "error")
+            return
+        try:
+            self.store.sync()
+        except SessionNotSaved as error:
+            self.save_error = error
+            self._notice(str(error), "error")
+
+    # -- the notebook-native rule -----------------------------------------------------
+
+    def run_cell(
+        self,
+        text: str,
+        *,
+        cell_id: str | None,
+        settings: ChatSettings | None = None,
+        from_node: str | None = None,
+        new_root: bool = False,
+        continue_leaf: bool = False,
+    ) -> Turn:
+        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule."""
+        meta = {"cell_id": cell_id} if cell_id else None
+        if new_root:
+            return self.ask(text, new_root=True, meta=meta, settings=settings)
+        if from_node is not None:
+            return self.ask(text, parent=from_node, meta=meta, settings=settings)
+        if continue_leaf:
+            return self.ask(text, meta=meta, settings=settings)
+        decision = cellrule.decide(self.tree, cell_id, text)
+        if decision.action == "retry" and decision.node is not None:
+            return self.retry(decision.node.id, settings=settings)
+        if decision.action == "edit" and decision.node is not None:
+            return self.edit(decision.node.id, text, meta=meta, settings=settings)
+        return self.ask(text, meta=meta, settings=settings)
