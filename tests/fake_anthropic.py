@@ -1,0 +1,605 @@
+"""A local fake of the Anthropic Messages API, so tests run the real SDK over real HTTP.
+
+Mocking the SDK would test our idea of the SDK; this server lets the official client do
+its own HTTP, server-sent-event parsing, retries and error mapping, offline. It serves
+``POST /v1/messages`` (streaming and not), with scripted replies, injected faults and
+prompt-cache accounting, and records every request so tests can check what was sent.
+
+    with FakeAnthropic() as server:                      # or the ``fake_anthropic`` fixture
+        server.enqueue(text="Hi there")                  # next reply
+        server.enqueue(tool_use={"name": "add", "input": {"a": 1}}, text="I'll call it")
+        server.enqueue(replay="basic_response.sse")      # a recorded real stream
+        server.enqueue(stop_reason="max_tokens")         # or refusal=True
+        server.enqueue(tokens=2000)                      # a long reply, one token a delta
+        server.enqueue(text="cut", drop_after=4)         # connection dropped after 4 events
+        server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
+        server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
+        server.enqueue_error(429, retry_after_ms=1, times=3)
+        client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
+        server.requests[-1].body                          # the parsed JSON body sent
+
+With nothing enqueued the reply is deterministic and says how many messages it got.
+
+Prompt caching follows the real API's rules, simplified: the prompt is the sequence
+tools → system → message content blocks; each block carrying ``cache_control`` ends a
+cacheable prefix. A breakpoint whose prefix (or, looking back up to 20 blocks, an
+earlier prefix) was written before reports ``cache_read_input_tokens``; prefixes not
+seen before are written and reported as ``cache_creation_input_tokens``; the tokens
+after the last breakpoint are ``input_tokens``. Prefixes shorter than
+``min_cache_tokens`` (1024, as for Sonnet) are not cached. Tokens are characters / 4.
+
+Like the real API it refuses (400) a message with keys other than role and content, more
+than 4 ``cache_control`` blocks, and ``cache_control`` on an empty text block; with
+``api_key`` set it refuses (401) any other key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import socket
+import threading
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+CACHE_LOOKBACK_BLOCKS = 20
+MAX_CACHE_BREAKPOINTS = 4
+_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server received it; header names are lower case."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class ScriptedReply:
+    """What the server answers to one request (see ``FakeAnthropic.enqueue``)."""
+
+    text: str | None = None
+    tool_uses: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str | None = None
+    replay: str | None = None
+    tokens: int | None = None
+    model: str | None = None
+    drop_after: int | None = None
+    error_event_after: int | None = None
+    error_event_type: str = "overloaded_error"
+    malformed_after: int | None = None
+
+    @property
+    def wants_default_text(self) -> bool:
+        nothing_scripted = self.text is None and not self.tool_uses and self.tokens is None
+        return nothing_scripted and self.replay is None and self.stop_reason != "refusal"
+
+
+@dataclass
+class ScriptedError:
+    """An HTTP error status answered instead of a reply."""
+
+    status: int
+    error_type: str
+    message: str
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    name: str
+    data: str
+
+    def encode(self) -> bytes:
+        return f"event: {self.name}\ndata: {self.data}\n\n".encode()
+
+
+def estimate_tokens(text: str) -> int:
+    """The fake's token count: characters / 4, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def long_text(tokens: int) -> list[str]:
+    """``tokens`` deterministic word pieces, one per stream delta."""
+    return [("" if i == 0 else " ") + _WORDS[i % len(_WORDS)] for i in range(tokens)]
+
+
+class PromptCache:
+    """Remembers prefix hashes written at breakpoints and prices a new request."""
+
+    def __init__(self, min_cache_tokens: int) -> None:
+        self.min_cache_tokens = min_cache_tokens
+        self._written: set[str] = set()
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        blocks = list(prompt_blocks(body))
+        digests, cumulative = [], []
+        running, total = hashlib.sha256(str(body.get("model")).encode()), 0
+        for block, _ in blocks:
+            canonical = json.dumps(block, sort_keys=True, separators=(",", ":"))
+            running.update(canonical.encode())
+            digests.append(running.hexdigest())
+            total += estimate_tokens(canonical if block.get("type") != "text" else block["text"])
+            cumulative.append(total)
+        breakpoints = [i for i, (_, marked) in enumerate(blocks) if marked]
+        with self._lock:
+            read_end = self._longest_hit(breakpoints, digests)
+            write_end = read_end
+            for i in breakpoints:
+                if cumulative[i] >= self.min_cache_tokens and i > read_end:
+                    self._written.add(digests[i])
+                    write_end = i
+        read = cumulative[read_end] if read_end >= 0 else 0
+        written = cumulative[write_end] - read if write_end >= 0 else 0
+        return {
+            "input_tokens": total - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
+
+    def _longest_hit(self, breakpoints: list[int], digests: list[str]) -> int:
+        best = -1
+        for end in breakpoints:
+            for i in range(end, max(-1, end - CACHE_LOOKBACK_BLOCKS), -1):
+                if digests[i] in self._written:
+                    best = max(best, i)
+                    break
+        return best
+
+
+def prompt_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The prompt in cache order (tools, system, messages), each block without its
+    ``cache_control`` and whether it carried one."""
+    system = body.get("system")
+    if isinstance(system, str):
+        system = [{"type": "text", "text": system}]
+    message_blocks: list[Any] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        message_blocks.extend({"role": message.get("role"), **block} for block in content or [])
+    for block in [*body.get("tools", []), *(system or []), *message_blocks]:
+        stripped = {k: v for k, v in block.items() if k != "cache_control"}
+        yield stripped, "cache_control" in block
+
+
+def validate(body: Any) -> str | None:
+    """The first reason the real API would refuse this body with a 400, or None."""
+    if not isinstance(body, dict):
+        return "request body must be a JSON object"
+    for key in ("model", "max_tokens", "messages"):
+        if key not in body:
+            return f"{key}: Field required"
+    for n, message in enumerate(body["messages"]):
+        extra = sorted(set(message) - {"role", "content"})
+        if extra:
+            return f"messages.{n}.{extra[0]}: Extra inputs are not permitted"
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{n}.role: Input should be 'user' or 'assistant'"
+    marked = [block for block, has_mark in prompt_blocks_raw(body) if has_mark]
+    if len(marked) > MAX_CACHE_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
+            f"provided. Found {len(marked)}."
+        )
+    if any(block.get("type") == "text" and not block.get("text") for block in marked):
+        return "cache_control cannot be set for empty text blocks"
+    return None
+
+
+def prompt_blocks_raw(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    system = body.get("system")
+    blocks = [*body.get("tools", []), *(system if isinstance(system, list) else [])]
+    for message in body.get("messages", []):
+        if isinstance(message.get("content"), list):
+            blocks.extend(message["content"])
+    for block in blocks:
+        yield block, isinstance(block, dict) and "cache_control" in block
+
+
+class FakeAnthropic:
+    """The fake server: ``start()``/``stop()`` or ``with``; ``base_url`` for the client."""
+
+    def __init__(
+        self,
+        *,
+        chunk_chars: int = 16,
+        api_key: str | None = None,
+        min_cache_tokens: int = 1024,
+    ) -> None:
+        self.chunk_chars = chunk_chars
+        self.api_key = api_key
+        self.requests: list[RecordedRequest] = []
+        self.cache = PromptCache(min_cache_tokens)
+        self._script: deque[ScriptedReply | ScriptedError] = deque()
+        self._lock = threading.Lock()
+        self._message_count = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> FakeAnthropic:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "start() the server first"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # -- scripting -------------------------------------------------------------------
+    def enqueue(
+        self,
+        text: str | None = None,
+        *,
+        tool_use: dict[str, Any] | list[dict[str, Any]] | None = None,
+        stop_reason: str | None = None,
+        refusal: bool = False,
+        replay: str | None = None,
+        tokens: int | None = None,
+        model: str | None = None,
+        drop_after: int | None = None,
+        error_event_after: int | None = None,
+        error_event_type: str = "overloaded_error",
+        malformed_after: int | None = None,
+    ) -> None:
+        """Script the next reply. ``tool_use`` is ``{"name", "input"}`` (an ``id`` is
+        made up if absent); ``replay`` names a file in fixtures/anthropic-sse/. The
+        ``*_after`` faults count events sent (``message_start`` is event 1)."""
+        tool_uses = [tool_use] if isinstance(tool_use, dict) else list(tool_use or [])
+        if refusal:
+            stop_reason = "refusal"
+        self._push(
+            ScriptedReply(
+                text=text,
+                tool_uses=tool_uses,
+                stop_reason=stop_reason,
+                replay=replay,
+                tokens=tokens,
+                model=model,
+                drop_after=drop_after,
+                error_event_after=error_event_after,
+                error_event_type=error_event_type,
+                malformed_after=malformed_after,
+            )
+        )
+
+    def enqueue_error(
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        message: str | None = None,
+        error_type: str | None = None,
+        retry_after_ms: int | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        """Answer the next ``times`` requests with an HTTP error (429, 529, 500, 401...)."""
+        headers = {}
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        kind = error_type or _ERROR_TYPES.get(status, "api_error")
+        for _ in range(times):
+            self._push(ScriptedError(status, kind, message or f"fake {kind}", headers))
+
+    def reset(self) -> None:
+        """Forget the script, the recorded requests and the prompt cache."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.cache = PromptCache(self.cache.min_cache_tokens)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        return self.requests[-1]
+
+    def _push(self, item: ScriptedReply | ScriptedError) -> None:
+        with self._lock:
+            self._script.append(item)
+
+    def _next(self, body: Any) -> ScriptedReply | ScriptedError:
+        with self._lock:
+            self._message_count += 1
+            item = self._script.popleft() if self._script else ScriptedReply()
+        if isinstance(item, ScriptedReply) and item.wants_default_text:
+            item.text = default_reply_text(body)
+        return item
+
+    # -- replies as events -----------------------------------------------------------
+    def events_for(self, reply: ScriptedReply, body: dict[str, Any]) -> list[SseEvent]:
+        """The stream for a scripted reply, in the real API's order."""
+        if reply.replay is not None:
+            return list(read_recording(FIXTURES / reply.replay))
+        with self._lock:
+            number = self._message_count
+        usage = self.cache.usage(body)
+        start_message = {
+            "id": f"msg_fake{number:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model or body.get("model", DEFAULT_MODEL),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
+        events = [_event("message_start", {"type": "message_start", "message": start_message})]
+        index, output_tokens = 0, 0
+        pieces = self._text_pieces(reply)
+        if pieces is not None:
+            events += self._text_block(index, pieces)
+            output_tokens += reply.tokens or estimate_tokens("".join(pieces))
+            index += 1
+        for tool_use in reply.tool_uses:
+            events += self._tool_use_block(index, tool_use)
+            output_tokens += estimate_tokens(json.dumps(tool_use.get("input", {})))
+            index += 1
+        stop_reason = reply.stop_reason or ("tool_use" if reply.tool_uses else "end_turn")
+        events.append(
+            _event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": max(output_tokens, 1)},
+                },
+            )
+        )
+        events.append(_event("message_stop", {"type": "message_stop"}))
+        return events
+
+    def _text_pieces(self, reply: ScriptedReply) -> list[str] | None:
+        if reply.tokens is not None:
+            return long_text(reply.tokens)
+        if reply.text is None and reply.tool_uses:
+            return None
+        text = reply.text or ""
+        return [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+
+    def _text_block(self, index: int, pieces: list[str]) -> list[SseEvent]:
+        events = [
+            _event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+        ]
+        if index == 0:
+            events.append(_event("ping", {"type": "ping"}))
+        events += [
+            _event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+            )
+            for piece in pieces
+        ]
+        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        return events
+
+    def _tool_use_block(self, index: int, tool_use: dict[str, Any]) -> list[SseEvent]:
+        block = {
+            "type": "tool_use",
+            "id": tool_use.get("id", f"toolu_fake{index:04d}"),
+            "name": tool_use["name"],
+            "input": {},
+        }
+        raw = json.dumps(tool_use.get("input", {}))
+        pieces = ["", *(raw[i : i + 7] for i in range(0, len(raw), 7))]
+        events = [
+            _event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+        ]
+        events += [
+            _event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                },
+            )
+            for piece in pieces
+        ]
+        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        return events
+
+
+def _event(name: str, data: dict[str, Any]) -> SseEvent:
+    return SseEvent(name, json.dumps(data, separators=(",", ":")))
+
+
+def read_recording(path: Path) -> Iterator[SseEvent]:
+    """Events of a recorded ``.sse`` file (the last may lack its trailing newline)."""
+    for chunk in path.read_text().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in chunk.strip().splitlines() if ": " in line)
+        if "event" in fields:
+            yield SseEvent(fields["event"], fields.get("data", ""))
+
+
+def message_from_events(events: list[SseEvent]) -> dict[str, Any]:
+    """Fold a stream into the non-streaming response body."""
+    message: dict[str, Any] = {}
+    partial_json: dict[int, str] = {}
+    for event in events:
+        data = json.loads(event.data)
+        kind = data["type"]
+        if kind == "message_start":
+            message = data["message"]
+        elif kind == "content_block_start":
+            message["content"].append(data["content_block"])
+        elif kind == "content_block_delta":
+            delta, block = data["delta"], message["content"][data["index"]]
+            if delta["type"] == "text_delta":
+                block["text"] += delta["text"]
+            elif delta["type"] == "input_json_delta":
+                partial_json[data["index"]] = (
+                    partial_json.get(data["index"], "") + delta["partial_json"]
+                )
+        elif kind == "content_block_stop" and data["index"] in partial_json:
+            message["content"][data["index"]]["input"] = json.loads(
+                partial_json[data["index"]] or "{}"
+            )
+        elif kind == "message_delta":
+            message.update(data["delta"])
+            message["usage"].update(data["usage"])
+    return message
+
+
+def default_reply_text(body: Any) -> str:
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    last = messages[-1].get("content", "") if messages else ""
+    if isinstance(last, list):
+        last = " ".join(b.get("text", "") for b in last if isinstance(b, dict))
+    return f"Fake reply to {len(messages)} message(s); the last said: {str(last)[:200]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Serves one connection (HTTP/1.1 keep-alive, chunked event streams)."""
+
+    fake: FakeAnthropic
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body: Any = json.loads(raw or b"null")
+        except ValueError:
+            body = None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        with self.fake._lock:
+            self.fake.requests.append(RecordedRequest("POST", self.path, headers, body))
+        if self.path.split("?")[0] != "/v1/messages":
+            return self._send_error(404, "not_found_error", f"no route {self.path}")
+        key = headers.get("x-api-key")
+        if self.fake.api_key is not None and key != self.fake.api_key:
+            return self._send_error(401, "authentication_error", "invalid x-api-key")
+        problem = validate(body)
+        if problem:
+            return self._send_error(400, "invalid_request_error", problem)
+        item = self.fake._next(body)
+        if isinstance(item, ScriptedError):
+            return self._send_error(item.status, item.error_type, item.message, item.headers)
+        events = self.fake.events_for(item, body)
+        if body.get("stream"):
+            self._stream(events, item)
+        else:
+            self._send_json(200, message_from_events(events))
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", "req_fake")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(
+        self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        payload = {"type": "error", "error": {"type": error_type, "message": message}}
+        self._send_json(status, payload, headers)
+
+    def _stream(self, events: list[SseEvent], reply: ScriptedReply) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("request-id", "req_fake")
+        self.end_headers()
+        payloads = [event.encode() for event in events]
+        if reply.replay is not None:  # byte for byte, so a missing final newline stays missing
+            payloads = _recording_payloads(FIXTURES / reply.replay)
+        for sent, payload in enumerate(payloads):
+            if sent == reply.drop_after:
+                return self._drop()
+            if sent == reply.error_event_after:
+                error = {
+                    "type": "error",
+                    "error": {"type": reply.error_event_type, "message": "Overloaded"},
+                }
+                self._write_chunk(_event("error", error).encode())
+                return self._end_chunks()
+            if sent == reply.malformed_after:
+                self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
+                return self._end_chunks()
+            self._write_chunk(payload)
+        self._end_chunks()
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _end_chunks(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _recording_payloads(path: Path) -> list[bytes]:
+    raw = path.read_bytes()
+    parts = raw.split(b"\n\n")
+    payloads = [part + b"\n\n" for part in parts[:-1]]
+    if parts[-1]:
+        payloads.append(parts[-1])
+    return payloads
