@@ -25,7 +25,7 @@ from .tree import Node, SessionTree
 
 FORMAT_VERSION = 1
 SESSION_SUFFIX = ".chat.jsonl"
-_NAME_RE = re.compile(r"^[\w][\w.-]*$")
+_NAME_RE = re.compile(r"[\w][\w.-]*")  # always used with fullmatch: `$` would accept "x\n"
 _MAX_NAME = 100
 
 
@@ -366,7 +366,7 @@ def validate_session_name(name: str) -> str:
         raise SessionNameError(f"session name {name!r} contains '..'; {hint}")
     if len(name) > _MAX_NAME:
         raise SessionNameError(f"session name is {len(name)} characters long; {hint}")
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise SessionNameError(f"session name {name!r} is not allowed; {hint}")
     return name
 
@@ -392,7 +392,7 @@ def list_sessions(notebook: str | os.PathLike[str]) -> dict[str | None, Path]:
         middle = candidate.name[len(stem) : -len(SESSION_SUFFIX)]
         if middle == "":
             found[None] = candidate
-        elif middle.startswith(".") and _NAME_RE.match(middle[1:]) and ".." not in middle:
+        elif middle.startswith(".") and _NAME_RE.fullmatch(middle[1:]) and ".." not in middle:
             found[middle[1:]] = candidate
     return found
 
