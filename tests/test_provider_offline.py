@@ -1,0 +1,247 @@
+"""The offline teaching model: what a user sees it say, and that it streams like the real one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_tree_chat.errors import BadRequest
+from jupyter_tree_chat.providers.base import (
+    Finished,
+    Provider,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    ToolUseReady,
+)
+from jupyter_tree_chat.providers.offline import OfflineProvider, offline_notice
+from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.tree import Node, SessionTree
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def events(request: ReplyRequest, **options: Any) -> list[ReplyEvent]:
+    return list(OfflineProvider(**options).stream(request))
+
+
+def finished(request: ReplyRequest) -> Finished:
+    last = events(request)[-1]
+    assert isinstance(last, Finished)
+    return last
+
+
+def reply_text(request: ReplyRequest) -> str:
+    return str(finished(request).message["content"][0]["text"])
+
+
+def ask(*messages: dict[str, Any], **options: Any) -> ReplyRequest:
+    return ReplyRequest(messages=list(messages), model="offline-teacher", **options)
+
+
+@pytest.fixture
+def tools() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.register
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @registry.register
+    def get_weather(city: str, days: int = 1) -> str:
+        """The weather in a city."""
+        return f"Sunny in {city} for {days} day(s)"
+
+    return registry
+
+
+def test_it_is_a_provider_named_offline() -> None:
+    provider = OfflineProvider()
+    assert isinstance(provider, Provider)
+    assert provider.name == "offline"
+    assert provider.default_model == "offline-teacher"
+
+
+def test_the_notice_says_why_and_how_to_use_claude() -> None:
+    notice = offline_notice()
+    assert "\n" not in notice
+    assert "ANTHROPIC_API_KEY" in notice and "offline" in notice
+
+
+def test_reply_lists_count_roles_and_quotes_the_last_user_message() -> None:
+    text = reply_text(ask(user("hello"), assistant("hi there"), user("What is a session tree?")))
+    assert "**3 messages**" in text
+    assert "user → assistant → user" in text
+    assert "> What is a session tree?" in text
+    assert "know nothing about them" in text
+
+
+def test_reply_makes_the_chapter_point_about_other_branches() -> None:
+    text = reply_text(ask(user("hi")))
+    assert "I see only this path" in text
+    assert "other branches" in text
+
+
+def test_reply_shows_temperature_and_system_prompt() -> None:
+    text = reply_text(ask(user("hi"), temperature=0.7, system="Answer in French."))
+    assert "temperature 0.7" in text
+    assert "Answer in French." in text
+
+
+def test_reply_answers_simple_arithmetic() -> None:
+    assert "`2 + 3 * 4 = 14`" in reply_text(ask(user("What is 2 + 3 * 4?")))
+
+
+def test_tool_results_appear_as_user_tool_result_in_the_roles() -> None:
+    path = [
+        user("add 2 and 3"),
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 2}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "5"}]},
+        assistant("It is 5."),
+        user("thanks"),
+    ]
+    text = reply_text(ask(*path))
+    assert "user → assistant(tool_use) → user(tool_result) → assistant → user" in text
+    assert "> thanks" in text
+
+
+def test_same_request_gives_the_same_reply_in_the_same_chunks() -> None:
+    request = ask(user("hello"), assistant("hi"), user("again"), temperature=0.2)
+    assert events(request) == events(request)
+
+
+def test_reply_streams_in_several_chunks_that_add_up_to_the_final_text() -> None:
+    stream = events(ask(user("Tell me about branches.")))
+    deltas = [e.text for e in stream if isinstance(e, TextDelta)]
+    assert len(deltas) > 1
+    assert all(len(d.split()) <= 3 for d in deltas)
+    last = stream[-1]
+    assert isinstance(last, Finished)
+    assert "".join(deltas) == last.message["content"][0]["text"]
+    assert last.stop_reason == "end_turn"
+
+
+def test_delay_is_slept_between_chunks_only() -> None:
+    slept: list[float] = []
+    stream = events(ask(user("hello there")), delay=0.05, sleep=slept.append)
+    chunks = sum(isinstance(e, TextDelta) for e in stream)
+    assert slept == [0.05] * (chunks - 1)
+
+
+def test_usage_is_estimated_and_cache_fields_are_zero() -> None:
+    short = finished(ask(user("hi"))).usage
+    long = finished(ask(user("hi " * 400))).usage
+    assert short["input_tokens"] > 0 and short["output_tokens"] > 0
+    assert long["input_tokens"] > short["input_tokens"] + 200
+    assert short["cache_creation_input_tokens"] == 0
+    assert short["cache_read_input_tokens"] == 0
+
+
+def test_max_tokens_truncates_the_reply_and_says_so() -> None:
+    stream = events(ask(user("hello"), max_tokens=5))
+    last = stream[-1]
+    assert isinstance(last, Finished)
+    text = last.message["content"][0]["text"]
+    assert last.stop_reason == "max_tokens"
+    assert len(text.split()) == 5
+    assert "".join(e.text for e in stream if isinstance(e, TextDelta)) == text
+    assert reply_text(ask(user("hello"))).startswith(text)
+
+
+def test_an_empty_path_is_a_bad_request() -> None:
+    with pytest.raises(BadRequest, match="no messages"):
+        events(ask())
+
+
+def test_naming_a_tool_with_call_syntax_asks_for_it_with_parsed_input(tools: ToolRegistry) -> None:
+    stream = events(ask(user("please call add(2, 3)"), tools=tools.specs()))
+    ready = [e for e in stream if isinstance(e, ToolUseReady)]
+    assert len(ready) == 1
+    block = ready[0].block
+    assert block["type"] == "tool_use"
+    assert block["name"] == "add"
+    assert block["input"] == {"a": 2, "b": 3}
+    assert block["id"].startswith("toolu_offline_")
+    last = stream[-1]
+    assert isinstance(last, Finished)
+    assert last.stop_reason == "tool_use"
+    assert last.message["content"][-1] == block
+    assert "`add`" in last.message["content"][0]["text"]
+
+
+def test_naming_a_tool_in_words_fills_its_first_string_property(tools: ToolRegistry) -> None:
+    block = finished(ask(user("use get_weather for Paris"), tools=tools.specs())).message[
+        "content"
+    ][-1]
+    assert block["name"] == "get_weather"
+    assert block["input"] == {"city": "Paris"}
+
+
+def test_key_value_and_bare_word_arguments(tools: ToolRegistry) -> None:
+    kv = finished(ask(user("use add with a=1 b=2"), tools=tools.specs()))
+    assert kv.message["content"][-1]["input"] == {"a": 1, "b": 2}
+    bare = finished(ask(user("get_weather(Oslo, days=2)"), tools=tools.specs()))
+    assert bare.message["content"][-1]["input"] == {"city": "Oslo", "days": 2}
+
+
+def test_tools_not_offered_are_not_called(tools: ToolRegistry) -> None:
+    result = finished(ask(user("call add(2, 3)")))
+    assert result.stop_reason == "end_turn"
+    assert all(block["type"] == "text" for block in result.message["content"])
+    offered_but_not_named = finished(ask(user("hello"), tools=tools.specs()))
+    assert offered_but_not_named.stop_reason == "end_turn"
+
+
+def test_after_a_tool_result_it_reports_what_the_tool_returned(tools: ToolRegistry) -> None:
+    first = finished(ask(user("call add(2, 3)"), tools=tools.specs()))
+    tool_use = first.message["content"][-1]
+    result = tools.run(tool_use)
+    path = [user("call add(2, 3)"), first.message, {"role": "user", "content": [result]}]
+    after = finished(ask(*path, tools=tools.specs()))
+    text = after.message["content"][0]["text"]
+    assert after.stop_reason == "end_turn"
+    assert "The tool returned: 5" in text
+    assert "user → assistant(tool_use) → user(tool_result)" in text
+    assert not any(block["type"] == "tool_use" for block in after.message["content"])
+
+
+def test_after_a_failed_tool_it_reports_the_error(tools: ToolRegistry) -> None:
+    bad = tools.run({"type": "tool_use", "id": "t9", "name": "add", "input": {"a": 1}})
+    path = [
+        user("call add(1)"),
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t9", "name": "add"}]},
+        {"role": "user", "content": [bad]},
+    ]
+    text = reply_text(ask(*path))
+    assert "The tool reported an error: Bad arguments for add" in text
+
+
+def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
+    tree = SessionTree()
+    tree.add(Node("m1", None, user("My name is Ada.")))
+    tree.add(Node("m2", "m1", assistant("Hello Ada.")))
+    tree.add(Node("m3", "m2", user("Plan a trip to Kyoto.")))
+    tree.add(Node("m4", "m3", assistant("Kyoto in spring is lovely.")))
+    tree.add(Node("m5", "m4", user("What about temples?")))
+    tree.add(Node("m3b", "m2", user("Explain quantum computing instead.")))
+
+    kyoto = reply_text(ask(*tree.active_path("m5")))
+    quantum = reply_text(ask(*tree.active_path("m3b")))
+
+    assert "**5 messages**" in kyoto and "> What about temples?" in kyoto
+    assert "**3 messages**" in quantum and "> Explain quantum computing instead." in quantum
+    for word in ("quantum", "Quantum"):
+        assert word not in kyoto
+    for word in ("Kyoto", "temples"):
+        assert word not in quantum
