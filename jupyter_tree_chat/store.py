@@ -319,9 +319,9 @@ class FileStore:
 
     def _open(self) -> int:
         if self._identity is None:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             return fd
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != self._identity:
             os.close(fd)

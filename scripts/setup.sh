@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up everything jupyter-tree-chat needs on a fresh machine, idempotently:
+# a virtualenv in .venv with the package (editable, front end built) and its test tools,
+# the python3 kernelspec pointing at that virtualenv, and Debian's Chromium for browser tests.
+# Usage: bash scripts/setup.sh [--no-browser]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_browser=1
+[ "${1:-}" = "--no-browser" ] && want_browser=0
+
+if [ "$want_browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "==> installing Debian's chromium (browser tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv"
+  "$PY" -m venv .venv
+fi
+echo "==> installing jupyter-tree-chat and its test tools into .venv"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"
+.venv/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (jupyter-tree-chat)" >/dev/null

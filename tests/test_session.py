@@ -1,0 +1,381 @@
+"""Session: user actions over the tree, what the model is shown, what lands in the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scripted_provider import ScriptedProvider
+
+from jupyter_tree_chat.errors import ConnectionFailed, RoleOrderError, StreamError, TreeError
+from jupyter_tree_chat.session import (
+    ChatSettings,
+    LeafChanged,
+    NodeAdded,
+    Notice,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    Session,
+    TurnInterrupted,
+)
+from jupyter_tree_chat.store import FileStore, MemoryStore, load_file
+from jupyter_tree_chat.tree import is_tool_result
+
+
+@pytest.fixture
+def model() -> ScriptedProvider:
+    return ScriptedProvider()
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    return tmp_path / "analysis.chat.jsonl"
+
+
+def open_session(path: Path, model: ScriptedProvider, **kwargs: object) -> Session:
+    return Session(FileStore(path), model, **kwargs)  # type: ignore[arg-type]
+
+
+def test_ask_stores_the_question_on_disk_before_the_request_is_sent(session_file, model):
+    seen_on_disk: list[list[str]] = []
+    model.on_request = lambda request: seen_on_disk.append(
+        [n.text for n in load_file(session_file).tree]
+    )
+    session = open_session(session_file, model)
+
+    turn = session.ask("What is a session tree?")
+
+    assert seen_on_disk == [["What is a session tree?"]]
+    assert turn.text == "echo: What is a session tree?"
+    on_disk = load_file(session_file)
+    assert [n.text for n in on_disk.tree] == ["What is a session tree?", turn.text]
+    assert on_disk.tree.leaf == turn.replies[0].id
+    assert on_disk.problems == []
+
+
+def test_retry_adds_a_sibling_answer_under_the_same_question(model):
+    session = Session.in_memory(model)
+    model.enqueue("first answer")
+    model.enqueue("second answer")
+    first = session.ask("explain quantum computing")
+    second = session.retry()
+
+    question = first.user
+    assert second.user is None  # no duplicate user node
+    assert [n.text for n in session.tree.children(question.id)] == ["first answer", "second answer"]
+    assert str(session.tree.sibling_position(second.replies[0].id)) == "2/2"
+    assert model.seen_texts(0) == model.seen_texts(1) == ["explain quantum computing"]
+
+
+def test_edit_forks_a_sibling_and_the_model_sees_only_the_new_branch(model):
+    session = Session.in_memory(model)
+    session.ask("A")
+    c = session.ask("C asked badly")
+    session.ask("D")
+
+    edited = session.edit(c.user.id, "C asked another way")
+
+    assert session.tree.get(c.user.id).text == "C asked badly"  # the original is kept
+    assert edited.user.parent_id == c.user.parent_id
+    assert model.seen_texts() == ["A", "echo: A", "C asked another way"]
+    assert [n.text for n in session.path()][-2:] == [
+        "C asked another way",
+        "echo: C asked another way",
+    ]
+
+
+def test_switch_is_remembered_across_a_restart(session_file, model):
+    session = open_session(session_file, model)
+    first = session.ask("one")
+    session.retry()
+    session.switch(first.replies[0].id)
+
+    reopened = open_session(session_file, ScriptedProvider())
+    assert reopened.leaf == first.replies[0].id
+    assert [n.text for n in reopened.path()] == ["one", "echo: one"]
+
+
+def test_switching_to_an_inner_node_goes_to_its_newest_deepest_leaf(model):
+    session = Session.in_memory(model)
+    a = session.ask("A")
+    session.ask("B")
+    b2 = session.ask("B2", parent=a.replies[0].id)
+    session.switch(a.user.id)
+    assert session.leaf == b2.replies[0].id
+
+
+def test_events_arrive_in_order_for_one_turn(model):
+    session = Session.in_memory(model)
+    events: list[object] = []
+    session.subscribe(events.append)
+    model.enqueue("two words")
+
+    session.ask("hi")
+
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == [
+        "NodeAdded",
+        "ReplyStarted",
+        "ReplyDelta",
+        "ReplyDelta",
+        "NodeAdded",
+        "ReplyEnded",
+        "LeafChanged",
+    ]
+    deltas = "".join(e.text for e in events if isinstance(e, ReplyDelta))
+    assert deltas == "two words"
+    assert isinstance(events[0], NodeAdded) and events[0].node.text == "hi"
+    assert isinstance(events[1], ReplyStarted) and events[1].parent_id == events[0].node.id
+    assert isinstance(events[-2], ReplyEnded) and events[-2].node.text == "two words"
+    assert isinstance(events[-1], LeafChanged) and events[-1].leaf == session.leaf
+
+
+def test_unsubscribed_listener_hears_nothing_more(model):
+    session = Session.in_memory(model)
+    heard: list[object] = []
+    unsubscribe = session.subscribe(heard.append)
+    unsubscribe()
+    session.ask("quiet")
+    assert heard == []
+
+
+def test_a_reply_cut_by_an_error_is_kept_and_marked(session_file, model):
+    session = open_session(session_file, model)
+    model.enqueue(
+        "the beginning of a long answer",
+        fail_after=3,
+        fault=StreamError("The API sent an error mid-stream (overloaded); retry."),
+    )
+    notices: list[Notice] = []
+    session.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+
+    turn = session.ask("tell me a story")
+
+    assert isinstance(turn.error, StreamError)
+    assert turn.interrupted
+    lines = load_file(session_file)
+    user, cut = list(lines.tree)
+    assert user.text == "tell me a story"
+    assert cut.text == "the beginning of "
+    assert cut.meta["interrupted"] is True and cut.meta["error"] == "stream_error"
+    assert [n.message for n in notices] == ["The API sent an error mid-stream (overloaded); retry."]
+
+
+def test_a_failed_request_leaves_the_question_and_the_next_one_goes_beside_it(model):
+    session = Session.in_memory(model)
+    session.ask("first")
+    model.enqueue("never", fail_after=0, fault=ConnectionFailed("Could not reach the API."))
+    failed = session.ask("unanswered")
+    assert failed.replies == [] and session.leaf == failed.user.id
+
+    nxt = session.ask("second try")
+
+    assert nxt.user.parent_id == failed.user.parent_id  # a sibling, not user under user
+    assert any("got no answer" in line for line in nxt.notices)
+    assert model.seen_texts()[-1] == "second try"
+    assert "unanswered" not in model.seen_texts()
+
+
+def test_keyboard_interrupt_keeps_what_arrived_and_says_so(session_file, model):
+    session = open_session(session_file, model)
+    model.enqueue("one two three four", fail_after=2, fault=KeyboardInterrupt())
+
+    with pytest.raises(TurnInterrupted) as stopped:
+        session.ask("count")
+
+    kept = stopped.value.turn.replies[0]
+    assert kept.text == "one two "
+    on_disk = load_file(session_file).tree.get(kept.id)
+    assert on_disk.meta["interrupted"] is True
+    assert load_file(session_file).tree.leaf == kept.id
+
+
+def test_tools_run_in_the_loop_and_their_results_become_nodes(model):
+    session = Session.in_memory(model)
+
+    @session.tools.register
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    model.enqueue("Let me add.", tool_use={"name": "add", "input": {"a": 2, "b": 3}})
+    model.enqueue("It is 5.")
+
+    turn = session.ask("what is 2+3?")
+
+    roles = [(n.role, is_tool_result(n.message)) for n in session.path()]
+    assert roles == [("user", False), ("assistant", False), ("user", True), ("assistant", False)]
+    result = session.path()[2].message["content"][0]
+    assert result["content"] == "5" and not result.get("is_error")
+    assert turn.text == "It is 5."
+    assert [t.name for t in model.requests[0].tools] == ["add"]
+
+
+def test_a_tool_that_raises_becomes_an_error_result_not_a_crash(model):
+    session = Session.in_memory(model)
+
+    @session.tools.register
+    def explode() -> str:
+        """Always fails."""
+        raise RuntimeError("boom")
+
+    model.enqueue("", tool_use={"name": "explode", "input": {}})
+    model.enqueue("The tool failed.")
+    session.ask("run explode")
+    result = session.path()[2].message["content"][0]
+    assert result["is_error"] is True and "boom" in result["content"]
+
+
+def test_the_tool_loop_stops_at_the_round_limit(model):
+    session = Session.in_memory(model, settings=ChatSettings(max_tool_rounds=2))
+
+    @session.tools.register
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    for _ in range(5):
+        model.enqueue("again", tool_use={"name": "ping", "input": {}})
+    turn = session.ask("loop forever")
+    assert len(model.requests) == 3
+    assert any("Stopped after 2 tool rounds" in n for n in turn.notices)
+
+
+def test_fork_before_tool_use_goes_back_to_the_last_real_user_message(model):
+    session = Session.in_memory(model)
+
+    @session.tools.register
+    def edit_file(path: str) -> str:
+        """Edit a file."""
+        return "file changed"
+
+    model.enqueue("", tool_use={"name": "edit_file", "input": {"path": "a.py"}})
+    model.enqueue("Refactoring done.")
+    first = session.ask("refactor this file")
+    model.enqueue("Here is another plan.")
+
+    again = session.fork_before_tool_use()
+
+    assert again.user.parent_id == first.user.parent_id
+    assert again.user.text == "refactor this file"
+    assert model.seen_texts() == ["refactor this file"]  # no old tool call, no tool result
+    assert len(session.tree.roots()) == 2
+
+
+def test_compaction_is_a_new_root_and_the_old_branch_stays(model):
+    session = Session.in_memory(model)
+    session.ask("A")
+    old = session.ask("B")
+    model.enqueue("We talked about A and B.")
+
+    turn = session.compact()
+
+    root = turn.user
+    assert root.parent_id is None
+    assert "We talked about A and B." in root.text
+    assert root.meta["compacted_from"] == old.replies[0].id
+    nxt = session.ask("go on")
+    assert model.seen_texts()[0].startswith("Summary of our conversation")
+    assert len(model.seen_texts()) == 3
+    session.switch(old.replies[0].id)
+    assert [n.text for n in session.path()][:2] == ["A", "echo: A"]
+    assert nxt.user.parent_id == turn.replies[0].id
+
+
+def test_max_tokens_and_refusal_are_told_as_one_line(model):
+    session = Session.in_memory(model)
+    model.enqueue("cut", stop_reason="max_tokens")
+    model.enqueue("", stop_reason="refusal")
+    assert "max_tokens" in session.ask("long").notices[0]
+    assert "declined" in session.ask("bad").notices[0]
+
+
+def test_role_order_is_enforced_for_user_actions(model):
+    session = Session.in_memory(model)
+    turn = session.ask("hi")
+    with pytest.raises(TreeError, match="only your own messages can be edited"):
+        session.edit(turn.replies[0].id, "rewrite the answer")
+    with pytest.raises(RoleOrderError):
+        session.tree.fork(turn.replies[0].id, "x", {"role": "assistant", "content": "no"})
+
+
+def test_labels_are_saved_and_name_nodes(session_file, model):
+    session = open_session(session_file, model)
+    turn = session.ask("keep this")
+    session.label(turn.replies[0].id, "good-answer")
+    reopened = open_session(session_file, ScriptedProvider())
+    assert reopened.labels == {turn.replies[0].id: "good-answer"}
+    assert reopened.resolve("good-answer").id == turn.replies[0].id
+
+
+def test_when_the_file_vanishes_the_session_goes_on_and_says_it_is_not_saved(session_file, model):
+    session = open_session(session_file, model)
+    session.ask("saved")
+    before = session_file.read_bytes()
+    session_file.rename(session_file.with_suffix(".moved"))
+
+    turn = session.ask("not saved")
+
+    assert turn.text == "echo: not saved"  # the conversation goes on in memory
+    assert session.save_error is not None
+    assert "NOT being saved" in str(session.save_error)
+    assert session_file.with_suffix(".moved").read_bytes() == before
+    assert not session_file.exists()
+
+
+class TestNotebookRule:
+    """What running %%chat cells does (DESIGN.md, "The notebook-native rule")."""
+
+    def run_all(self, session: Session, cells: dict[str, str]) -> None:
+        for cell_id, text in cells.items():
+            session.run_cell(text, cell_id=cell_id)
+
+    def test_run_all_builds_one_branch(self, model):
+        session = Session.in_memory(model)
+        self.run_all(session, {"c1": "one", "c2": "two"})
+        assert [n.text for n in session.path()] == ["one", "echo: one", "two", "echo: two"]
+
+    def test_edit_cell_one_then_run_all_builds_a_new_branch_and_keeps_the_old(self, model):
+        session = Session.in_memory(model)
+        self.run_all(session, {"c1": "one", "c2": "two"})
+        old_leaf = session.leaf
+        self.run_all(session, {"c1": "ONE", "c2": "two"})
+        assert [n.text for n in session.path()] == ["ONE", "echo: ONE", "two", "echo: two"]
+        assert len(session.tree.roots()) == 2
+        assert session.path(old_leaf)[0].text == "one"
+        assert len(session.tree) == 8
+
+    def test_rerunning_an_unchanged_cell_is_a_retry(self, model):
+        session = Session.in_memory(model)
+        session.run_cell("same", cell_id="c1")
+        session.run_cell("same", cell_id="c1")
+        (question,) = session.tree.roots()
+        assert len(session.tree.children(question.id)) == 2
+        assert len(session.tree) == 3
+
+    def test_a_cell_without_an_id_appends(self, model):
+        session = Session.in_memory(model)
+        session.run_cell("same", cell_id=None)
+        session.run_cell("same", cell_id=None)
+        assert [n.text for n in session.path()] == ["same", "echo: same", "same", "echo: same"]
+
+    def test_options_override_the_rule(self, model):
+        session = Session.in_memory(model)
+        first = session.run_cell("one", cell_id="c1")
+        session.run_cell("one", cell_id="c1", continue_leaf=True)
+        assert session.tree.depth(session.leaf) == 4
+        session.run_cell("fresh", cell_id="c9", new_root=True)
+        assert len(session.tree.roots()) == 2
+        forked = session.run_cell("from one", cell_id="c8", from_node=first.replies[0].id[:6])
+        assert forked.user.parent_id == first.replies[0].id
+
+
+def test_memory_store_round_trip_gives_the_same_tree(model):
+    store = MemoryStore()
+    session = Session(store, model)
+    session.ask("x")
+    session.retry()
+    again = Session(store, ScriptedProvider())
+    assert [n.to_record() for n in again.tree] == [n.to_record() for n in session.tree]
+    assert again.leaf == session.leaf
