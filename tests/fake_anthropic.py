@@ -238,6 +238,7 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._message_count = 0
         self._httpd: ThreadingHTTPServer | None = None
+        self._connections: set[socket.socket] = set()
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------
@@ -245,15 +246,23 @@ class FakeAnthropic:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop serving and close open keep-alive connections, as a server going away."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+        with self._lock:
+            connections, self._connections = self._connections, set()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
@@ -514,6 +523,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        with self.fake._lock:
+            self.fake._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.fake._lock:
+            self.fake._connections.discard(self.connection)
+        super().finish()
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
@@ -526,7 +545,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.requests.append(RecordedRequest("POST", self.path, headers, body))
         if self.path.split("?")[0] != "/v1/messages":
             return self._send_error(404, "not_found_error", f"no route {self.path}")
-        key = headers.get("x-api-key")
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
         problem = validate(body)

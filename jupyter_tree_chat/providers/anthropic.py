@@ -1,0 +1,371 @@
+"""The real provider: the active path, streamed through the official ``anthropic`` SDK.
+
+It exists to keep three things in one place: turning stored messages into the request
+the Messages API accepts (``build_kwargs``, pure, testable without a network), reading
+the SDK's event stream into the project's events (``TextDelta``, ``ToolUseReady``,
+``Finished``), and translating SDK failures into the project's errors.
+
+Defaults:
+    model           ``DEFAULT_MODEL`` ("claude-sonnet-4-5") when a request names none
+    max_tokens      ``ReplyRequest.max_tokens`` (4096)
+    retries         the SDK's (2 retries of 408/409/429/5xx, honouring retry-after)
+    client          ``anthropic.Anthropic()``: ``ANTHROPIC_API_KEY`` (or any credential
+                    the SDK resolves) and ``ANTHROPIC_BASE_URL``; pass any client,
+                    e.g. ``AnthropicBedrock``/``AnthropicVertex``, to use it as is.
+
+Prompt caching: branches share prefixes, so a retry or a fork should read the prefix
+from the cache. ``build_kwargs`` marks ``cache_control`` on the last tool, on the system
+prompt, and on the last two messages of the path (the new one, and the one before it,
+so a later retry or edit of the newest message still hits the prefix before it). That
+is at most 4 breakpoints, the API's limit; ``cache_control`` already present in stored
+messages is dropped so the count stays within it.
+
+Stop reasons are data, not errors: ``max_tokens`` and ``refusal`` arrive in
+``Finished.stop_reason`` and the session turns them into notices.
+
+Error mapping (each message one line that says what to do; the key never appears):
+    AuthenticationError 401, PermissionDeniedError 403   → AuthenticationFailed
+    RateLimitError 429 (after the SDK's retries)          → RateLimited
+    OverloadedError 529, or an ``overloaded_error`` event → Overloaded
+    other 5xx                                             → ServerError
+    APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
+    any other ``error`` event, a malformed event          → StreamError
+    400/404/413/422 and other 4xx                         → BadRequest
+An ``overloaded_error`` event mid-stream becomes ``Overloaded`` rather than
+``StreamError`` because the fix is the same as for a 529: wait and retry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import anthropic
+
+from ..errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    MissingApiKey,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    ServerError,
+    StreamError,
+)
+from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+MAX_CACHE_BREAKPOINTS = 4
+CACHE_CONTROL = {"type": "ephemeral"}
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+# Block types the API lets carry cache_control (thinking blocks cannot).
+_CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result", "search_result"}
+
+
+# -- building the request (pure) ------------------------------------------------------
+
+
+def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
+    """The keyword arguments for ``messages.create`` / ``messages.stream``.
+
+    Stored messages are copied, never changed: only ``role`` and ``content`` are sent
+    (a ``timestamp`` or any other stored key stays behind), ``None``-valued block keys
+    and empty text blocks (which the API refuses; a refusal stores one) are dropped,
+    and cache breakpoints are placed as the module docstring says.
+    """
+    messages = [_api_message(message) for message in request.messages]
+    for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
+        messages[position] = _with_breakpoint(messages[position])
+    kwargs: dict[str, Any] = {
+        "model": request.model or DEFAULT_MODEL,
+        "max_tokens": request.max_tokens,
+        "messages": messages,
+    }
+    if request.system:
+        kwargs["system"] = [
+            {"type": "text", "text": request.system, "cache_control": CACHE_CONTROL}
+        ]
+    if request.tools:
+        tools = [tool.to_api() for tool in request.tools]
+        tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
+        kwargs["tools"] = tools
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    return kwargs
+
+
+def _api_message(message: Message) -> Message:
+    content = message.get("content", "")
+    if isinstance(content, list):
+        content = [_api_block(block) for block in content if not _is_empty_text(block)]
+    return {"role": message["role"], "content": content}
+
+
+def _api_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    return {k: v for k, v in block.items() if v is not None and k != "cache_control"}
+
+
+def _is_empty_text(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
+
+
+def _with_breakpoint(message: Message) -> Message:
+    """The message with ``cache_control`` on its last cacheable block, if it has one."""
+    content = message["content"]
+    if isinstance(content, str):
+        if not content:
+            return message
+        return {
+            **message,
+            "content": [{"type": "text", "text": content, "cache_control": CACHE_CONTROL}],
+        }
+    for position in range(len(content) - 1, -1, -1):
+        block = content[position]
+        if _is_cacheable(block):
+            marked = [*content]
+            marked[position] = {**block, "cache_control": CACHE_CONTROL}
+            return {**message, "content": marked}
+    return message
+
+
+def _is_cacheable(block: Any) -> bool:
+    if not isinstance(block, dict) or block.get("type") not in _CACHEABLE_BLOCK_TYPES:
+        return False
+    return block.get("type") != "text" or bool(block.get("text"))
+
+
+# -- the provider ---------------------------------------------------------------------
+
+
+class AnthropicProvider:
+    """Streams replies from the Anthropic Messages API (see the module docstring)."""
+
+    name = "anthropic"
+    default_model = DEFAULT_MODEL
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int | None = None,
+    ) -> None:
+        if client is None:
+            options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
+            if max_retries is not None:
+                options["max_retries"] = max_retries
+            client = anthropic.Anthropic(**options)
+            if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+                raise MissingApiKey(
+                    "No Anthropic API key: set ANTHROPIC_API_KEY or use the offline provider."
+                )
+        self.client = client
+
+    def __repr__(self) -> str:  # never the key
+        return f"AnthropicProvider(base_url={str(getattr(self.client, 'base_url', ''))!r})"
+
+    def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
+        """Yield text as it arrives, each tool_use as it completes, then ``Finished``."""
+        kwargs = build_kwargs(request)
+        started = False
+        try:
+            events = self.client.messages.create(**kwargs, stream=True)
+            for event in read_events(events, fallback_model=kwargs["model"]):
+                started = True
+                yield event
+        except ProviderError as error:
+            raise self._redacted(error) from error.__cause__
+        except Exception as error:
+            retries = getattr(self.client, "max_retries", None)
+            mapped = provider_error(error, max_retries=retries, mid_reply=started)
+            if mapped is None:
+                raise
+            raise self._redacted(mapped) from error
+
+    def _redacted(self, error: ProviderError) -> ProviderError:
+        """The error with the API key blanked out, should a server ever echo it back."""
+        key = getattr(self.client, "api_key", None)
+        if not key or key not in str(error):
+            return error
+        return type(error)(str(error).replace(key, "[redacted]"))
+
+
+# -- reading the stream ---------------------------------------------------------------
+
+
+def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[ReplyEvent]:
+    """Turn the SDK's raw stream events into the project's reply events."""
+    model, stop_reason, finished = fallback_model, None, False
+    usage = dict.fromkeys(USAGE_FIELDS, 0)
+    blocks: dict[int, dict[str, Any]] = {}
+    pieces: dict[int, list[str]] = {}
+    for event in events:
+        kind = event.type
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                pieces[event.index].append(delta.text)
+                yield TextDelta(delta.text, event.index)
+            elif delta.type == "input_json_delta":
+                pieces[event.index].append(delta.partial_json)
+            elif delta.type == "thinking_delta":
+                pieces[event.index].append(delta.thinking)
+            elif delta.type == "signature_delta":
+                blocks[event.index]["signature"] = delta.signature
+        elif kind == "content_block_start":
+            blocks[event.index] = _start_block(event.content_block)
+            pieces[event.index] = []
+        elif kind == "content_block_stop":
+            block = _finish_block(blocks[event.index], pieces.pop(event.index))
+            blocks[event.index] = block
+            if block["type"] == "tool_use":
+                yield ToolUseReady(block)
+        elif kind == "message_start":
+            model = event.message.model or model
+            _merge_usage(usage, event.message.usage)
+        elif kind == "message_delta":
+            stop_reason = event.delta.stop_reason
+            _merge_usage(usage, event.usage)
+        elif kind == "message_stop":
+            finished = True
+    if not finished:
+        raise ConnectionFailed(
+            "The connection to the Anthropic API closed before the reply finished: retry."
+        )
+    content = [blocks[index] for index in sorted(blocks)]
+    message = {"role": "assistant", "content": content}
+    yield Finished(message=message, model=model, stop_reason=stop_reason, usage=usage)
+
+
+def _start_block(content_block: Any) -> dict[str, Any]:
+    kind = content_block.type
+    if kind == "text":
+        return {"type": "text", "text": ""}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": content_block.id, "name": content_block.name, "input": {}}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    return dict(content_block.model_dump(exclude_none=True))
+
+
+def _finish_block(block: dict[str, Any], pieces: list[str]) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "text":
+        block["text"] = "".join(pieces)
+    elif kind == "thinking":
+        block["thinking"] = "".join(pieces)
+    elif kind == "tool_use" and pieces:
+        raw = "".join(pieces)
+        try:
+            block["input"] = json.loads(raw) if raw else {}
+        except ValueError:
+            raise StreamError(
+                f"The tool call {block['name']!r} arrived with input that is not JSON: retry."
+            ) from None
+    return block
+
+
+def _merge_usage(usage: dict[str, int], reported: Any) -> None:
+    for key in USAGE_FIELDS:
+        value = getattr(reported, key, None)
+        if value is not None:
+            usage[key] = value
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP library's network errors, raised raw when a stream breaks mid-read."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(module_name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+TRANSPORT_ERRORS = _transport_errors()
+
+
+def provider_error(
+    error: BaseException, *, max_retries: int | None = None, mid_reply: bool = False
+) -> ProviderError | None:
+    """The project error for an SDK or network error, or None if it is not one.
+
+    ``mid_reply`` says events had already arrived (a dropped stream, not an unreachable
+    host)."""
+    retries = f" after {max_retries} retries" if max_retries else ""
+    if isinstance(error, anthropic.APIStatusError):
+        return _status_error(error, retries)
+    if isinstance(error, anthropic.APITimeoutError):
+        return ConnectionFailed(
+            f"The Anthropic API did not answer in time{retries}: check the network and retry."
+        )
+    if isinstance(error, (anthropic.APIConnectionError, *TRANSPORT_ERRORS)):
+        if mid_reply:
+            return ConnectionFailed("The connection to the Anthropic API dropped mid-reply: retry.")
+        return ConnectionFailed(
+            f"Could not reach the Anthropic API ({type(error).__name__}): "
+            "check the network or ANTHROPIC_BASE_URL and retry."
+        )
+    if isinstance(error, json.JSONDecodeError):
+        return StreamError("The Anthropic API sent a malformed stream event: retry.")
+    return None
+
+
+def _status_error(error: anthropic.APIStatusError, retries: str) -> ProviderError:
+    status = error.status_code
+    detail = _api_detail(error)
+    if status == 200:  # an ``error`` event inside the stream
+        if error.type == "overloaded_error":
+            return Overloaded(
+                f"The Anthropic API became overloaded mid-reply{detail}: retry in a minute."
+            )
+        return StreamError(
+            f"The Anthropic API stream failed mid-reply ({error.type}){detail}: retry."
+        )
+    if status in (401, 403):
+        return AuthenticationFailed(
+            f"The Anthropic API refused the key ({status}){detail}: "
+            "check ANTHROPIC_API_KEY or use the offline provider."
+        )
+    if status == 429:
+        wait = error.response.headers.get("retry-after")
+        when = f"in {wait} s" if wait else "in a minute"
+        return RateLimited(f"Rate limited by the Anthropic API (429){retries}: retry {when}.")
+    if status == 529 or error.type == "overloaded_error":
+        return Overloaded(
+            f"The Anthropic API is overloaded ({status}){retries}: retry in a minute."
+        )
+    if status >= 500:
+        return ServerError(f"The Anthropic API failed ({status}){retries}{detail}: retry later.")
+    return BadRequest(
+        f"The Anthropic API refused the request ({status}){detail}: fix it and retry."
+    )
+
+
+def _api_detail(error: anthropic.APIStatusError) -> str:
+    message = getattr(error, "api_message", None) or _body_message(error.body)
+    if not message:
+        return ""
+    return ": " + " ".join(str(message).split())[:300]
+
+
+def _body_message(body: object) -> str | None:
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = body["error"].get("message")
+        return str(message) if message else None
+    return None
