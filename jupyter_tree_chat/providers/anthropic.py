@@ -6,7 +6,8 @@ the SDK's event stream into the project's events (``TextDelta``, ``ToolUseReady`
 ``Finished``), and translating SDK failures into the project's errors.
 
 Defaults:
-    model           ``DEFAULT_MODEL`` ("claude-sonnet-4-5") when a request names none
+    model           ``DEFAULT_MODEL`` ("claude-sonnet-4-6"; this SDK flags 4-5 as
+                    deprecated) when a request names none
     max_tokens      ``ReplyRequest.max_tokens`` (4096)
     retries         the SDK's (2 retries of 408/409/429/5xx, honouring retry-after)
     client          ``anthropic.Anthropic()``: ``ANTHROPIC_API_KEY`` (or any credential
@@ -57,7 +58,7 @@ from ..errors import (
 )
 from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_CACHE_BREAKPOINTS = 4
 CACHE_CONTROL = {"type": "ephemeral"}
 USAGE_FIELDS = (
@@ -165,7 +166,14 @@ class AnthropicProvider:
             options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
             if max_retries is not None:
                 options["max_retries"] = max_retries
-            client = anthropic.Anthropic(**options)
+            try:
+                client = anthropic.Anthropic(**options)
+            except anthropic.AnthropicError as error:  # e.g. a broken credentials profile
+                first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+                raise MissingApiKey(
+                    f"No usable Anthropic credentials ({first_line}): "
+                    "set ANTHROPIC_API_KEY or use the offline provider."
+                ) from None
             if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
                 raise MissingApiKey(
                     "No Anthropic API key: set ANTHROPIC_API_KEY or use the offline provider."
@@ -205,7 +213,12 @@ class AnthropicProvider:
 
 
 def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[ReplyEvent]:
-    """Turn the SDK's raw stream events into the project's reply events."""
+    """Turn the SDK's raw stream events into the project's reply events.
+
+    The reply is complete once ``message_delta`` has brought the stop_reason: only
+    ``message_stop`` follows it, and a stream whose last event lacks its closing blank
+    line (as in some recordings) loses that event in any spec-following SSE parser.
+    """
     model, stop_reason, finished = fallback_model, None, False
     usage = dict.fromkeys(USAGE_FIELDS, 0)
     blocks: dict[int, dict[str, Any]] = {}
@@ -236,6 +249,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
             _merge_usage(usage, event.message.usage)
         elif kind == "message_delta":
             stop_reason = event.delta.stop_reason
+            finished = finished or stop_reason is not None
             _merge_usage(usage, event.usage)
         elif kind == "message_stop":
             finished = True
