@@ -2,11 +2,71 @@
 
 The layers import in one direction: ``tree`` (pure) ← ``store`` (files) ←
 ``providers`` (models) ← ``session`` (state and actions) ← views (magic, widget, CLI).
+
+In a notebook: ``%load_ext jupyter_tree_chat`` (or ``c.InteractiveShellApp.extensions =
+["jupyter_tree_chat"]`` in ``ipython_config.py``), then ``%%chat`` cells; ``%chat help``
+lists the commands.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from .providers.tools import ToolRegistry, tool
+from .session import ChatSettings, Session, Turn
 from .tree import Node, SessionTree
 
 __version__ = "0.1.0"
-__all__ = ["Node", "SessionTree", "__version__"]
+__all__ = [
+    "ChatSettings",
+    "Node",
+    "Session",
+    "SessionTree",
+    "ToolRegistry",
+    "Turn",
+    "__version__",
+    "load_ipython_extension",
+    "register_tool",
+    "reply_text",
+    "tool",
+    "unload_ipython_extension",
+]
+
+#: ``register_tool(fn)`` is ``@tool`` for a function defined elsewhere
+register_tool = tool
+
+
+def reply_text(node_id: str | None = None, *, session: str | None = None) -> str:
+    """A node's text by id prefix or label (default: the current leaf, the last reply)."""
+    from .kernel_sessions import current_session
+
+    current = current_session(session)
+    if node_id is None:
+        if current.leaf is None:
+            return ""
+        return current.tree.get(current.leaf).text
+    return current.resolve(node_id).text
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_tree_chat``: register ``%%chat``/``%chat`` and ``TreeChat``."""
+    from . import kernel_sessions
+    from .magic import make_magics
+
+    magics, sessions = make_magics(ipython)
+    ipython.register_magics(magics)
+    if sessions.config not in ipython.configurables:
+        ipython.configurables.append(sessions.config)
+    kernel_sessions.install(sessions)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext jupyter_tree_chat``: forget the magics and the kernel's sessions."""
+    from . import kernel_sessions
+
+    installed = kernel_sessions._registry
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("chat", None)
+    if installed is not None and installed.config in ipython.configurables:
+        ipython.configurables.remove(installed.config)
+    kernel_sessions.install(None)

@@ -1,0 +1,152 @@
+"""Parsing for ``%%chat``: its options, their checks, and ``{name}`` substitution.
+
+Kept apart from the magic so each rule is testable without a shell, and so every user
+mistake becomes one ``UsageError`` line that says the fix. The options are declared with
+IPython's ``magic_arguments``, which is what makes ``%%chat?`` show them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .providers import PROVIDER_NAMES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ARGUMENTS = (
+    argument("-s", "--session", metavar="NAME", help="Use the named session of this notebook."),
+    argument("-m", "--model", help="Model for this cell (default: TreeChat.model)."),
+    argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
+    argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
+    argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
+    argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
+    argument(
+        "--from",
+        dest="from_node",
+        metavar="ID",
+        help="Fork: ask under node ID (an id prefix or a label) instead of the rule's choice.",
+    ),
+    argument(
+        "--continue",
+        dest="continue_leaf",
+        action="store_true",
+        help="Append under the current leaf, whatever the cell rule would do.",
+    ),
+    argument(
+        "--tools",
+        metavar="NAMES",
+        help="Comma-separated registered tools the model may use; 'none' for none "
+        "(default: all registered).",
+    ),
+    argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
+    argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
+)
+
+
+def chat_arguments(func: F) -> F:
+    """Declare ``%%chat``'s options on ``func`` (its ``?`` help then lists them)."""
+    for declare in reversed(_ARGUMENTS):
+        func = declare(func)
+    return magic_arguments(name="%chat")(func)  # the usage line then reads %%chat
+
+
+@chat_arguments
+def _options(line: str) -> None:
+    """Holds the parser: parsing needs no magic instance."""
+
+
+@dataclass(frozen=True)
+class CellOptions:
+    """A ``%%chat`` line, parsed and checked."""
+
+    session: str | None = None
+    model: str | None = None
+    system: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    new: bool = False
+    from_node: str | None = None
+    continue_leaf: bool = False
+    tools: tuple[str, ...] | None = None
+    provider: str | None = None
+    raw: bool = False
+
+
+def parse_cell_line(line: str) -> CellOptions:
+    """Parse and check the ``%%chat`` line; ``UsageError`` (one line, with the fix) if wrong."""
+    try:
+        args = parse_argstring(_options, line)
+    except UsageError as error:
+        raise UsageError(f"%%chat: {error}; `%%chat?` lists the options") from None
+    except ValueError as error:  # an unbalanced quote
+        raise UsageError(f"%%chat: cannot read the options ({error}); close the quote") from None
+    chosen = [
+        flag
+        for flag, on in (
+            ("--new", args.new),
+            ("--from", args.from_node),
+            ("--continue", args.continue_leaf),
+        )
+        if on
+    ]
+    if len(chosen) > 1:
+        raise UsageError(f"%%chat: {' and '.join(chosen)} contradict; use only one of them")
+    if args.max_tokens is not None and args.max_tokens <= 0:
+        raise UsageError("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+    return CellOptions(
+        session=args.session,
+        model=args.model,
+        system=args.system,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        new=args.new,
+        from_node=args.from_node,
+        continue_leaf=args.continue_leaf,
+        tools=parse_tool_names(args.tools),
+        provider=args.provider,
+        raw=args.raw,
+    )
+
+
+def parse_tool_names(value: str | None) -> tuple[str, ...] | None:
+    """``"a,b"`` → ``("a", "b")``; ``"none"`` → ``()``; nothing → ``None`` (all tools)."""
+    if value is None:
+        return None
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if names in ((), ("none",)):
+        return ()
+    return names
+
+
+# -- {name} substitution ------------------------------------------------------------------
+
+#: ``{{name}}`` is a literal ``{name}``; ``{name}`` is a variable; every other brace
+#: (code, JSON, LaTeX, ``}}`` closing nested dicts) is left exactly as written.
+_FIELD = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def substitute(text: str, namespace: Mapping[str, Any]) -> str:
+    """Replace each ``{name}`` with ``str()`` of that variable, as jupyter-ai's magic does.
+
+    ``{{name}}`` gives a literal ``{name}``. An undefined name is a ``UsageError`` that
+    names the ways out, since sending the braces to the model silently is never meant.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        escaped, name = match.groups()
+        if escaped is not None:
+            return "{" + escaped + "}"
+        if name not in namespace:
+            raise UsageError(
+                f"%%chat: {{{name}}} names no Python variable; define {name}, write "
+                f"{{{{{name}}}}} for literal braces, or use %%chat --raw"
+            )
+        return str(namespace[name])
+
+    return _FIELD.sub(replace, text)

@@ -1,0 +1,113 @@
+"""Running one session action inside a cell, and what the cell shows for it.
+
+``%%chat`` and the ``%chat`` commands that ask the model (edit, retry, fork-before-tool)
+all end the same way: the reply streams in, a footer follows, the reply text is left
+for Python, the turn hooks run (the panel's per-turn control), and a failure ends the
+cell with one readable line instead of a traceback. The cell still *fails* then (its
+status is "error"), so "Run All" stops at a failed or interrupted turn instead of
+asking the next question on top of it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from .errors import ChatError, ProviderError
+from .kernel_sessions import KernelSessions
+from .output import (
+    DisplayReply,
+    PrintReply,
+    ReplyView,
+    TurnOutput,
+    footer,
+    notice_line,
+    show_footer,
+)
+from .session import Session, Turn, TurnInterrupted
+
+#: the user-namespace names a turn leaves behind (documented in the magic's help)
+REPLY_VARIABLE = "_chat"
+REPLY_ID_VARIABLE = "_chat_id"
+
+
+class ChatFailed(Exception):
+    """The model call failed; shown as its one line, no traceback."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [self.line]
+
+
+class ChatInterrupted(KeyboardInterrupt):
+    """The stop button during a reply, after what arrived was saved; one line, no traceback."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.line]
+
+
+def run_turn(
+    sessions: KernelSessions,
+    session: Session,
+    action: Callable[[], Turn],
+    *,
+    shell: Any,
+) -> None:
+    """Run ``action`` (a Session call) with its output rendered in the current cell."""
+    make_view: Callable[[], ReplyView]
+    if getattr(shell, "kernel", None) is not None:
+        throttle = sessions.config.throttle
+
+        def make_view() -> ReplyView:
+            return DisplayReply(throttle)
+    else:
+        make_view = PrintReply
+    output = TurnOutput(session, make_view)
+    try:
+        with output:
+            turn = action()
+    except TurnInterrupted as stop:
+        _leave_for_python(shell, stop.turn)
+        kept = stop.turn.replies[-1] if stop.turn.replies else None
+        where = (
+            f"the partial reply is kept as {kept.id[:7]}"
+            if kept is not None
+            else "nothing had arrived; the question is kept, unanswered"
+        )
+        raise ChatInterrupted(f"Interrupted: {where}.") from None
+    except ProviderError as error:  # raised before any turn existed (e.g. compaction)
+        raise ChatFailed(f"Model error: {error}") from None
+    except ChatError as error:
+        raise UsageError(str(error)) from None
+    _leave_for_python(shell, turn)
+    last = turn.replies[-1] if turn.replies else None
+    if last is not None and last.role == "assistant":
+        show_footer(footer(session, last))
+    sessions.run_turn_hooks(session, turn)
+    shown = str(turn.error) if turn.error is not None else None
+    for line in output.errors:  # e.g. the session could not be saved
+        if line != shown:
+            notice_line(line, "error")
+    if turn.error is not None:
+        where = f" (the partial reply is kept as {last.id[:7]})" if last is not None else ""
+        raise ChatFailed(f"Model error: {turn.error}{where}")
+    sys.stdout.flush()
+
+
+def _leave_for_python(shell: Any, turn: Turn) -> None:
+    """``_chat`` holds the reply text; ``_chat_id`` the reply's node id."""
+    user_ns = getattr(shell, "user_ns", None)
+    if user_ns is None:
+        return
+    user_ns[REPLY_VARIABLE] = turn.text
+    user_ns[REPLY_ID_VARIABLE] = turn.replies[-1].id if turn.replies else None

@@ -1,0 +1,266 @@
+"""The ``%chat`` line commands: each one reads the line, calls the Session, shows a result.
+
+A command never changes the tree itself; it resolves ids (by unique prefix or label),
+turns every user mistake into a one-line ``UsageError`` that says the fix, and leaves
+turns that ask the model to ``_turn.run_turn`` so they look exactly like a ``%%chat`` cell.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from . import _turn
+from ._magic_args import substitute
+from .errors import AmbiguousId, ChatError, NodeNotFound
+from .kernel_sessions import KernelSessions
+from .output import show_markdown
+from .session import Session
+from .store import list_sessions
+from .tree import Node
+
+HELP = """\
+%chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
+
+  tree                  the whole tree; * marks the current path
+  branches [ID]         the branches leaving ID (default: every branch, by its leaf)
+  switch ID             make ID's branch current (its newest leaf)
+  edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
+  retry                 a new answer to the last question, beside the old one
+  fork-before-tool      ask the last question again from before its tool call
+  compact [TEXT]        summarise the path into a new root; the old branch stays
+  export md [FILE]      the current path as Markdown (to FILE, or shown here)
+  text [ID]             a node's text (default: the current leaf); x = %chat text ID
+  sessions              this notebook's sessions; * marks the one in use
+  use NAME              use session NAME from now on ('default': the unnamed one)
+  model [NAME]          show or set the model (same as %config TreeChat.model)
+  label ID NAME         name a node (an empty NAME removes the label)
+
+After each turn, _chat holds the reply text and _chat_id its node id.
+"""
+
+
+class Commands:
+    """Runs one ``%chat`` line against the kernel's sessions."""
+
+    def __init__(self, sessions: KernelSessions, shell: Any) -> None:
+        self.sessions = sessions
+        self.shell = shell
+
+    def run(self, line: str) -> Any:
+        try:
+            words = shlex.split(line)
+        except ValueError as error:
+            raise UsageError(f"%chat: cannot read {line!r} ({error}); close the quote") from None
+        if not words or words[0] in ("help", "-h", "--help"):
+            print(HELP, end="")
+            return None
+        name, args = words[0], words[1:]
+        handler: Callable[[list[str]], Any] | None = getattr(
+            self, "do_" + name.replace("-", "_"), None
+        )
+        if handler is None:
+            raise UsageError(f"%chat: unknown command {name!r}; `%chat help` lists the commands")
+        try:
+            return handler(args)
+        except ChatError as error:
+            raise UsageError(f"%chat {name}: {error}") from None
+
+    # -- helpers --------------------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        return self.sessions.session()
+
+    def node(self, ref: str) -> Node:
+        """A node by unique id prefix or label, or a UsageError that says what to do."""
+        try:
+            return self.session.resolve(ref)
+        except AmbiguousId as error:
+            raise UsageError(f"{error}") from None
+        except NodeNotFound:
+            raise UsageError(
+                f"no node id or label starts with {ref!r}; `%chat tree` shows the ids"
+            ) from None
+
+    def _expect(self, args: list[str], low: int, high: int, usage: str) -> None:
+        if not low <= len(args) <= high:
+            raise UsageError(f"usage: %chat {usage}")
+
+    def _turn(self, action: Callable[[], Any]) -> None:
+        _turn.run_turn(self.sessions, self.session, action, shell=self.shell)
+
+    def _text(self, words: list[str]) -> str:
+        text = " ".join(words)
+        if self.sessions.config.substitute_variables:
+            text = substitute(text, getattr(self.shell, "user_ns", {}))
+        return text
+
+    # -- reading the tree ----------------------------------------------------------------
+
+    def do_tree(self, args: list[str]) -> None:
+        self._expect(args, 0, 0, "tree")
+        from .textview import draw_tree
+
+        session = self.session
+        if not len(session.tree):
+            print(f"The session is empty ({session.location}); run a %%chat cell.")
+            return
+        print(draw_tree(session.tree, labels=session.labels, leaf=session.leaf))
+
+    def do_branches(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "branches [ID]")
+        session = self.session
+        tree = session.tree
+        on_path = {n.id for n in session.path()}
+        if args:
+            start = self.node(args[0])
+            heads = tree.branches(start.id)
+            if not heads:
+                print(f"{start.id[:7]} has no branches yet (it is a leaf).")
+                return
+            rows = [(head, tree.deepest_leaf(head.id)) for head in heads]
+        else:
+            rows = [(leaf, leaf.id) for leaf in tree.leaves()]
+            if not rows:
+                print("The session is empty; run a %%chat cell.")
+                return
+        for head, leaf_id in rows:
+            mark = "*" if head.id in on_path else " "
+            leaf = tree.get(leaf_id)
+            print(
+                f"{mark} {head.id[:7]}  {tree.sibling_position(head.id)}  "
+                f"{head.role:<9} {_snippet(head.text)}  → leaf {leaf.id[:7]} "
+                f"(depth {tree.depth(leaf.id)})"
+            )
+
+    def do_text(self, args: list[str]) -> str:
+        self._expect(args, 0, 1, "text [ID]")
+        if args:
+            return self.node(args[0]).text
+        leaf = self.session.leaf
+        if leaf is None:
+            raise UsageError("the session is empty; run a %%chat cell first")
+        return self.session.tree.get(leaf).text
+
+    # -- moving around --------------------------------------------------------------------
+
+    def do_switch(self, args: list[str]) -> None:
+        self._expect(args, 1, 1, "switch ID")
+        node = self.node(args[0])
+        leaf = self.session.switch(node.id)
+        tree = self.session.tree
+        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {_snippet(tree.get(leaf).text)}")
+
+    def do_label(self, args: list[str]) -> None:
+        self._expect(args, 1, 2, "label ID NAME")
+        node = self.node(args[0])
+        name = args[1] if len(args) > 1 else ""
+        self.session.label(node.id, name)
+        print(f"Labelled {node.id[:7]} {name!r}." if name else f"Removed {node.id[:7]}'s label.")
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def do_edit(self, args: list[str]) -> None:
+        if len(args) < 2:
+            raise UsageError("usage: %chat edit N TEXT (N = question number on this branch)")
+        questions = self.session.user_turns()
+        try:
+            number = int(args[0])
+        except ValueError:
+            number = 0
+        if not 1 <= number <= len(questions):
+            span = f"from 1 to {len(questions)}" if questions else "(there are none yet)"
+            raise UsageError(
+                f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
+            )
+        text = self._text(args[1:])
+        original = questions[number - 1]
+        self._turn(lambda: self.session.edit(original.id, text))
+
+    def do_retry(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "retry [ID]")
+        ref = self.node(args[0]).id if args else None
+        if ref is None and self.session.leaf is None:
+            raise UsageError("the session is empty; run a %%chat cell first")
+        self._turn(lambda: self.session.retry(ref))
+
+    def do_fork_before_tool(self, args: list[str]) -> None:
+        text = self._text(args) if args else None
+        self._turn(lambda: self.session.fork_before_tool_use(text))
+
+    def do_compact(self, args: list[str]) -> None:
+        session = self.session
+        before = session.leaf
+        if before is None:
+            raise UsageError("the session is empty; there is nothing to compact")
+        instructions = self._text(args) or None
+        self._turn(lambda: session.compact(instructions))
+        root = session.path()[0]
+        show_markdown(root.text)
+        print(
+            f"Compacted into a new root {root.id[:7]}; the old branch stays: "
+            f"`%chat switch {before[:7]}`."
+        )
+
+    # -- files and sessions ----------------------------------------------------------------
+
+    def do_export(self, args: list[str]) -> None:
+        if not args or args[0] != "md" or len(args) > 2:
+            raise UsageError("usage: %chat export md [FILE]")
+        from .textview import path_markdown
+
+        session = self.session
+        if session.leaf is None:
+            raise UsageError("the session is empty; run a %%chat cell first")
+        markdown = path_markdown(session.tree, session.leaf)
+        if len(args) == 1:
+            show_markdown(markdown)
+            return
+        target = Path(args[1]).expanduser()
+        try:
+            target.write_text(markdown, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(
+                f"cannot write {target}: {error.strerror}; choose another FILE"
+            ) from None
+        print(f"Wrote the current path ({len(session.path())} messages) to {target}.")
+
+    def do_sessions(self, args: list[str]) -> None:
+        self._expect(args, 0, 0, "sessions")
+        current = self.sessions.session_file()
+        found = list_sessions(self.sessions.notebook())
+        if current not in {p.resolve() for p in found.values()}:
+            found[self.sessions.config.session] = current  # in use, not written yet
+        for name, path in sorted(
+            found.items(), key=lambda item: (item[0] is not None, item[0] or "")
+        ):
+            mark = "*" if path.resolve() == current else " "
+            label = "default" if name is None else name
+            print(f"{mark} {label:<16} {path}")
+
+    def do_use(self, args: list[str]) -> None:
+        self._expect(args, 1, 1, "use NAME")
+        try:
+            self.sessions.config.session = args[0]
+        except Exception as error:  # traitlets wraps the name check
+            raise UsageError(f"%chat use: {error}") from None
+        session = self.sessions.session()
+        print(f"Using session {args[0]!r}: {session.location} ({len(session.tree)} nodes).")
+
+    def do_model(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "model [NAME]")
+        config = self.sessions.config
+        if args:
+            config.model = args[0]
+        shown = config.model or f"{self.session.provider.default_model} (the provider's default)"
+        print(f"Model: {shown}")
+
+
+def _snippet(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

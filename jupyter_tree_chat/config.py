@@ -1,0 +1,84 @@
+"""``TreeChat``: the kernel-wide settings, as traitlets, so IPython's own tools set them.
+
+``%config TreeChat.model = "claude-sonnet-4-5"`` in a notebook, or
+``c.TreeChat.model = ...`` in ``ipython_config.py``, both land here; a ``%%chat`` option
+overrides a setting for one cell. Kept apart from the magic so the panel (which has no
+cell options) reads the same settings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import Bool, CFloat, CInt, Enum, Unicode, validate
+from traitlets.config import Configurable
+
+from .providers import PROVIDER_NAMES
+from .session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
+from .store import validate_session_name
+
+#: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
+DEFAULT_SESSION = "default"
+
+
+class TreeChat(Configurable):
+    """Settings for ``%%chat`` and the panel. Set with ``%config TreeChat.NAME = value``."""
+
+    model = Unicode(
+        None, allow_none=True, help="Model name; None uses the provider's default."
+    ).tag(config=True)
+    max_tokens = CInt(4096, help="Most tokens a reply may have.").tag(config=True)
+    system = Unicode(None, allow_none=True, help="System prompt sent with each request.").tag(
+        config=True
+    )
+    temperature = CFloat(
+        None, allow_none=True, help="Sampling temperature; None uses the API's default."
+    ).tag(config=True)
+    provider = Enum(
+        PROVIDER_NAMES,
+        default_value=None,
+        allow_none=True,
+        help="'anthropic' or 'offline'; None picks anthropic when ANTHROPIC_API_KEY is set.",
+    ).tag(config=True)
+    session = Unicode(
+        None,
+        allow_none=True,
+        help="Session name (NAME in NOTEBOOK.NAME.chat.jsonl); None or 'default' is the "
+        "notebook's unnamed session. `%chat use NAME` sets it.",
+    ).tag(config=True)
+    substitute_variables = Bool(
+        True, help="Replace {name} in a %%chat cell with the value of the Python variable."
+    ).tag(config=True)
+    max_tool_rounds = CInt(DEFAULT_MAX_TOOL_ROUNDS, help="Most tool call rounds in one turn.").tag(
+        config=True
+    )
+    throttle = CFloat(
+        0.1, help="Least seconds between two updates of a streaming reply's output."
+    ).tag(config=True)
+    offline_delay = CFloat(
+        0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
+    ).tag(config=True)
+
+    @validate("session")
+    def _valid_session(self, proposal: Any) -> str | None:
+        value = proposal["value"]
+        if value is None or value == DEFAULT_SESSION:
+            return None
+        return validate_session_name(value)
+
+    @validate("max_tokens", "max_tool_rounds")
+    def _positive(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if value < 0 or (value == 0 and proposal["trait"].name == "max_tokens"):
+            raise ValueError(f"{proposal['trait'].name} must be a positive number, not {value}")
+        return value
+
+    def chat_settings(self) -> ChatSettings:
+        """These settings as the session's ``ChatSettings``."""
+        return ChatSettings(
+            model=self.model or None,
+            max_tokens=self.max_tokens,
+            system=self.system or None,
+            temperature=self.temperature,
+            max_tool_rounds=self.max_tool_rounds,
+        )

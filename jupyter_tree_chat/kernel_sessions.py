@@ -1,0 +1,162 @@
+"""The kernel's sessions: one ``Session`` per session file, shared by every view.
+
+``%%chat`` cells and the panel must act on the same object, or one would not see the
+other's nodes and they would both append to the file from stale trees. This registry
+hands out that one object per (notebook, session name), keeps its provider and settings
+in step with ``TreeChat``, and says once per kernel what a user must know (the offline
+model is in use; there is no notebook path, so where the file went).
+
+For views::
+
+    from jupyter_tree_chat import kernel_sessions
+    session = kernel_sessions.current_session()      # what the next %%chat cell uses
+    remove = kernel_sessions.add_turn_hook(hook)     # hook(session, turn) after each turn
+
+A turn hook runs inside the cell that ran the turn, after its footer, so anything it
+displays (a per-turn control) appears under that cell's reply.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .config import TreeChat
+from .notebook import fallback_notebook, notebook_path
+from .providers import Provider, choose_provider
+from .providers.tools import default_registry
+from .session import Session, Turn
+from .store import session_path
+
+log = logging.getLogger(__name__)
+
+TurnHook = Callable[[Session, Turn], None]
+
+
+class KernelSessions:
+    """Sessions, providers and one-time notes for one IPython shell."""
+
+    def __init__(self, shell: Any, config: TreeChat, say: Callable[[str], None] = print) -> None:
+        self.shell = shell
+        self.config = config
+        self.say = say
+        self.turn_hooks: list[TurnHook] = []
+        self._sessions: dict[Path, Session] = {}
+        self._providers: dict[str | None, Provider] = {}
+        self._said: set[str] = set()
+
+    # -- where -------------------------------------------------------------------------
+
+    def notebook(self) -> Path:
+        """The notebook's path, or the fallback in the working directory (noted once)."""
+        user_ns = getattr(self.shell, "user_ns", {}) if self.shell is not None else {}
+        found = notebook_path(user_ns)
+        if found is not None:
+            return found
+        fallback = fallback_notebook()
+        self._say_once(
+            "no-notebook",
+            f"No notebook path reached this kernel; sessions are saved in "
+            f"{session_path(fallback)} (and NAME sessions beside it).",
+        )
+        return fallback
+
+    def session_file(self, name: str | None = None) -> Path:
+        """The file of session ``name`` (default: ``TreeChat.session``) of this notebook."""
+        if name is None:
+            name = self.config.session
+        elif name == "default":
+            name = None
+        return session_path(self.notebook(), name).resolve()
+
+    # -- what ------------------------------------------------------------------------
+
+    def provider(self, name: str | None = None) -> Provider:
+        """The kernel's provider called ``name`` (None: by API key), made once."""
+        provider = self._providers.get(name)
+        if provider is None:
+            provider, notice = choose_provider(name)
+            self._providers[name] = provider
+            if notice:
+                self._say_once("provider-notice", notice)
+        if hasattr(provider, "delay") and provider.name == "offline":
+            provider.delay = self.config.offline_delay
+        return provider
+
+    def session(self, name: str | None = None) -> Session:
+        """The one ``Session`` over session ``name``'s file, in step with ``TreeChat``."""
+        path = self.session_file(name)
+        session = self._sessions.get(path)
+        provider = self.provider(self.config.provider)
+        if session is None:
+            session = Session.open(path, provider, tools=default_registry)
+            self._sessions[path] = session
+            if session.problems:
+                first = session.problems[0]
+                self._say_once(
+                    f"problems:{path}",
+                    f"{path.name}: {len(session.problems)} damaged or unknown line(s) skipped "
+                    f"(first: {first}); `jupyter-tree-chat check {path}` lists them.",
+                )
+        session.provider = provider
+        session.settings = self.config.chat_settings()
+        return session
+
+    def open_sessions(self) -> dict[Path, Session]:
+        return dict(self._sessions)
+
+    def run_turn_hooks(self, session: Session, turn: Turn) -> None:
+        """Call each turn hook; a failing hook is logged, never breaks the cell."""
+        for hook in list(self.turn_hooks):
+            try:
+                hook(session, turn)
+            except Exception:
+                log.exception("turn hook %r failed", hook)
+
+    def _say_once(self, key: str, message: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self.say(message)
+
+
+# -- the kernel's one registry -----------------------------------------------------------
+
+_registry: KernelSessions | None = None
+
+
+def install(registry: KernelSessions | None) -> None:
+    """Set (or with ``None`` clear) the kernel's registry; the extension does this."""
+    global _registry
+    _registry = registry
+
+
+def registry() -> KernelSessions:
+    """The kernel's registry; loading the extension creates it."""
+    if _registry is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            raise RuntimeError("not in IPython; run `%load_ext jupyter_tree_chat` in a notebook")
+        shell.extension_manager.load_extension("jupyter_tree_chat")
+    assert _registry is not None
+    return _registry
+
+
+def current_session(name: str | None = None) -> Session:
+    """The session the next ``%%chat`` cell uses (or session ``name`` of this notebook)."""
+    return registry().session(name)
+
+
+def add_turn_hook(hook: TurnHook) -> Callable[[], None]:
+    """Run ``hook(session, turn)`` after each ``%%chat`` turn; returns the remover."""
+    hooks = registry().turn_hooks
+    hooks.append(hook)
+
+    def remove() -> None:
+        if hook in hooks:
+            hooks.remove(hook)
+
+    return remove

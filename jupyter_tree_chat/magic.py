@@ -1,0 +1,150 @@
+"""``%%chat`` and ``%chat``: the notebook's way into a session, and nothing more.
+
+The magic translates a cell into one ``Session.run_cell`` call (the notebook-native
+rule lives in the session), a line into one ``%chat`` command (commands.py), and leaves
+parsing to _magic_args.py, rendering to output.py and _turn.py, and the one shared
+Session per session file to kernel_sessions.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from IPython.core import magic as _ipython_magic
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, magics_class, no_var_expand
+
+from . import _turn
+from ._magic_args import CellOptions, chat_arguments, parse_cell_line, substitute
+from .commands import HELP, Commands
+from .config import TreeChat
+from .errors import AmbiguousId, ChatError, NodeNotFound
+from .kernel_sessions import KernelSessions
+from .notebook import current_cell_id
+from .session import ChatSettings, Session
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+# IPython types its decorators as returning a union; these say what they do here.
+cell_magic = cast("Callable[[_F], _F]", _ipython_magic.cell_magic)
+line_magic = cast("Callable[[str], Callable[[_F], _F]]", _ipython_magic.line_magic)
+
+
+@magics_class
+class ChatMagics(Magics):
+    """``%%chat`` asks; ``%chat`` commands browse and reshape the session tree."""
+
+    def __init__(self, shell: Any, sessions: KernelSessions) -> None:
+        super().__init__(shell)
+        self.sessions = sessions
+        self.commands = Commands(sessions, shell)
+
+    @no_var_expand
+    @chat_arguments
+    @cell_magic
+    def chat(self, line: str, cell: str) -> None:
+        """Ask the model; the reply streams in below, then a footer line.
+
+        Which branch the question goes on follows the notebook: re-running a cell whose
+        question is on the current path forks there (changed text: an edit; unchanged:
+        a retry beside the old answer); any other cell continues the current branch.
+        --new, --from ID and --continue override that. {name} in the text is replaced
+        by the Python variable's value ({{name}} keeps the braces; --raw turns it off).
+
+        Afterwards _chat holds the reply text and _chat_id its node id;
+        `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
+        Settings: %config TreeChat.model = "..." (also max_tokens, system,
+        temperature, provider, session, substitute_variables, throttle).
+        """
+        options = parse_cell_line(line)
+        text = self._cell_text(cell, options)
+        session = self._session(options.session)
+        self._check_refs(session, options)
+        settings = self._settings(session, options)
+        cell_id = current_cell_id(self.shell)
+        original_provider = session.provider
+        if options.provider is not None:
+            session.provider = self.sessions.provider(options.provider)
+        try:
+            _turn.run_turn(
+                self.sessions,
+                session,
+                lambda: session.run_cell(
+                    text,
+                    cell_id=cell_id,
+                    settings=settings,
+                    from_node=options.from_node,
+                    new_root=options.new,
+                    continue_leaf=options.continue_leaf,
+                ),
+                shell=self.shell,
+            )
+        finally:
+            session.provider = original_provider
+
+    @no_var_expand
+    @line_magic("chat")
+    def chat_command(self, line: str) -> Any:
+        return self.commands.run(line)
+
+    chat_command.__doc__ = HELP
+
+    # -- pieces -----------------------------------------------------------------------
+
+    def _cell_text(self, cell: str, options: CellOptions) -> str:
+        text = cell.strip()
+        if not text:
+            raise UsageError("%%chat: the cell is empty; write your question below the %%chat line")
+        if self.sessions.config.substitute_variables and not options.raw:
+            text = substitute(text, self.shell.user_ns if self.shell is not None else {})
+        return text
+
+    def _session(self, name: str | None) -> Session:
+        try:
+            return self.sessions.session(name)
+        except ChatError as error:  # a bad session name, a missing API key, ...
+            raise UsageError(f"%%chat: {error}") from None
+
+    def _check_refs(self, session: Session, options: CellOptions) -> None:
+        if options.from_node is not None:
+            try:
+                session.resolve(options.from_node)
+            except (NodeNotFound, AmbiguousId) as error:
+                hint = (
+                    "give more characters"
+                    if isinstance(error, AmbiguousId)
+                    else ("`%chat tree` shows the ids")
+                )
+                raise UsageError(
+                    f"%%chat --from {options.from_node}: {_first_clause(error)}; {hint}"
+                ) from None
+        if options.tools:
+            known = session.tools.names()
+            unknown = [n for n in options.tools if n not in known]
+            if unknown:
+                have = ", ".join(known) if known else "none registered; use @tool on a function"
+                raise UsageError(
+                    f"%%chat --tools: no tool named {unknown[0]!r} (registered: {have})"
+                )
+
+    def _settings(self, session: Session, options: CellOptions) -> ChatSettings:
+        settings = session.settings.merged(
+            model=options.model,
+            system=options.system,
+            max_tokens=options.max_tokens,
+            temperature=options.temperature,
+        )
+        if options.tools is not None:
+            settings = settings.merged(tools=options.tools)
+        return settings
+
+
+def _first_clause(error: Exception) -> str:
+    return str(error).split(";")[0]
+
+
+def make_magics(shell: Any) -> tuple[ChatMagics, KernelSessions]:
+    """The magics and the kernel's session registry for ``shell``."""
+    config = TreeChat(parent=shell)
+    sessions = KernelSessions(shell, config)
+    return ChatMagics(shell, sessions), sessions

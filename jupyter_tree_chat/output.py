@@ -1,0 +1,212 @@
+"""How a turn looks in a cell's output: streamed Markdown, a footer, one-line notices.
+
+A reply streams into one display output updated in place. Updates are throttled: each
+one resends the whole text to the front end, so a fast stream (thousands of deltas a
+second) would otherwise flood the websocket and the browser; with ``throttle`` seconds
+between updates, plus a final one, the cost stays flat. In a terminal IPython (no
+kernel, no display ids) the deltas are printed as they come instead.
+
+The footer is one line: node id, model, tokens (with cache reads), sibling position.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from IPython.display import display, update_display
+
+from .session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
+from .tree import Node
+
+INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
+
+
+class ReplyView(Protocol):
+    """Where one reply's text goes as it streams."""
+
+    def start(self) -> None: ...
+
+    def delta(self, text: str) -> None: ...
+
+    def end(self, interrupted: bool = False) -> None: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class DisplayReply:
+    """A Markdown display output, updated in place at most every ``throttle`` seconds."""
+
+    def __init__(self, throttle: float = 0.1, clock: Callable[[], float] = time.monotonic):
+        self.throttle = throttle
+        self._clock = clock
+        self._pieces: list[str] = []
+        self._display_id: str | None = None
+        self._last_update = 0.0
+        self._dirty = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._pieces)
+
+    def start(self) -> None:
+        handle = display(_bundle("*…*", ""), raw=True, display_id=True)
+        self._display_id = handle.display_id if handle is not None else None
+        self._last_update = float("-inf")  # the first piece shows at once
+
+    def delta(self, text: str) -> None:
+        self._pieces.append(text)
+        self._dirty = True
+        now = self._clock()
+        if now - self._last_update >= self.throttle:
+            self._update(self.text)
+            self._last_update = now
+
+    def end(self, interrupted: bool = False) -> None:
+        text = self.text
+        if interrupted:
+            self._update(f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK)
+        elif self._dirty or not text:
+            self._update(text)
+        self._dirty = False
+
+    def _update(self, text: str) -> None:
+        self._dirty = False
+        if self._display_id is None:
+            return
+        update_display(_bundle(text, text), raw=True, display_id=self._display_id)
+
+
+class PrintReply:
+    """For a terminal IPython: print each delta; nothing to update in place there."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self._pieces)
+
+    def start(self) -> None:
+        pass
+
+    def delta(self, text: str) -> None:
+        self._pieces.append(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def end(self, interrupted: bool = False) -> None:
+        sys.stdout.write(f"\n{INTERRUPTED_MARK}\n" if interrupted else "\n")
+        sys.stdout.flush()
+
+
+def _bundle(markdown: str, plain: str) -> dict[str, str]:
+    return {"text/markdown": markdown, "text/plain": plain}
+
+
+def show_markdown(markdown: str, plain: str | None = None) -> None:
+    """Display a Markdown block (with a plain-text fallback)."""
+    display(_bundle(markdown, markdown if plain is None else plain), raw=True)
+
+
+def notice_line(message: str, level: str = "info") -> None:
+    """One line for the user: errors and warnings on stderr (red in Jupyter), info on stdout."""
+    stream = sys.stderr if level in ("error", "warning") else sys.stdout
+    print(message, file=stream)
+    stream.flush()
+
+
+class TurnOutput:
+    """Subscribes to a session for one action and renders its events in the cell.
+
+    Each reply (a tool loop has several) gets its own view; notices become lines.
+    """
+
+    def __init__(self, session: Session, make_view: Callable[[], ReplyView]) -> None:
+        self.session = session
+        self._make_view = make_view
+        self.views: list[ReplyView] = []
+        self.errors: list[str] = []
+        self._current: ReplyView | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def __enter__(self) -> TurnOutput:
+        self._unsubscribe = self.session.subscribe(self.on_event)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._current is not None:  # interrupted before ReplyEnded
+            self._current.end(interrupted=True)
+            self._current = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, ReplyDelta):  # first: the hot path
+            if self._current is not None:
+                self._current.delta(event.text)
+        elif isinstance(event, ReplyStarted):
+            self._current = self._make_view()
+            self.views.append(self._current)
+            self._current.start()
+        elif isinstance(event, ReplyEnded):
+            if self._current is not None:
+                node = event.node
+                cut = (
+                    event.error is not None
+                    or node is None
+                    or bool(node.meta and node.meta.get("interrupted"))
+                )
+                self._current.end(interrupted=cut)
+                self._current = None
+        elif isinstance(event, Notice):
+            if event.level == "error":
+                self.errors.append(event.message)  # shown once, as the cell's error
+            else:
+                notice_line(event.message, event.level)
+
+
+# -- the footer ----------------------------------------------------------------------------
+
+
+def footer(session: Session, node: Node) -> str:
+    """``a1b2c3d · claude-sonnet-4-5 · 12 in · 345 out · 1,024 cache read · reply 2/2``."""
+    meta = node.meta or {}
+    parts = [node.id[:7]]
+    if meta.get("model"):
+        parts.append(str(meta["model"]))
+    usage: dict[str, Any] = meta.get("usage") or {}
+    if usage:
+        parts.append(f"{_n(usage.get('input_tokens'))} in")
+        parts.append(f"{_n(usage.get('output_tokens'))} out")
+        if usage.get("cache_read_input_tokens"):
+            parts.append(f"{_n(usage['cache_read_input_tokens'])} cache read")
+        if usage.get("cache_creation_input_tokens"):
+            parts.append(f"{_n(usage['cache_creation_input_tokens'])} cache write")
+    if meta.get("interrupted"):
+        parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+    tree = session.tree
+    parts.append(f"reply {tree.sibling_position(node.id)}")
+    if node.parent_id is not None:
+        question = tree.sibling_position(node.parent_id)
+        if question.count > 1:
+            parts.append(f"question {question}")
+    label = session.labels.get(node.id)
+    if label:
+        parts.append(f"label {label!r}")
+    return " · ".join(parts)
+
+
+def show_footer(line: str) -> None:
+    show_markdown(f"<sub>{_escape(line)}</sub>", line)
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "?"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
