@@ -1,0 +1,96 @@
+"""How much does AnthropicProvider cost on top of the bare SDK stream?
+
+The provider turns every SDK event into a project event and keeps the whole message for
+``Finished``; this must stay cheap next to the SDK's own parsing. The script starts the
+local fake Messages API, streams a long reply (one token a delta) through (a) the bare
+``client.messages.stream(...).text_stream`` loop and (b) ``AnthropicProvider.stream``,
+interleaved so drift hits both alike, and prints the medians and their ratio (target
+≤ 1.1×). The provider reads ``messages.create(stream=True)`` events, so the floor under
+it, (c) a loop over those raw events keeping nothing, is timed too.
+
+    /work/venv/bin/python benchmarks/bench_provider.py [--runs 20] [--tokens 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import anthropic
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_anthropic import FakeAnthropic
+
+from jupyter_tree_chat.providers.anthropic import DEFAULT_MODEL, AnthropicProvider
+from jupyter_tree_chat.providers.base import ReplyRequest, TextDelta
+
+MESSAGES = [{"role": "user", "content": "Write a long answer."}]
+
+
+def time_bare_sdk(client: anthropic.Anthropic, server: FakeAnthropic, tokens: int) -> float:
+    server.enqueue(tokens=tokens)
+    started = time.perf_counter()
+    with client.messages.stream(model=DEFAULT_MODEL, max_tokens=4096, messages=MESSAGES) as stream:  # type: ignore[arg-type]
+        pieces = sum(1 for _ in stream.text_stream)
+    elapsed = time.perf_counter() - started
+    assert pieces == tokens, pieces
+    return elapsed
+
+
+def time_raw_events(client: anthropic.Anthropic, server: FakeAnthropic, tokens: int) -> float:
+    """The floor under the provider: the SDK's raw event stream, nothing kept."""
+    server.enqueue(tokens=tokens)
+    started = time.perf_counter()
+    events = client.messages.create(
+        model=DEFAULT_MODEL,
+        max_tokens=4096,
+        messages=MESSAGES,  # type: ignore[arg-type]
+        stream=True,
+    )
+    pieces = sum(1 for event in events if event.type == "content_block_delta")
+    elapsed = time.perf_counter() - started
+    assert pieces == tokens, pieces
+    return elapsed
+
+
+def time_provider(provider: AnthropicProvider, server: FakeAnthropic, tokens: int) -> float:
+    server.enqueue(tokens=tokens)
+    request = ReplyRequest(messages=MESSAGES, model=DEFAULT_MODEL)
+    started = time.perf_counter()
+    pieces = sum(1 for event in provider.stream(request) if isinstance(event, TextDelta))
+    elapsed = time.perf_counter() - started
+    assert pieces == tokens, pieces
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--tokens", type=int, default=2000)
+    args = parser.parse_args()
+    with FakeAnthropic() as server:
+        client = anthropic.Anthropic(api_key="bench", base_url=server.base_url)
+        provider = AnthropicProvider(client)
+        time_bare_sdk(client, server, args.tokens)  # warm up connections and imports
+        time_provider(provider, server, args.tokens)
+        bare, raw, ours = [], [], []
+        for _ in range(args.runs):
+            bare.append(time_bare_sdk(client, server, args.tokens))
+            raw.append(time_raw_events(client, server, args.tokens))
+            ours.append(time_provider(provider, server, args.tokens))
+    bare_median, ours_median = statistics.median(bare), statistics.median(ours)
+    raw_median = statistics.median(raw)
+    print(f"{args.runs} runs of a {args.tokens}-token streamed reply (one token a delta)")
+    print(f"  bare SDK messages.stream text loop : {bare_median * 1000:8.1f} ms median")
+    print(f"  raw create(stream=True) event loop : {raw_median * 1000:8.1f} ms median")
+    print(f"  AnthropicProvider.stream           : {ours_median * 1000:8.1f} ms median")
+    ratio = ours_median / bare_median
+    print(f"  ratio provider / bare SDK          : {ratio:8.2f}x (target <= 1.10x)")
+    print(f"  ratio provider / raw event loop    : {ours_median / raw_median:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
