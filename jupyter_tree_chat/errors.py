@@ -88,6 +88,9 @@ class RateLimited(ProviderError):
 
 
 class Overloaded(ProviderError):
+    """529 after the SDK's retries, or an ``overloaded_error`` event mid-stream (the fix
+    is the same either way: wait and retry)."""
+
     kind = "overloaded"
 
 
@@ -100,6 +103,8 @@ class ConnectionFailed(ProviderError):
 
 
 class StreamError(ProviderError):
+    """An ``error`` event of another type inside the stream, or an event that is not JSON."""
+
     kind = "stream_error"
 
 
@@ -108,8 +113,13 @@ class BadRequest(ProviderError):
 
 
 class MaxTokensReached(ProviderError):
+    """Providers do not raise this: they report ``Finished.stop_reason == "max_tokens"``
+    and the session decides whether it becomes a notice or this error."""
+
     kind = "max_tokens"
 
 
 class Refused(ProviderError):
+    """Like ``MaxTokensReached``: a stop_reason ("refusal") that the session turns into this."""
+
     kind = "refusal"
