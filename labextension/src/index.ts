@@ -1,0 +1,113 @@
+/**
+ * The JupyterLab plugin: a `chat-session` file type for `*.chat.jsonl`, the read-only
+ * session viewer as its default (so double-click, "Open With" and `/lab/tree/<file>`
+ * all show it), and a command-palette entry to open a session file.
+ */
+
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { DocumentWidget } from '@jupyterlab/docregistry';
+import { FileDialog } from '@jupyterlab/filebrowser';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './viewer';
+
+const SUFFIX = '.chat.jsonl';
+const OPEN_COMMAND = 'jupyter-tree-chat:open';
+
+const chatSessionIcon = new LabIcon({
+  name: 'jupyter-tree-chat:session',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
+    '<g class="jp-icon3" fill="#616161">' +
+    '<circle cx="6" cy="5" r="2.5"/><circle cx="6" cy="19" r="2.5"/><circle cx="18" cy="12" r="2.5"/>' +
+    '<path d="M5.2 7.3h1.6v9.4H5.2zM6.6 10.6c3.5 0 6.4.3 9 1.4l-.6 1.5c-2.4-1-5-1.3-8.4-1.3z"/>' +
+    '</g></svg>'
+});
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-tree-chat:viewer',
+  description: 'Browse *.chat.jsonl branching chat sessions: tree, path, siblings, problems.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry, IDocumentManager],
+  optional: [ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEndApp,
+    rendermime: IRenderMimeRegistry,
+    docManager: IDocumentManager,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    app.docRegistry.addFileType({
+      name: FILE_TYPE,
+      displayName: 'Chat session',
+      extensions: [SUFFIX],
+      mimeTypes: ['application/x-chat-session+jsonl'],
+      fileFormat: 'base64',
+      contentType: 'file',
+      icon: chatSessionIcon
+    });
+    const factory = new ChatSessionFactory(
+      {
+        name: FACTORY,
+        label: 'Chat Session Viewer',
+        fileTypes: [FILE_TYPE],
+        defaultFor: [FILE_TYPE],
+        modelName: 'base64',
+        readOnly: true
+      },
+      rendermime,
+      app.serviceManager.contents
+    );
+    app.docRegistry.addWidgetFactory(factory);
+
+    const tracker = new WidgetTracker<DocumentWidget<ChatSessionViewer>>({
+      namespace: 'jupyter-tree-chat'
+    });
+    factory.widgetCreated.connect((_, widget) => {
+      widget.context.pathChanged.connect(() => void tracker.save(widget));
+      void tracker.add(widget);
+    });
+    if (restorer) {
+      void restorer.restore(tracker, {
+        command: 'docmanager:open',
+        args: widget => ({ path: widget.context.path, factory: FACTORY }),
+        name: widget => widget.context.path
+      });
+    }
+
+    app.commands.addCommand(OPEN_COMMAND, {
+      label: args => (args.path ? `Open ${args.path} as a Chat Session` : 'Open Chat Session File…'),
+      caption: 'Open a *.chat.jsonl session file in the read-only session viewer',
+      icon: chatSessionIcon,
+      execute: async args => {
+        let path = typeof args.path === 'string' ? args.path : '';
+        if (!path) {
+          const result = await FileDialog.getOpenFiles({
+            manager: docManager,
+            title: 'Open a chat session (*.chat.jsonl)',
+            filter: model =>
+              model.type === 'directory' || model.name.endsWith(SUFFIX) ? {} : null
+          });
+          const chosen = result.button.accept ? result.value ?? [] : [];
+          for (const model of chosen) {
+            if (model.type !== 'directory') {
+              docManager.openOrReveal(model.path, FACTORY);
+            }
+          }
+          return;
+        }
+        return docManager.openOrReveal(path, FACTORY);
+      }
+    });
+    if (palette) {
+      palette.addItem({ command: OPEN_COMMAND, category: 'Chat Sessions' });
+    }
+  }
+};
+
+type JupyterFrontEndApp = JupyterFrontEnd;
+
+export default plugin;

@@ -1,0 +1,279 @@
+/**
+ * The `*.chat.jsonl` reader for the browser: the same tree and the same problems, in the
+ * same words (`line N: <message>`), as `parse_session` in `jupyter_tree_chat/store.py`,
+ * which the command line's `check` prints. Keep the two in step: the rules live there,
+ * this is a mirror (tests/test_labextension.py compares them on a corpus of damaged files).
+ *
+ * Pure: bytes in, a `ChatSession` out. No DOM, no JupyterLab.
+ */
+
+import { isJSONSyntaxError, parseJSON, parseTagged } from './json';
+import { PyDict, PyValue, pyEquals, pyRepr, pyStr, reprString } from './pyrepr';
+
+/** A message node. `message` is Anthropic-shaped; `meta` holds what the model never sees. */
+export interface ChatNode {
+  id: string;
+  parentId: string | null;
+  message: Record<string, unknown>;
+  meta: Record<string, unknown> | null;
+  /** 1-based line in the file (0 when the node did not come from a file). */
+  line: number;
+}
+
+/** Something wrong in a session file, at a 1-based line number. */
+export interface Problem {
+  line: number;
+  message: string;
+}
+
+/** What a session file holds. `children` keys roots under `null`, in append order. */
+export interface ChatSession {
+  nodes: Map<string, ChatNode>;
+  children: Map<string | null, string[]>;
+  leaf: string | null;
+  labels: Map<string, string>;
+  header: Record<string, unknown> | null;
+  problems: Problem[];
+}
+
+/** `line N: message`, as the command line's `check` prints a problem. */
+export function formatProblem(problem: Problem): string {
+  return `line ${problem.line}: ${problem.message}`;
+}
+
+export function emptySession(): ChatSession {
+  return {
+    nodes: new Map(),
+    children: new Map(),
+    leaf: null,
+    labels: new Map(),
+    header: null,
+    problems: []
+  };
+}
+
+const own = (record: object, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(record, key);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) {
+    return 'an array';
+  }
+  switch (typeof value) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    default:
+      return 'null';
+  }
+}
+
+/** A field of a line as Python would print it with `{value!r}` (`None` when missing). */
+function reprField(text: string, key: string, value: unknown): string {
+  if (typeof value === 'string') {
+    return reprString(value);
+  }
+  if (value === undefined || value === null) {
+    return 'None';
+  }
+  const tagged = parseTagged(text) as PyDict;
+  return pyRepr(tagged.entries.get(key));
+}
+
+function strRole(text: string, value: unknown): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  const tagged = parseTagged(text) as PyDict;
+  const message = tagged.entries.get('message') as PyDict;
+  return pyStr(message.entries.get('role') as PyValue | undefined);
+}
+
+function whyNotANode(record: Record<string, unknown>): string {
+  for (const key of ['id', 'parentId', 'message']) {
+    if (!own(record, key)) {
+      return `not a message record: no '${key}' field (ignored)`;
+    }
+  }
+  if (!isRecord(record.message)) {
+    return "not a message record: 'message' is not an object (ignored)";
+  }
+  return "not a message record: 'id' is not a non-empty string (ignored)";
+}
+
+function isBlank(bytes: Uint8Array): boolean {
+  // Python's bytes.strip(): ASCII whitespace only
+  return bytes.every(b => b === 0x20 || (b >= 0x09 && b <= 0x0d));
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Rebuild the tree from a file's bytes (or text), reporting every problem by line number.
+ * Lines are split on `\n` only (U+2028 inside a string is not a line break).
+ */
+export function parseSession(data: Uint8Array | string): ChatSession {
+  let bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+  const session = emptySession();
+  const { nodes, children, labels, problems } = session;
+  const report = (line: number, message: string): void => {
+    problems.push({ line, message });
+  };
+  let leaf: string | null = null;
+
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    report(1, 'starts with a UTF-8 byte order mark (ignored)');
+    bytes = bytes.subarray(3);
+  }
+  const rawLines: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x0a) {
+      rawLines.push(bytes.subarray(start, i));
+      start = i + 1;
+    }
+  }
+  rawLines.push(bytes.subarray(start));
+  let last = rawLines.length;
+  if (rawLines[rawLines.length - 1].length === 0) {
+    rawLines.pop(); // the file ends with a newline, as it should
+    last = 0;
+  }
+
+  for (let index = 0; index < rawLines.length; index++) {
+    const number = index + 1;
+    let line = rawLines[index];
+    if (line.length > 0 && line[line.length - 1] === 0x0d) {
+      report(number, 'ends with CRLF (read as LF)');
+      line = line.subarray(0, line.length - 1);
+    }
+    let text: string | undefined;
+    let record: unknown;
+    try {
+      text = utf8.decode(line);
+      record = parseJSON(text);
+    } catch (error) {
+      if (text !== undefined && !isJSONSyntaxError(error)) {
+        throw error;
+      }
+      if (isBlank(line)) {
+        report(number, 'blank line (ignored)');
+      } else if (number === last) {
+        report(
+          number,
+          `torn last line: an incomplete record of ${line.length} bytes (ignored)`
+        );
+      } else if (text === undefined) {
+        report(number, 'not valid UTF-8 (ignored)');
+      } else {
+        report(number, 'not valid JSON (ignored)');
+      }
+      continue;
+    }
+    if (!isRecord(record)) {
+      report(number, `JSON but not a record: ${kindOf(record)} (ignored)`);
+      continue;
+    }
+    const kind = own(record, 'type') ? record.type : null;
+    if (kind === null) {
+      const nodeId = record.id;
+      const hasParent = own(record, 'parentId');
+      const parent = record.parentId;
+      const message = record.message;
+      if (typeof nodeId !== 'string' || !nodeId || !hasParent || !isRecord(message)) {
+        report(number, whyNotANode(record));
+        continue;
+      }
+      const first = nodes.get(nodeId);
+      if (first !== undefined) {
+        report(
+          number,
+          `duplicate id ${reprString(nodeId)}, first on line ${first.line} (ignored)`
+        );
+        continue;
+      }
+      if (parent !== null) {
+        if (typeof parent !== 'string') {
+          report(
+            number,
+            `node ${reprString(nodeId)} has a parentId that is not a string (ignored)`
+          );
+          continue;
+        }
+        const parentNode = nodes.get(parent);
+        if (parentNode === undefined) {
+          const why =
+            parent === nodeId
+              ? 'is its own parent, which would form a cycle'
+              : `is an orphan: its parent ${reprString(parent)} has not appeared earlier`;
+          report(number, `node ${reprString(nodeId)} ${why} (not attached)`);
+          continue;
+        }
+        if (pyEquals(parentNode.message.role, message.role)) {
+          const role = strRole(text!, message.role);
+          report(
+            number,
+            `node ${reprString(nodeId)}: a ${role} message under a ${role} message (kept as written)`
+          );
+        }
+      }
+      const meta = record.meta;
+      nodes.set(nodeId, {
+        id: nodeId,
+        parentId: parent,
+        message,
+        meta: isRecord(meta) ? meta : null,
+        line: number
+      });
+      const siblings = children.get(parent);
+      if (siblings === undefined) {
+        children.set(parent, [nodeId]);
+      } else {
+        siblings.push(nodeId);
+      }
+      leaf = nodeId;
+    } else if (kind === 'leaf') {
+      const target = record.id;
+      if (typeof target === 'string' && nodes.has(target)) {
+        leaf = target;
+      } else {
+        report(
+          number,
+          `leaf record points at unknown node ${reprField(text!, 'id', target)} (ignored)`
+        );
+      }
+    } else if (kind === 'label') {
+      const target = record.id;
+      const label = record.label;
+      if (typeof target === 'string' && nodes.has(target) && typeof label === 'string') {
+        if (label) {
+          labels.set(target, label);
+        } else {
+          labels.delete(target);
+        }
+      } else {
+        report(
+          number,
+          `label record for unknown node ${reprField(text!, 'id', target)} (ignored)`
+        );
+      }
+    } else if (kind === 'session') {
+      if (session.header === null) {
+        session.header = record;
+      } else {
+        report(number, 'a second session header (ignored)');
+      }
+    } else {
+      report(number, `unknown record type ${reprField(text!, 'type', kind)} (skipped)`);
+    }
+  }
+  session.leaf = leaf;
+  return session;
+}

@@ -1,0 +1,92 @@
+/**
+ * What happens to HTML after a sanitizer and before the DOM. Model output is untrusted:
+ * the sanitizer (JupyterLab's, or the widget's) removes scripts and handlers; this module
+ * then stops remote resources from loading by themselves (a tracking pixel in an answer
+ * would otherwise phone home when the session is opened) and makes links open elsewhere.
+ *
+ * Both functions work on inert documents (`DOMParser`, `<template>`): nothing loads or
+ * runs while they look at the markup.
+ */
+
+const REMOTE = /^\s*(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
+const LOCAL_SCHEMES = /^\s*(?:data|blob):/i;
+const URL_ATTRIBUTES = ['src', 'srcset', 'poster', 'background', 'data', 'xlink:href'];
+
+/** Escape text for use inside HTML (the fallback when no Markdown renderer is given). */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** Plain text as a `<pre>` block: a safe `renderMarkdown` for hosts without one. */
+export function plainTextHtml(text: string): string {
+  return `<pre class="jtc-plain">${escapeHtml(text)}</pre>`;
+}
+
+function isRemote(url: string): boolean {
+  return REMOTE.test(url) && !LOCAL_SCHEMES.test(url);
+}
+
+/**
+ * Neutralise remote images and media in already sanitized HTML: their URL moves to
+ * `data-jtc-blocked-src` and the element gets the class `jtc-blocked` (shown as a
+ * placeholder with the URL as its title). Styles with `url(` are dropped. Links get
+ * `target="_blank" rel="noopener noreferrer"`.
+ */
+export function neutraliseRemote(html: string): string {
+  const doc = new DOMParser().parseFromString(
+    `<!DOCTYPE html><html><body>${html}</body></html>`,
+    'text/html'
+  );
+  const body = doc.body;
+  for (const element of Array.from(body.querySelectorAll('*'))) {
+    for (const name of URL_ATTRIBUTES) {
+      const value = element.getAttribute(name);
+      if (value === null) {
+        continue;
+      }
+      const remote =
+        name === 'srcset'
+          ? value.split(',').some(candidate => isRemote(candidate.trim().split(/\s+/)[0] ?? ''))
+          : isRemote(value);
+      if (remote) {
+        element.removeAttribute(name);
+        element.setAttribute('data-jtc-blocked-src', value);
+        element.classList.add('jtc-blocked');
+        if (!element.getAttribute('title')) {
+          element.setAttribute('title', `remote content not loaded: ${value}`);
+        }
+      }
+    }
+    if (element.localName === 'image' || element.localName === 'use') {
+      const href = element.getAttribute('href');
+      if (href !== null && isRemote(href)) {
+        element.removeAttribute('href');
+        element.setAttribute('data-jtc-blocked-src', href);
+      }
+    }
+    const style = element.getAttribute('style');
+    if (style !== null && /url\s*\(|@import|expression\s*\(/i.test(style)) {
+      element.removeAttribute('style');
+    }
+    if (element.localName === 'a') {
+      element.setAttribute('target', '_blank');
+      element.setAttribute('rel', 'noopener noreferrer');
+    }
+  }
+  return body.innerHTML;
+}
+
+/**
+ * Put sanitized HTML into `host`. The markup is parsed in an inert `<template>` and its
+ * nodes moved over, so nothing runs while parsing; `html` must already be sanitized.
+ */
+export function setSanitizedHtml(host: HTMLElement, sanitizedHtml: string): void {
+  const template = host.ownerDocument.createElement('template');
+  template.innerHTML = sanitizedHtml;
+  host.replaceChildren(template.content);
+}

@@ -1,0 +1,131 @@
+/**
+ * The document widget for `*.chat.jsonl`: a read-only `SessionView` over the file's bytes
+ * (the base64 model, so a line that is not UTF-8 is reported as the command line does).
+ * It reloads when the file changes on disk: JupyterLab does not watch files, so the
+ * viewer polls the file's modification time while it is open.
+ */
+
+import { ABCWidgetFactory, DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Contents } from '@jupyterlab/services';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { ChatSession, SessionView, parseSession, plainTextHtml } from './render';
+
+export const FACTORY = 'Chat Session Viewer';
+export const FILE_TYPE = 'chat-session';
+const POLL_MS = 2000;
+
+/** Markdown → sanitized html through JupyterLab's markdown parser and sanitizer. */
+export function markdownRenderer(rendermime: IRenderMimeRegistry): (text: string) => Promise<string> {
+  return async (text: string) => {
+    const parser = rendermime.markdownParser;
+    const html = parser ? await parser.render(text) : plainTextHtml(text);
+    return rendermime.sanitizer.sanitize(html);
+  };
+}
+
+export function decodeBase64(content: string): Uint8Array {
+  const binary = atob(content.replace(/\s+/g, ''));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) {
+    bytes[i] = binary.charCodeAt(i);
+  }
+  return bytes;
+}
+
+export class ChatSessionViewer extends Widget {
+  readonly view: SessionView;
+  private timer: number | undefined;
+  private lastModified: string | undefined;
+  private checking = false;
+
+  constructor(
+    private readonly context: DocumentRegistry.Context,
+    rendermime: IRenderMimeRegistry,
+    private readonly contents: Contents.IManager
+  ) {
+    super();
+    this.addClass('jtc-viewer');
+    this.view = new SessionView(this.node, { renderMarkdown: markdownRenderer(rendermime) });
+    context.model.contentChanged.connect(this.reload, this);
+    context.pathChanged.connect(this.reload, this);
+    void context.ready.then(() => {
+      this.lastModified = context.contentsModel?.last_modified;
+      this.reload();
+      this.timer = window.setInterval(() => void this.checkDisk(), POLL_MS);
+    });
+  }
+
+  /** The parsed file as shown now (for tests and other plugins). */
+  session: ChatSession | null = null;
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    window.clearInterval(this.timer);
+    this.context.model.contentChanged.disconnect(this.reload, this);
+    this.context.pathChanged.disconnect(this.reload, this);
+    this.view.dispose();
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.checkDisk();
+  }
+
+  private reload(): void {
+    if (this.isDisposed || !this.context.isReady) {
+      return;
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = decodeBase64(this.context.model.toString());
+    } catch {
+      bytes = new TextEncoder().encode(this.context.model.toString());
+    }
+    this.session = parseSession(bytes);
+    const name = this.context.path.split('/').pop() ?? this.context.path;
+    this.view.setSession(this.session, name);
+    this.node.dataset.jtcNodes = String(this.session.nodes.size);
+  }
+
+  /** Revert to the file on disk when its modification time moved. */
+  private async checkDisk(): Promise<void> {
+    if (this.checking || this.isDisposed || !this.isVisible || !this.context.isReady) {
+      return;
+    }
+    this.checking = true;
+    try {
+      const model = await this.contents.get(this.context.path, { content: false });
+      if (model.last_modified !== this.lastModified) {
+        this.lastModified = model.last_modified;
+        await this.context.revert();
+      }
+    } catch {
+      // the file is gone or the server is away: keep showing what we have
+    } finally {
+      this.checking = false;
+    }
+  }
+}
+
+export class ChatSessionFactory extends ABCWidgetFactory<DocumentWidget<ChatSessionViewer>> {
+  constructor(
+    options: DocumentRegistry.IWidgetFactoryOptions,
+    private readonly rendermime: IRenderMimeRegistry,
+    private readonly contents: Contents.IManager
+  ) {
+    super(options);
+  }
+
+  protected createNewWidget(context: DocumentRegistry.Context): DocumentWidget<ChatSessionViewer> {
+    const content = new ChatSessionViewer(context, this.rendermime, this.contents);
+    const widget = new DocumentWidget({ content, context });
+    widget.addClass('jtc-document');
+    return widget;
+  }
+}
