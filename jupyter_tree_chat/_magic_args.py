@@ -8,12 +8,13 @@ IPython's ``magic_arguments``, which is what makes ``%%chat?`` show them.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from .providers import PROVIDER_NAMES
 
@@ -81,7 +82,7 @@ class CellOptions:
 def parse_cell_line(line: str) -> CellOptions:
     """Parse and check the ``%%chat`` line; ``UsageError`` (one line, with the fix) if wrong."""
     try:
-        args = parse_argstring(_options, line)
+        args = _options.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]
     except UsageError as error:
         raise UsageError(f"%%chat: {error}; `%%chat?` lists the options") from None
     except ValueError as error:  # an unbalanced quote

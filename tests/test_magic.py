@@ -1,0 +1,318 @@
+"""%%chat and %chat in an in-process IPython shell: parsing, one-line usage errors, commands.
+
+The real-kernel behaviour (cell ids, streaming display, interrupts) is in
+test_magic_kernel.py; here every user mistake must be one UsageError line with its fix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from IPython import get_ipython
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+
+from jupyter_tree_chat import kernel_sessions, load_ipython_extension, reply_text
+from jupyter_tree_chat._magic_args import parse_cell_line, parse_tool_names, substitute
+from jupyter_tree_chat.config import TreeChat
+from jupyter_tree_chat.notebook import cell_id_from_metadata, notebook_path
+from jupyter_tree_chat.output import DisplayReply, footer
+from jupyter_tree_chat.store import load_file
+
+
+@pytest.fixture
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A shell with the extension loaded and ``__session__`` set to a tmp notebook."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    shell = start_ipython() or get_ipython()
+    assert shell is not None
+    load_ipython_extension(shell)
+    shell.user_ns["__session__"] = str(tmp_path / "nb.ipynb")
+    yield shell
+    shell.user_ns.pop("__session__", None)
+    kernel_sessions.install(None)
+
+
+def nodes(path: Path) -> list[dict]:
+    return [
+        json.loads(line) for line in path.read_text().splitlines() if "type" not in json.loads(line)
+    ]
+
+
+def one_line_usage_error(ip, line: str, cell: str | None = None) -> str:
+    with pytest.raises(UsageError) as caught:
+        if cell is None:
+            ip.run_line_magic("chat", line)
+        else:
+            ip.run_cell_magic("chat", line, cell)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+# -- parsing ---------------------------------------------------------------------------
+
+
+def test_options_parse_into_cell_options():
+    options = parse_cell_line(
+        '--session notes -m claude-x --system "be brief" --max-tokens 100 '
+        "--temperature 0.2 --tools add,search --provider offline --raw"
+    )
+    assert options.session == "notes"
+    assert options.model == "claude-x"
+    assert options.system == "be brief"
+    assert options.max_tokens == 100
+    assert options.temperature == 0.2
+    assert options.tools == ("add", "search")
+    assert options.provider == "offline"
+    assert options.raw
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        ("--bogus", "`%%chat?` lists the options"),
+        ("--new --from abc", "use only one of them"),
+        ("--new --continue", "use only one of them"),
+        ("--max-tokens 0", "--max-tokens 1024"),
+        ("--max-tokens lots", "`%%chat?` lists the options"),
+        ("--provider gpt", "`%%chat?` lists the options"),
+        ('--system "unclosed', "close the quote"),
+    ],
+)
+def test_bad_options_are_one_line_usage_errors_with_the_fix(line, fix):
+    with pytest.raises(UsageError) as caught:
+        parse_cell_line(line)
+    assert fix in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_tool_names():
+    assert parse_tool_names(None) is None
+    assert parse_tool_names("none") == ()
+    assert parse_tool_names(" a , b ") == ("a", "b")
+
+
+def test_substitution_replaces_variables_and_leaves_other_braces():
+    text = 'Explain {name}: {"a": {"b": 1}} and {{name}} literally'
+    assert substitute(text, {"name": 42}) == 'Explain 42: {"a": {"b": 1}} and {name} literally'
+
+
+def test_substituting_an_undefined_name_says_how_to_fix_it():
+    with pytest.raises(UsageError, match=r"\{missing\} names no Python variable.*--raw"):
+        substitute("what is {missing}?", {})
+
+
+def test_cell_ids_from_jupyterlab_and_vscode():
+    assert cell_id_from_metadata({"cellId": "a1b2c3d4"}) == "a1b2c3d4"
+    uri = "vscode-notebook-cell:/home/u/nb.ipynb#W1sZmlsZQ%3D%3D"
+    assert cell_id_from_metadata({"cellId": uri}) == uri
+    assert cell_id_from_metadata({}) is None
+    assert cell_id_from_metadata(None) is None
+
+
+def test_notebook_path_sources(tmp_path):
+    assert notebook_path({"__session__": str(tmp_path / "a.ipynb")}, {}) == tmp_path / "a.ipynb"
+    assert notebook_path({"__vsc_ipynb_file__": "/x/b.ipynb"}, {}) == Path("/x/b.ipynb")
+    assert notebook_path({}, {"JPY_SESSION_NAME": "/y/c.ipynb"}) == Path("/y/c.ipynb")
+    assert notebook_path({}, {}) is None
+
+
+# -- the cell magic in a shell -------------------------------------------------------------
+
+
+def test_a_cell_asks_and_leaves_the_reply_for_python(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "", "hello there")
+    out = capsys.readouterr().out
+    assert "offline teaching model" in out  # the once-per-kernel notice
+    assert "> hello there" in out
+    stored = nodes(tmp_path / "nb.chat.jsonl")
+    assert [n["message"]["role"] for n in stored] == ["user", "assistant"]
+    assert ip.user_ns["_chat"].startswith("**Offline teaching model**")
+    assert ip.user_ns["_chat_id"] == stored[1]["id"]
+    assert reply_text(stored[1]["id"][:6]) == ip.user_ns["_chat"]
+    assert ip.run_line_magic("chat", f"text {stored[0]['id'][:6]}") == "hello there"
+
+    ip.run_cell_magic("chat", "", "again")
+    assert "offline teaching model (deterministic" not in capsys.readouterr().out
+
+
+def test_variables_are_substituted_unless_raw(ip, tmp_path):
+    ip.user_ns["topic"] = "branching"
+    ip.run_cell_magic("chat", "", "explain {topic}")
+    ip.run_cell_magic("chat", "--raw", "keep {topic}")
+    texts = [n["message"]["content"] for n in nodes(tmp_path / "nb.chat.jsonl")][::2]
+    assert texts == ["explain branching", "keep {topic}"]
+
+
+def test_config_sets_the_model_and_a_cell_option_overrides_it(ip, tmp_path):
+    ip.run_line_magic("config", 'TreeChat.model = "teacher-2"')
+    ip.run_cell_magic("chat", "", "one")
+    ip.run_cell_magic("chat", "--model teacher-3", "two")
+    models = [n["meta"]["model"] for n in nodes(tmp_path / "nb.chat.jsonl")[1::2]]
+    assert models == ["teacher-2", "teacher-3"]
+    ip.run_line_magic("chat", "model teacher-4")
+    assert kernel_sessions.registry().config.model == "teacher-4"
+
+
+def test_named_sessions_live_beside_the_notebook(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "--session side", "in a side session")
+    ip.run_cell_magic("chat", "", "in the default one")
+    assert len(nodes(tmp_path / "nb.side.chat.jsonl")) == 2
+    assert len(nodes(tmp_path / "nb.chat.jsonl")) == 2
+    ip.run_line_magic("chat", "use side")
+    capsys.readouterr()
+    ip.run_line_magic("chat", "sessions")
+    listing = capsys.readouterr().out.splitlines()
+    assert listing[0].startswith("  default")
+    assert listing[1].startswith("* side")
+
+
+def test_without_a_notebook_path_the_file_is_named_and_announced(ip, tmp_path, capsys):
+    del ip.user_ns["__session__"]
+    ip.run_cell_magic("chat", "", "hi")
+    out = capsys.readouterr().out
+    expected = tmp_path / "jupyter-tree-chat.chat.jsonl"
+    assert f"No notebook path reached this kernel; sessions are saved in {expected}" in out
+    assert len(nodes(expected)) == 2
+
+
+def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "", "first")
+    ip.run_cell_magic("chat", "", "second")
+    ip.run_line_magic("chat", "edit 2 second, edited")
+    ip.run_line_magic("chat", "retry")
+    tree = load_file(tmp_path / "nb.chat.jsonl").tree
+    path = [n.text for n in tree.path_nodes(tree.leaf)]
+    assert path[0] == "first" and path[2] == "second, edited"
+    edited = tree.path_nodes(tree.leaf)[2]
+    assert tree.sibling_position(edited.id).count == 2
+    assert tree.sibling_position(tree.leaf).index == 2  # the retry's answer
+    capsys.readouterr()
+
+    old_question = [n for n in tree if n.text == "second"][0]
+    ip.run_line_magic("chat", f"switch {old_question.id[:8]}")
+    assert capsys.readouterr().out.startswith("On ")
+    assert load_file(tmp_path / "nb.chat.jsonl").tree.leaf != tree.leaf
+    ip.run_line_magic("chat", f"label {old_question.id[:8]} original")
+    assert reply_text("original") == "second"
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        ("frobnicate", "`%chat help` lists the commands"),
+        ("switch zzzz", "`%chat tree` shows the ids"),
+        ("edit 9 new text", "give N from 1 to 1"),
+        ("edit one new text", "give N from 1 to 1"),
+        ("edit 1", "usage: %chat edit N TEXT"),
+        ("use ../evil", "path separator"),
+        ("export pdf", "usage: %chat export md [FILE]"),
+        ("label", "usage: %chat label ID NAME"),
+    ],
+)
+def test_command_mistakes_are_one_line_usage_errors(ip, line, fix):
+    ip.run_cell_magic("chat", "", "a question")
+    assert fix in one_line_usage_error(ip, line)
+
+
+def test_ids_resolve_by_unique_prefix_and_an_ambiguous_one_asks_for_more(ip, tmp_path, capsys):
+    records = [
+        {"id": "abc1", "parentId": None, "message": {"role": "user", "content": "q"}},
+        {"id": "abc2", "parentId": "abc1", "message": {"role": "assistant", "content": "a1"}},
+        {"id": "abd3", "parentId": "abc1", "message": {"role": "assistant", "content": "a2"}},
+    ]
+    (tmp_path / "nb.chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert "give more characters" in one_line_usage_error(ip, "switch ab")
+    ip.run_line_magic("chat", "switch abc2")
+    assert "On abc2" in capsys.readouterr().out
+    assert ip.run_line_magic("chat", "text abd") == "a2"
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "fix"),
+    [
+        ("", "   \n  ", "write your question below the %%chat line"),
+        ("--session ../x", "hi", "path separator"),
+        ("--from nothere", "hi", "`%chat tree` shows the ids"),
+        ("--tools nosuch", "hi", "no tool named 'nosuch'"),
+    ],
+)
+def test_cell_mistakes_are_one_line_usage_errors(ip, tmp_path, line, cell, fix):
+    assert fix in one_line_usage_error(ip, line, cell)
+    assert not (tmp_path / "nb.chat.jsonl").exists()  # nothing was asked
+
+
+def test_cell_help_lists_the_options(ip):
+    doc = ip.find_cell_magic("chat").__doc__
+    for option in (
+        "--session",
+        "--model",
+        "--system",
+        "--max-tokens",
+        "--temperature",
+        "--new",
+        "--from",
+        "--continue",
+        "--tools",
+        "--provider",
+        "--raw",
+    ):
+        assert option in doc
+    assert doc.lstrip(": \n").startswith("%%chat")
+
+
+def test_settings_are_traitlets():
+    config = TreeChat()
+    config.max_tokens = "512"
+    assert config.chat_settings().max_tokens == 512
+    config.session = "default"
+    assert config.session is None
+    with pytest.raises(Exception, match="path separator"):
+        config.session = "a/b"
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
+    sent: list[str] = []
+    monkeypatch.setattr(
+        "jupyter_tree_chat.output.display",
+        lambda *a, **k: type("H", (), {"display_id": "d1"})(),
+    )
+    monkeypatch.setattr(
+        "jupyter_tree_chat.output.update_display",
+        lambda bundle, **k: sent.append(bundle["text/markdown"]),
+    )
+    now = [0.0]
+    view = DisplayReply(throttle=0.1, clock=lambda: now[0])
+    view.start()
+    for i in range(1000):  # 1,000 deltas over 0.5 s
+        now[0] = i * 0.0005
+        view.delta("x")
+    view.end()
+    assert 5 <= len(sent) <= 8  # the first delta at once, then ~every 0.1 s, and a last one
+    assert sent[0] == "x"
+    assert sent[-1] == "x" * 1000
+
+
+def test_footer_shows_id_model_tokens_cache_and_position():
+    from jupyter_tree_chat.session import Session
+    from scripted_provider import ScriptedProvider
+
+    session = Session.in_memory(ScriptedProvider())
+    turn = session.ask("hi")
+    reply = turn.replies[0]
+    reply.meta["usage"] = {
+        "input_tokens": 12,
+        "output_tokens": 3400,
+        "cache_read_input_tokens": 2048,
+    }
+    line = footer(session, reply)
+    assert line.startswith(reply.id[:7] + " · ")
+    assert "12 in · 3,400 out · 2,048 cache read · reply 1/1" in line
