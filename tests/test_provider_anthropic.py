@@ -507,3 +507,18 @@ def test_a_server_echoing_the_key_never_gets_it_into_the_message(
         collect(provider_for(fake_anthropic), ask())
 
     assert "[redacted]" in one_line_error(caught.value)
+
+
+def test_stopping_early_leaves_the_provider_usable_for_the_next_reply(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    fake_anthropic.enqueue(tokens=1000)
+    provider = provider_for(fake_anthropic)
+    replies = provider.stream(ask())
+
+    first = next(event for event in replies if isinstance(event, TextDelta))
+    replies.close()  # what a KeyboardInterrupt in the consumer amounts to
+    fake_anthropic.enqueue(text="next one")
+
+    assert first.text == "alpha"
+    assert streamed_text(collect(provider, ask())) == "next one"

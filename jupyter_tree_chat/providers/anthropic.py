@@ -189,9 +189,12 @@ class AnthropicProvider:
         started = False
         try:
             events = self.client.messages.create(**kwargs, stream=True)
-            for event in read_events(events, fallback_model=kwargs["model"]):
-                started = True
-                yield event
+            try:
+                for event in read_events(events, fallback_model=kwargs["model"]):
+                    started = True
+                    yield event
+            finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
+                events.close()
         except ProviderError as error:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
