@@ -53,7 +53,11 @@ class Node:
 
     def to_record(self) -> dict[str, Any]:
         """The node as one line of the session file (the chapter's shape, plus meta)."""
-        record: dict[str, Any] = {"id": self.id, "parentId": self.parent_id, "message": self.message}
+        record: dict[str, Any] = {
+            "id": self.id,
+            "parentId": self.parent_id,
+            "message": self.message,
+        }
         if self.meta:
             record["meta"] = self.meta
         return record
@@ -100,7 +104,17 @@ def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def is_real_user_message(message: Mapping[str, Any]) -> bool:
+    """A user message a person typed (a tool_result has role user but is not one)."""
     return message.get("role") == "user" and not is_tool_result(message)
+
+
+def api_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The message as the Messages API accepts it: ``role`` and ``content`` only.
+
+    ``timestamp`` (the chapter keeps one in every message) and anything else a file
+    may carry stay out of the request.
+    """
+    return {"role": message.get("role"), "content": message.get("content")}
 
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ class SessionTree:
         if parent is not None and parent not in self._nodes:
             raise NodeNotFound(f"parent {parent!r} of node {node.id!r} is not in the tree")
         if check_roles:
-            check_role_order(self._nodes[parent].message if parent else None, node.message)
+            check_role_order(None if parent is None else self._nodes[parent].message, node.message)
         self._nodes[node.id] = node
         siblings = self._children.get(parent)
         if siblings is None:
@@ -186,7 +200,9 @@ class SessionTree:
             raise NodeNotFound(f"no node id starts with {ref!r}; `show` lists the ids")
         if len(matches) > 1:
             shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-            raise AmbiguousId(f"{ref!r} matches {len(matches)} nodes ({shown}); give more characters")
+            raise AmbiguousId(
+                f"{ref!r} matches {len(matches)} nodes ({shown}); give more characters"
+            )
         return self._nodes[matches[0]]
 
     def children(self, node_id: str | None) -> list[Node]:
@@ -261,9 +277,7 @@ class SessionTree:
         self.get(node_id)
         self.leaf = node_id
 
-    def append(
-        self, new_id: str, message: Message, meta: dict[str, Any] | None = None
-    ) -> Node:
+    def append(self, new_id: str, message: Message, meta: dict[str, Any] | None = None) -> Node:
         """Continue the active path: a child of the current leaf (or a root if empty)."""
         return self._new(new_id, self.leaf, message, meta)
 
@@ -307,6 +321,16 @@ class SessionTree:
             return self.get(node.parent_id)
         return node
 
+    def retry(self, node_id: str) -> Node:
+        """Move the leaf back to ``node_id``'s retry point; the next reply is a sibling.
+
+        No user node is duplicated: the new assistant answer hangs under the same user
+        node as the old one (the chapter's "retry").
+        """
+        point = self.retry_point(node_id)
+        self.leaf = point.id
+        return point
+
     def fork_before_tool_use_point(self, leaf_id: str | None = None) -> Node:
         """The last message on the path that a person wrote (never a tool_result).
 
@@ -320,6 +344,28 @@ class SessionTree:
             if is_real_user_message(node.message):
                 return node
         raise TreeError("no user message on the current path to fork from")
+
+    def fork_before_tool_use(
+        self,
+        new_id: str,
+        content: Any = None,
+        leaf_id: str | None = None,
+        timestamp: int | float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Node:
+        """A new user message beside the last real one, before the tool call it caused.
+
+        ``content`` defaults to the original question; the chapter appends a hint
+        ("the last approach did not work, try another"). The new node becomes the leaf.
+        """
+        point = self.fork_before_tool_use_point(leaf_id)
+        return self.edit(
+            point.id,
+            new_id,
+            point.message.get("content") if content is None else content,
+            timestamp,
+            meta,
+        )
 
     def compact(
         self,
@@ -336,7 +382,12 @@ class SessionTree:
         under it. Switching back to ``summarised_leaf`` restores the full history.
         """
         self.get(summarised_leaf)
-        stamp = {} if timestamp is None else {"timestamp": timestamp}
+        if root_id == ack_id:
+            raise TreeError(f"compaction needs two different ids, got {root_id!r} twice")
+        for new_id in (root_id, ack_id):
+            if new_id in self._nodes:
+                raise TreeError(f"node id {new_id!r} is already in the tree; ids are never reused")
+        stamp: dict[str, Any] = {} if timestamp is None else {"timestamp": timestamp}
         root = self._new(
             root_id,
             None,
@@ -352,7 +403,9 @@ class SessionTree:
             root.id,
             {
                 "role": "assistant",
-                "content": [{"type": "text", "text": "Understood. I'll continue from this summary."}],
+                "content": [
+                    {"type": "text", "text": "Understood. I'll continue from this summary."}
+                ],
                 **stamp,
             },
             {"synthetic": True},
@@ -367,13 +420,17 @@ def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any])
         raise RoleOrderError(f"a message role must be 'user' or 'assistant', not {role!r}")
     if parent is None:
         if role != "user":
-            raise RoleOrderError("a conversation must start with a user message, not an assistant one")
+            raise RoleOrderError(
+                "a conversation must start with a user message, not an assistant one"
+            )
         return
     parent_role = parent.get("role")
     if parent_role == role:
-        raise RoleOrderError(
-            f"a {role} message cannot follow another {role} message; "
-            f"{'retry the user message instead' if role == 'assistant' else 'fork from the assistant reply or edit the question'}"
+        fix = (
+            "retry the user message instead"
+            if role == "assistant"
+            else "fork from the assistant reply or edit the question"
         )
+        raise RoleOrderError(f"a {role} message cannot follow another {role} message; {fix}")
     if is_tool_result(child) and not tool_uses(parent):
         raise RoleOrderError("a tool_result must follow an assistant message that used a tool")
