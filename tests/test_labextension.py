@@ -54,8 +54,15 @@ def ts_parse(tmp_path_factory):
         )
     work = tmp_path_factory.mktemp("ts-format")
     subprocess.run(
-        [str(esbuild), str(LABEXT / "src" / "render" / "format.ts"), "--bundle",
-         "--format=esm", "--platform=node", f"--outfile={work / 'format.mjs'}", "--log-level=warning"],
+        [
+            str(esbuild),
+            str(LABEXT / "src" / "render" / "format.ts"),
+            "--bundle",
+            "--format=esm",
+            "--platform=node",
+            f"--outfile={work / 'format.mjs'}",
+            "--log-level=warning",
+        ],
         check=True,
     )
     (work / "run.mjs").write_text(RUNNER)
@@ -64,7 +71,9 @@ def ts_parse(tmp_path_factory):
         done = subprocess.run(
             [node, str(work / "run.mjs")],
             input=json.dumps([base64.b64encode(f).decode() for f in files]),
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return json.loads(done.stdout)
 
@@ -87,7 +96,12 @@ def line(record) -> bytes:
 
 
 def node(node_id, parent, role="user", content="hi", **extra) -> dict:
-    return {"id": node_id, "parentId": parent, "message": {"role": role, "content": content}, **extra}
+    return {
+        "id": node_id,
+        "parentId": parent,
+        "message": {"role": role, "content": content},
+        **extra,
+    }
 
 
 GOOD = (
@@ -110,34 +124,57 @@ EDGE_CASES: list[bytes] = [
     GOOD + b"\xff\xfe garbage\n" + line(node("z", None)),
     GOOD + b"\xff\xfe torn and not UTF-8",
     GOOD + b"\xed\xa0\x80\n",  # an encoded surrogate
-    GOOD + b"not json\n[1, 2]\n\"text\"\n42\n1.5\ntrue\nnull\n{}\n",
+    GOOD + b'not json\n[1, 2]\n"text"\n42\n1.5\ntrue\nnull\n{}\n',
     GOOD + line({"id": "a1", "parentId": None, "message": {"role": "user"}}),
     GOOD + line(node("o", "missing")) + line(node("self", "self")),
     GOOD + line(node("u3", "u2", "user")),  # a user message under a user message
-    GOOD + line({"id": "r", "parentId": "u1", "message": {"content": "no role"}})
+    GOOD
+    + line({"id": "r", "parentId": "u1", "message": {"content": "no role"}})
     + line({"id": "r2", "parentId": "r", "message": {}}),
     GOOD + line(node("n1", "a1", 1)) + line(node("n2", "n1", 1.0)) + line(node("n3", "n2", True)),
-    GOOD + b'{"id":"f1","parentId":"a1","message":{"role":1.0}}\n'
+    GOOD
+    + b'{"id":"f1","parentId":"a1","message":{"role":1.0}}\n'
     + b'{"id":"f2","parentId":"f1","message":{"role":1e16}}\n'
     + b'{"id":"f3","parentId":"f2","message":{"role":1e16}}\n'
     + b'{"id":"f4","parentId":"f3","message":{"role":{"b":1,"1":[null,false,0.0001,1e-05]}}}\n'
     + b'{"id":"f5","parentId":"f4","message":{"role":{"b":1,"1":[null,false,0.0001,1e-05]}}}\n',
-    GOOD + line({"parentId": None, "message": {}}) + line({"id": "x", "message": {}})
-    + line({"id": "x", "parentId": None}) + line({"id": "x", "parentId": None, "message": "s"})
-    + line({"id": "", "parentId": None, "message": {}}) + line({"id": 5, "parentId": None, "message": {}})
+    GOOD
+    + line({"parentId": None, "message": {}})
+    + line({"id": "x", "message": {}})
+    + line({"id": "x", "parentId": None})
+    + line({"id": "x", "parentId": None, "message": "s"})
+    + line({"id": "", "parentId": None, "message": {}})
+    + line({"id": 5, "parentId": None, "message": {}})
     + line({"id": "p", "parentId": 7, "message": {}}),
-    GOOD + line({"type": "leaf", "id": "nope"}) + line({"type": "leaf"}) + line({"type": "leaf", "id": 3})
-    + line({"type": "leaf", "id": [1, {"a": None}]}) + line({"type": "leaf", "id": "u2"}),
-    GOOD + line({"type": "label", "id": "u1", "label": ""}) + line({"type": "label", "id": "zz", "label": "x"})
-    + line({"type": "label", "id": "u1", "label": 5}) + line({"type": "label", "id": "u2", "label": "ok"}),
-    GOOD + line({"type": "session", "version": 2}) + line({"type": "compaction"}) + line({"type": 3})
-    + line({"type": False}) + line({"type": None, "id": "tn", "parentId": None, "message": {}})
-    + line({"type": {"nested": [1.5, "x"]}}) + b'{"type":18446744073709551615}\n{"type":18446744073709551616}\n'
+    GOOD
+    + line({"type": "leaf", "id": "nope"})
+    + line({"type": "leaf"})
+    + line({"type": "leaf", "id": 3})
+    + line({"type": "leaf", "id": [1, {"a": None}]})
+    + line({"type": "leaf", "id": "u2"}),
+    GOOD
+    + line({"type": "label", "id": "u1", "label": ""})
+    + line({"type": "label", "id": "zz", "label": "x"})
+    + line({"type": "label", "id": "u1", "label": 5})
+    + line({"type": "label", "id": "u2", "label": "ok"}),
+    GOOD
+    + line({"type": "session", "version": 2})
+    + line({"type": "compaction"})
+    + line({"type": 3})
+    + line({"type": False})
+    + line({"type": None, "id": "tn", "parentId": None, "message": {}})
+    + line({"type": {"nested": [1.5, "x"]}})
+    + b'{"type":18446744073709551615}\n{"type":18446744073709551616}\n'
     + b'{"type":-9223372036854775809}\n{"type":-0.0}\n{"type":123456789.125}\n',
-    GOOD + line(node("it's", "a1")) + line(node('say "hi"', "a1")) + line(node("both '\"", "a1"))
-    + line(node("tab\there\\", "a1")) + line(node("\x00\x7f\x85\u00a0\u2028\u200b\U0001f600\ue000", "a1"))
+    GOOD
+    + line(node("it's", "a1"))
+    + line(node('say "hi"', "a1"))
+    + line(node("both '\"", "a1"))
+    + line(node("tab\there\\", "a1"))
+    + line(node("\x00\x7f\x85\u00a0\u2028\u200b\U0001f600\ue000", "a1"))
     + line(node("é中文", "missing\x01")),
-    GOOD + b'{"id":"s1","parentId":null,"message":{"role":"user","content":"\\ud800"}}\n'
+    GOOD
+    + b'{"id":"s1","parentId":null,"message":{"role":"user","content":"\\ud800"}}\n'
     + b'{"id":"s2","parentId":null,"message":{"role":"user","content":"\\ud83d\\ude00"}}\n'
     + b'{"id":"s3","parentId":null,"message":{"role":"user","content":"\\udc00\\ud800"}}\n'
     + b'{"id":"s4","parentId":null,"message":{"role":"user","content":"x"}} \r\r\n'
@@ -148,7 +185,7 @@ EDGE_CASES: list[bytes] = [
     + b'{"id":"s9","parentId":null,"message":{"role":"user","content":"\t"}}\n'
     + b'{"id":"s10","parentId":null,"message":{"role":"user","__proto__":{"x":1}}}\n'
     + b'{"id":"s11","parentId":null,"message":{"role":"user"},"id":"s11b"}\n'
-    + b'\x0c{}\n{} \x00\n',
+    + b"\x0c{}\n{} \x00\n",
     GOOD + b"[" * 1024 + b"]" * 1024 + b"\n" + b"[" * 1025 + b"]" * 1025 + b"\n",
     b"\r",
     b"   ",
@@ -167,11 +204,13 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
             lines.insert(i, rng.choice(lines))
         elif choice == 2 and lines[i]:
             pos = rng.randrange(len(lines[i]))
-            lines[i] = lines[i][:pos] + bytes([rng.randrange(256)]) + lines[i][pos + 1:]
+            lines[i] = lines[i][:pos] + bytes([rng.randrange(256)]) + lines[i][pos + 1 :]
         elif choice == 3:
             del lines[i]
         elif choice == 4:
-            lines.insert(i, rng.choice([b"", b"\r", b"\xef\xbb\xbf{}", b'{"type":"leaf","id":"a1"}']))
+            lines.insert(
+                i, rng.choice([b"", b"\r", b"\xef\xbb\xbf{}", b'{"type":"leaf","id":"a1"}'])
+            )
         else:
             lines[i] = lines[i].replace(b'"u1"', rng.choice([b'"a2"', b'"zz"', b"null", b"1"]))
     return b"\n".join(lines)

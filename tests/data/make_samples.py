@@ -50,21 +50,47 @@ def branches() -> str:
     lines = [
         _line({"type": "session", "version": 1, "created": 1718400000}),
         _line(_node("u1", None, "user", "What is a session tree?", {"cell_id": "a1b2c3d4"})),
-        _line(_node("a1", "u1", "assistant",
-                    "A session tree keeps **every** branch of a chat, and the model sees one path.",
-                    _meta("claude-sonnet-4-6", 12, 17))),
-        _line(_node("a2", "u1", "assistant",
-                    "A session tree keeps each branch of a chat, and the model sees only one path.",
-                    _meta("claude-haiku-4-5", 12, 18))),
+        _line(
+            _node(
+                "a1",
+                "u1",
+                "assistant",
+                "A session tree keeps **every** branch of a chat, and the model sees one path.",
+                _meta("claude-sonnet-4-6", 12, 17),
+            )
+        ),
+        _line(
+            _node(
+                "a2",
+                "u1",
+                "assistant",
+                "A session tree keeps each branch of a chat, and the model sees only one path.",
+                _meta("claude-haiku-4-5", 12, 18),
+            )
+        ),
         "{this line is not json\n",
         _line({"type": "label", "id": "a2", "label": "concise"}),
         _line(_node("u2", "a1", "user", "Show me an example.")),
-        _line(_node("a3", "u2", "assistant", "Here is a tree:\n\n```\nu1\n├─ a1\n└─ a2\n```\nand then",
-                    _meta("claude-sonnet-4-6", 40, 9, interrupted=True, stop_reason=None))),
+        _line(
+            _node(
+                "a3",
+                "u2",
+                "assistant",
+                "Here is a tree:\n\n```\nu1\n├─ a1\n└─ a2\n```\nand then",
+                _meta("claude-sonnet-4-6", 40, 9, interrupted=True, stop_reason=None),
+            )
+        ),
         _line(_node("lost", "never-written", "user", "an orphan: its parent is not in the file")),
         _line(_node("u1b", None, "user", "What is a branching session tree?")),
-        _line(_node("a4", "u1b", "assistant", "The same idea, asked differently: one path at a time.",
-                    _meta("claude-sonnet-4-6", 13, 12))),
+        _line(
+            _node(
+                "a4",
+                "u1b",
+                "assistant",
+                "The same idea, asked differently: one path at a time.",
+                _meta("claude-sonnet-4-6", 13, 12),
+            )
+        ),
         _line({"type": "leaf", "id": "a3"}),
         '{"id":"a5","parentId":"a3","message":{"role":"user","content":"torn',
     ]
@@ -77,8 +103,9 @@ PAYLOADS = [
     "[a javascript link](javascript:window.__xss=1) and "
     '<a href="javascript:alert(1)">an html javascript link</a>',
     '<svg onload="window.__xss = 1"><circle r="4"/></svg>svg onload',
-    "<svg><script>window.__xss = 1</script><a href=\"javascript:alert(1)\"><text>t</text></a></svg>",
-    '<iframe src="javascript:alert(1)"></iframe><iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
+    '<svg><script>window.__xss = 1</script><a href="javascript:alert(1)"><text>t</text></a></svg>',
+    '<iframe src="javascript:alert(1)"></iframe>'
+    '<iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
     '<object data="javascript:alert(1)"></object><embed src="javascript:alert(1)">',
     '<details open ontoggle="window.__xss = 1"><summary>details ontoggle</summary>x</details>',
     '<math><mtext><table><mglyph><style><img src=x onerror="window.__xss=1">',
@@ -98,16 +125,31 @@ def hostile() -> str:
         user = f"u{number}"
         lines.append(_line(_node(user, parent, "user", f"Q{number}: {payload}")))
         answer = f"a{number}"
-        lines.append(_line(_node(answer, user, "assistant", [
-            {"type": "text", "text": f"A{number}: {payload}"},
-            {"type": "tool_use", "id": "t", "name": "<img src=x onerror=window.__xss=1>",
-             "input": {"html": payload}},
-        ], _meta('<script>window.__xss=1</script>', 1, 2))))
+        lines.append(
+            _line(
+                _node(
+                    answer,
+                    user,
+                    "assistant",
+                    [
+                        {"type": "text", "text": f"A{number}: {payload}"},
+                        {
+                            "type": "tool_use",
+                            "id": "t",
+                            "name": "<img src=x onerror=window.__xss=1>",
+                            "input": {"html": payload},
+                        },
+                    ],
+                    _meta("<script>window.__xss=1</script>", 1, 2),
+                )
+            )
+        )
         parent = answer
     # a sibling answer, so the side-by-side view renders payloads too
     lines.append(_line(_node("a0b", "u0", "assistant", "A0 again: " + PAYLOADS[1])))
-    lines.append(_line(_node('<img src=x onerror="window.__xss=1">', parent, "user",
-                             "an id with markup")))
+    lines.append(
+        _line(_node('<img src=x onerror="window.__xss=1">', parent, "user", "an id with markup"))
+    )
     lines.append(_line({"type": "label", "id": "a0", "label": "<script>window.__xss=1</script>"}))
     lines.append(_line({"type": "<img src=x onerror=window.__xss=1>"}))
     lines.append(_line({"type": "leaf", "id": parent}))
