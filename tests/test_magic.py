@@ -194,7 +194,7 @@ def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
     assert tree.sibling_position(tree.leaf).index == 2  # the retry's answer
     capsys.readouterr()
 
-    old_question = [n for n in tree if n.text == "second"][0]
+    old_question = next(n for n in tree if n.text == "second")
     ip.run_line_magic("chat", f"switch {old_question.id[:8]}")
     assert capsys.readouterr().out.startswith("On ")
     assert load_file(tmp_path / "nb.chat.jsonl").tree.leaf != tree.leaf
@@ -302,8 +302,9 @@ def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
 
 
 def test_footer_shows_id_model_tokens_cache_and_position():
-    from jupyter_tree_chat.session import Session
     from scripted_provider import ScriptedProvider
+
+    from jupyter_tree_chat.session import Session
 
     session = Session.in_memory(ScriptedProvider())
     turn = session.ask("hi")

@@ -1,0 +1,287 @@
+"""%%chat on a real kernel, driven as JupyterLab drives it (cell ids in each request).
+
+Each test runs cells through a real ipykernel, looks at what a user would see (the
+streamed Markdown, the footer, one-line errors) and then reads the session's JSONL file
+to check the tree: run all; edit cell 1 then run all; re-run unchanged; --from; --new;
+restart then continue; interrupt mid-stream; a provider error mid-stream. The offline
+provider needs no network; the Anthropic cases use the real SDK against the local fake
+Messages API server.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_anthropic import FakeAnthropic
+from kernel_harness import CellRun, Kernel
+
+from jupyter_tree_chat.output import INTERRUPTED_MARK
+from jupyter_tree_chat.store import load_file
+from jupyter_tree_chat.tree import SessionTree
+
+pytestmark = pytest.mark.kernel
+
+CELLS = [
+    ("c0000001", "What is a session tree?"),
+    ("c0000002", "And a leaf?"),
+    ("c0000003", "Why keep old branches?"),
+]
+
+
+def run_all(kernel: Kernel, cells: list[tuple[str, str]] = CELLS) -> list[CellRun]:
+    return [kernel.chat(text, cell_id).check() for cell_id, text in cells]
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tree_of(kernel: Kernel, name: str | None = None) -> SessionTree:
+    loaded = load_file(kernel.session_file(name))
+    assert loaded.problems == []
+    return loaded.tree
+
+
+def path_texts(tree: SessionTree, leaf: str | None = None) -> list[str]:
+    return [n.text for n in tree.path_nodes(leaf or tree.leaf)]
+
+
+def footer_of(run: CellRun) -> str:
+    return run.markdown[-1]
+
+
+@pytest.fixture
+def offline(tmp_path: Path) -> Iterator[Kernel]:
+    with Kernel(tmp_path) as kernel:
+        yield kernel
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def claude(tmp_path: Path, fake_server: FakeAnthropic) -> Iterator[Kernel]:
+    env = {"ANTHROPIC_API_KEY": "sk-test-dummy", "ANTHROPIC_BASE_URL": fake_server.base_url}
+    with Kernel(tmp_path, env=env) as kernel:
+        yield kernel
+
+
+# -- the notebook-native rule -------------------------------------------------------------
+
+
+def test_run_all_builds_one_branch_with_each_cell_id(offline):
+    runs = run_all(offline)
+
+    assert "offline teaching model" in runs[0].stdout  # said once, in the first cell
+    assert all("offline teaching model" not in r.stdout for r in runs[1:])
+    assert "I was sent **5 messages**" in runs[2].markdown[0]
+    assert "> Why keep old branches?" in runs[2].markdown[0]
+    assert footer_of(runs[2]).endswith("reply 1/1</sub>")
+    assert runs[0].updates >= 1  # the reply was updated in place, not printed again
+    tree = tree_of(offline)
+    path = tree.path_nodes(tree.leaf)
+    assert [n.role for n in path] == ["user", "assistant"] * 3
+    assert [n.meta["cell_id"] for n in path[::2]] == [c for c, _ in CELLS]
+    assert len(tree) == 6
+
+
+def test_edit_cell_1_then_run_all_makes_a_new_branch_and_keeps_the_old(offline):
+    run_all(offline)
+    old_leaf = tree_of(offline).leaf
+    edited = [(CELLS[0][0], "What is a session TREE, exactly?"), *CELLS[1:]]
+
+    runs = run_all(offline, edited)
+
+    assert "question 2/2" in footer_of(runs[0])
+    tree = tree_of(offline)
+    assert len(tree) == 12
+    assert [n.text for n in tree.roots()] == [CELLS[0][1], edited[0][1]]
+    assert path_texts(tree)[::2] == [text for _, text in edited]
+    assert path_texts(tree, old_leaf)[::2] == [text for _, text in CELLS]  # the old branch
+    assert "I was sent **5 messages**" in runs[2].markdown[0]  # not 11: one branch only
+
+
+def test_rerunning_an_unchanged_cell_is_a_retry_without_a_duplicate_question(offline):
+    first = offline.chat("Tell me a fact", "c0000001").check()
+    again = offline.chat("Tell me a fact", "c0000001").check()
+
+    assert footer_of(first).endswith("reply 1/1</sub>")
+    assert footer_of(again).endswith("reply 2/2</sub>")
+    tree = tree_of(offline)
+    users = [n for n in tree if n.role == "user"]
+    assert len(users) == 1
+    assert [n.parent_id for n in tree if n.role == "assistant"] == [users[0].id] * 2
+
+
+def test_a_cell_without_a_cell_id_appends(offline):
+    offline.chat("one", None).check()
+    offline.chat("one", None).check()
+    assert path_texts(tree_of(offline))[::2] == ["one", "one"]
+
+
+def test_from_forks_under_any_node_and_new_starts_a_root(offline):
+    run_all(offline, CELLS[:2])
+    first_reply = tree_of(offline).path_nodes(tree_of(offline).leaf)[1]
+
+    forked = offline.chat("A different follow-up", "c0000009", f"--from {first_reply.id[:7]}")
+    fresh = offline.chat("Start over", "c000000a", "--new")
+
+    forked.check()
+    fresh.check()
+    tree = tree_of(offline)
+    follow_up = next(n for n in tree if n.text == "A different follow-up")
+    assert follow_up.parent_id == first_reply.id
+    assert len(tree.children(first_reply.id)) == 2
+    start = next(n for n in tree if n.text == "Start over")
+    assert start.parent_id is None
+    assert tree.path_nodes(tree.leaf)[0].id == start.id
+    assert "I was sent **1 message**" in fresh.markdown[0]
+
+
+def test_after_a_restart_the_tree_and_leaf_are_the_same_and_cells_continue(offline):
+    run_all(offline, CELLS[:2])
+    first_reply = tree_of(offline).path_nodes(tree_of(offline).leaf)[1]
+    offline.run(f"%chat switch {first_reply.id[:8]}").check()
+    before = offline.run("%chat tree").check().stdout
+
+    offline.restart()
+    after = offline.run("%chat tree").check().stdout
+    runs = [offline.chat("Continue here", "c0000004").check()]
+
+    assert after == before
+    assert first_reply.id[:7] in after
+    tree = tree_of(offline)
+    question = next(n for n in tree if n.text == "Continue here")
+    assert question.parent_id == first_reply.id  # under the switched-to leaf
+    assert "I was sent **3 messages**" in runs[0].markdown[0]
+
+
+def test_several_sessions_per_notebook(offline):
+    offline.chat("default one", "c0000001").check()
+    offline.chat("named one", "c0000002", "--session notes").check()
+    offline.run("%chat use notes").check()
+    offline.chat("named two", "c0000003").check()
+
+    assert path_texts(tree_of(offline))[::2] == ["default one"]
+    assert path_texts(tree_of(offline, "notes"))[::2] == ["named one", "named two"]
+
+
+# -- interruption and errors --------------------------------------------------------------
+
+
+def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
+    offline.run("%config TreeChat.offline_delay = 0.05").check()
+    msg_id = offline.send("%%chat\nTell me a long story about trees", "c0000001")
+    run = offline.collect(msg_id, until=lambda r: r.updates >= 2)
+    offline.interrupt()
+    run = offline.collect(msg_id, run=run)
+
+    assert run.status == "error"  # so Run All stops here
+    assert len(run.error_lines) == 1
+    assert run.error_lines[0].startswith("Interrupted: the partial reply is kept as ")
+    assert run.markdown[0].endswith(INTERRUPTED_MARK)
+    tree = tree_of(offline)
+    reply = tree.get(tree.leaf)
+    assert reply.role == "assistant"
+    assert reply.meta["interrupted"] is True
+    assert reply.id[:7] in run.error_lines[0]
+    assert reply.text and run.markdown[0].startswith(reply.text)
+
+    offline.run("%config TreeChat.offline_delay = 0").check()
+    nxt = offline.chat("Go on", "c0000002").check()
+    assert tree_of(offline).get(tree_of(offline).leaf).parent_id is not None
+    assert next(n for n in tree_of(offline) if n.text == "Go on").parent_id == reply.id
+    assert nxt.error_lines == []
+
+
+def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claude, fake_server):
+    fake_server.enqueue(text="Session trees keep every branch. " * 20, error_event_after=6)
+
+    run = claude.chat("Explain session trees", "c0000001")
+
+    assert run.status == "error"
+    assert len(run.error_lines) == 1
+    assert run.error_lines[0].startswith("Model error: ")
+    assert "(the partial reply is kept as " in run.error_lines[0]
+    assert "Traceback" not in run.visible_text
+    assert run.markdown[0].endswith(INTERRUPTED_MARK)
+    lines = records(claude.session_file())
+    user, reply = (r for r in lines if "type" not in r)
+    assert user["message"]["content"] == "Explain session trees"
+    assert reply["meta"]["interrupted"] is True
+    assert reply["message"]["content"][0]["text"].startswith("Session trees keep")
+
+
+def test_after_an_unanswered_question_the_next_cell_asks_beside_it(claude, fake_server):
+    claude.chat("First question", "c0000001").check()
+    fake_server.enqueue_error(400, message="bad things")
+    failed = claude.chat("This one fails", "c0000002")
+    after = claude.chat("Asked again", "c0000003").check()
+
+    assert failed.status == "error"
+    assert len(failed.error_lines) == 1 and "bad things" in failed.error_lines[0]
+    assert "got no answer; this one is asked beside it" in after.stdout
+    tree = tree_of(claude)
+    failed_q = next(n for n in tree if n.text == "This one fails")
+    again_q = next(n for n in tree if n.text == "Asked again")
+    assert again_q.parent_id == failed_q.parent_id  # siblings, not stacked
+    assert [m["role"] for m in fake_server.requests[-1].body["messages"]] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
+def test_a_dropped_connection_keeps_the_cut_reply(claude, fake_server):
+    fake_server.enqueue(text="word " * 200, drop_after=8)
+    run = claude.chat("Talk", "c0000001")
+    assert run.status == "error"
+    assert len(run.error_lines) == 1 and run.error_lines[0].startswith("Model error: ")
+    reply = next(r for r in records(claude.session_file()) if r.get("meta", {}).get("interrupted"))
+    assert reply["message"]["content"][0]["text"].startswith("word word")
+
+
+# -- against the fake Anthropic server --------------------------------------------------------
+
+
+def test_run_all_edit_and_retry_against_the_fake_api(claude, fake_server):
+    long_system = "You are a patient teacher of data structures. " * 120  # > 1024 tokens
+    claude.run(f"%config TreeChat.system = {long_system!r}").check()
+    runs = run_all(claude)
+    retry = claude.chat(CELLS[2][1], CELLS[2][0]).check()
+
+    assert footer_of(retry).endswith("reply 2/2</sub>")
+    assert "cache read" in footer_of(retry)  # the shared prefix was a cache hit
+    assert "claude-" in footer_of(runs[0])
+    sent = fake_server.requests[-1].body
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant"] * 2 + ["user"]
+    tree = tree_of(claude)
+    assert len(tree) == 7
+    assert len([n for n in tree if n.role == "user"]) == 3
+
+
+def test_the_reply_is_available_to_python(claude, fake_server):
+    fake_server.enqueue(text="The answer is 42.")
+    claude.chat("What is the answer?", "c0000001").check()
+    shown = claude.run("print(repr(_chat)); print(_chat_id[:4])").check().stdout.splitlines()
+    assert shown[0] == "'The answer is 42.'"
+    node_id = shown[1]
+    text = claude.run(f"x = %chat text {node_id}\nprint(x)").check().stdout
+    assert text.strip() == "The answer is 42."
+
+
+def test_streaming_updates_are_throttled(claude, fake_server):
+    fake_server.enqueue(tokens=2000)
+    started = time.monotonic()
+    run = claude.chat("Long please", "c0000001").check()
+    elapsed = time.monotonic() - started
+    assert run.updates <= elapsed / 0.1 + 3  # ~one update per 0.1 s, plus the last ones
+    assert run.markdown[0].count(" ") == 1999  # every piece arrived in the final text
