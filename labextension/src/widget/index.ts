@@ -1,37 +1,60 @@
 /**
- * The anywidget front end (a minimal first version: a colleague extends it). It draws the
- * `tree` trait with the shared `SessionView`. Built by `npm run build:widget` with
- * esbuild into `jupyter_tree_chat/static/widget.js` (ESM, dependencies bundled).
+ * The anywidget front end of jupyter-tree-chat (`TreePanel` and `TurnControl` in
+ * jupyter_tree_chat/widget.py). Built by `npm run build:widget` into
+ * jupyter_tree_chat/static/widget.js.
  *
- * Markdown: until a sanitizing renderer is bundled here, text is shown as escaped plain
- * text (`plainTextHtml`), which is safe by construction.
+ * `initialize` runs once per model and owns the store, so every view of one widget
+ * shares what the kernel sent; `render` draws one view (the panel or the per-turn
+ * control, by the `mode` trait). Both return their cleanup.
  */
 
-import css from '../../style/base.css';
-import { SessionView, TreeData, fromTreeData, plainTextHtml } from '../render';
+import { KernelMessage, Store, WidgetModel } from './model';
+import { PanelView } from './panel';
+import { TurnView } from './turn';
 
-/** The synced traits this front end reads. */
-interface Model {
-  get(name: 'tree'): TreeData | null;
-  get(name: 'title'): string | undefined;
-  on(event: 'change:tree', callback: () => void): void;
-  off(event: 'change:tree', callback: () => void): void;
+const stores = new WeakMap<WidgetModel, Store>();
+
+function storeFor(model: WidgetModel): Store {
+  let store = stores.get(model);
+  if (!store) {
+    store = new Store(model);
+    stores.set(model, store);
+  }
+  return store;
 }
 
-function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
-  const style = document.createElement('style');
-  style.textContent = css;
-  el.append(style);
-  el.classList.add('jtc-widget');
-  const view = new SessionView(el, { renderMarkdown: plainTextHtml });
-  const update = (): void => view.setSession(fromTreeData(model.get('tree')), model.get('title') ?? '');
-  update();
-  model.on('change:tree', update);
+export function initialize({ model }: { model: WidgetModel }): () => void {
+  const store = storeFor(model);
+  const onMessage = (message: KernelMessage): void => store.handle(message);
+  const onTree = (): void => {
+    if (store.stream?.done) {
+      store.stream = null; // the stored reply has taken the streamed one's place
+    }
+    store.emit('tree');
+  };
+  const onStatus = (): void => store.emit('status');
+  model.on('msg:custom', onMessage);
+  model.on('change:leaf', onTree);
+  model.on('change:labels', onTree);
+  model.on('change:turn', onTree);
+  model.on('change:busy', onTree);
+  model.on('change:error', onStatus);
   return () => {
-    model.off('change:tree', update);
-    view.dispose();
-    style.remove();
+    model.off('msg:custom', onMessage);
+    model.off('change:leaf', onTree);
+    model.off('change:labels', onTree);
+    model.off('change:turn', onTree);
+    model.off('change:busy', onTree);
+    model.off('change:error', onStatus);
+    store.dispose();
+    stores.delete(model);
   };
 }
 
-export default { render };
+export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => void {
+  const store = storeFor(model);
+  const view = model.get('mode') === 'turn' ? new TurnView(el, store) : new PanelView(el, store);
+  return () => view.dispose();
+}
+
+export default { initialize, render };

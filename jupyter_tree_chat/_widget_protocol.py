@@ -1,0 +1,182 @@
+"""What the widget sends to the browser, kept small so a 10,000-node tree stays fast.
+
+The browser never gets the whole tree as Python sees it. It gets a *summary* once (one
+short row per node, the synced ``nodes`` trait) and afterwards only small custom
+messages: a new row when a node is added, streamed text while a reply is written, and
+a node's full text when the user opens it. Everything here is pure (no widget, no
+kernel) so the shapes can be tested and measured on their own.
+
+Kernel -> browser custom messages (``t`` is the type)::
+
+    {"t": "n", "r": ROW, "s": 1}       a node was added; "s": its text is the streamed text
+    {"t": "s", "p": PARENT}            a reply started under user node PARENT
+    {"t": "d", "x": TEXT}              more text for the reply being streamed (coalesced)
+    {"t": "e", "p": PARENT, "err": E}  the reply ended (E: the error line, or absent)
+    {"t": "texts", "texts": {ID: {"text": ..., "meta": {...}}}}   answer to a text request
+    {"t": "ack", "req": N}             the kernel picked up action N (it was not busy)
+    {"t": "done", "req": N, "err": E}  action N finished (E: the error line, or absent)
+    {"t": "note", "level": L, "x": TEXT}  a session notice
+
+Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
+``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``text`` (ids).
+
+A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
+position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
+``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text, and
+``meta`` ``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
+(``None`` otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .tree import Node, is_tool_result, message_text
+
+HEAD_CHARS = 80
+DELTA_INTERVAL_S = 0.05
+"""A streamed-text message leaves at most this often..."""
+DELTA_MIN_CHARS = 32
+"""...and only with at least this much text, unless ``DELTA_MAX_WAIT_S`` has passed."""
+DELTA_MAX_WAIT_S = 0.2
+
+Row = list[Any]
+
+
+def role_code(node: Node) -> str:
+    if node.role == "assistant":
+        return "a"
+    return "t" if is_tool_result(node.message) else "u"
+
+
+def display_text(message: Mapping[str, Any]) -> str:
+    """The text a person reads for a message: its text, plus a line per tool block.
+
+    Tool calls and results are not text blocks, so ``message_text`` leaves them out;
+    the panel still has to show that they happened.
+    """
+    text = message_text(message)
+    content = message.get("content")
+    if not isinstance(content, list):
+        return text
+    lines = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_use":
+            args = json.dumps(block.get("input", {}), ensure_ascii=False)
+            lines.append(f"`tool call: {block.get('name', '?')}({args[:200]})`")
+        elif kind == "tool_result":
+            body = block.get("content")
+            shown = body if isinstance(body, str) else message_text({"content": body})
+            lines.append(f"`tool result: {shown[:200]}`")
+    return "\n\n".join(p for p in [text, *lines] if p)
+
+
+def head(text: str) -> str:
+    """The first line-ish of a text, whitespace collapsed, ``…`` when cut."""
+    flat = " ".join(text[: HEAD_CHARS * 4].split())
+    return (
+        flat if len(flat) <= HEAD_CHARS and len(text) <= HEAD_CHARS * 4 else flat[:HEAD_CHARS] + "…"
+    )
+
+
+def meta_summary(node: Node) -> list[Any] | None:
+    """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply."""
+    meta = node.meta
+    if node.role != "assistant" or not meta:
+        return None
+    usage = meta.get("usage") or {}
+    return [
+        meta.get("model"),
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        meta.get("duration_ms"),
+        1 if meta.get("interrupted") else 0,
+    ]
+
+
+def node_row(node: Node, parent_index: int) -> Row:
+    return [
+        node.id,
+        parent_index,
+        role_code(node),
+        head(display_text(node.message)),
+        meta_summary(node),
+    ]
+
+
+class RowIndex:
+    """The summary rows in append order, and where each id sits among them."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.index: dict[str, int] = {}
+
+    def add(self, node: Node) -> Row | None:
+        """The new row for ``node``, or ``None`` if it is already there."""
+        if node.id in self.index:
+            return None
+        parent = -1 if node.parent_id is None else self.index.get(node.parent_id, -1)
+        row = node_row(node, parent)
+        self.index[node.id] = len(self.rows)
+        self.rows.append(row)
+        return row
+
+
+def text_payload(node: Node) -> dict[str, Any]:
+    """What the browser gets when it opens a node: the full text and the full meta."""
+    return {"text": display_text(node.message), "meta": node.meta or {}}
+
+
+class DeltaCoalescer:
+    """Gathers streamed text and says when to send it, so tokens do not each cost a message.
+
+    A chunk leaves when ``interval`` has passed since the last one *and* it holds at
+    least ``min_chars``, or when ``max_wait`` has passed whatever its size; the rest
+    leaves at ``flush()`` (the reply's end). There is no timer: the kernel runs no event
+    loop while a cell runs, so the next token (or the end) is what sends a waiting chunk.
+    """
+
+    def __init__(
+        self,
+        send: Callable[[str], None],
+        *,
+        clock: Callable[[], float],
+        interval: float = DELTA_INTERVAL_S,
+        min_chars: int = DELTA_MIN_CHARS,
+        max_wait: float = DELTA_MAX_WAIT_S,
+    ) -> None:
+        self._send = send
+        self._clock = clock
+        self.interval = interval
+        self.min_chars = min_chars
+        self.max_wait = max_wait
+        self._parts: list[str] = []
+        self._size = 0
+        self._last = clock()
+        self.streamed = ""
+        """Everything sent for the current reply, to tell whether the stored text matches."""
+
+    def start(self) -> None:
+        self._parts, self._size, self.streamed = [], 0, ""
+        self._last = self._clock()
+
+    def add(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        waited = self._clock() - self._last
+        if waited >= self.max_wait or (waited >= self.interval and self._size >= self.min_chars):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._parts:
+            return
+        chunk = "".join(self._parts)
+        self._parts, self._size = [], 0
+        self._last = self._clock()
+        self.streamed += chunk
+        self._send(chunk)

@@ -1,0 +1,375 @@
+"""The anywidget views of a ``Session``: a per-turn control and the full tree panel.
+
+Both are thin: they render ``Session`` events and turn clicks into ``Session`` calls,
+and never touch the tree themselves, so any number of views of one session (and the
+``%%chat`` magic) stay in step without re-running cells. Costs are kept flat in the
+size of the session: the tree summary is sent once, then only small custom messages
+(see ``_widget_protocol``), and a node's full text travels only when it is opened.
+
+While a cell runs the kernel handles no comm messages, so a click then waits; the
+browser says so after a moment (it gets an ``ack`` as soon as the kernel picks an
+action up). An action from the widget runs inside the comm handler, and what it
+streams reaches the browser from there.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ._widget_protocol import (
+    DeltaCoalescer,
+    RowIndex,
+    display_text,
+    head,
+    meta_summary,
+    text_payload,
+)
+from .errors import ChatError, TreeError
+from .session import (
+    Event,
+    LeafChanged,
+    NodeAdded,
+    Notice,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    Session,
+    Turn,
+    TurnInterrupted,
+)
+from .tree import Node, is_real_user_message
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+MAX_TEXTS_PER_REQUEST = 200
+
+_NOT_BUILT = """
+export function render({ el }) {
+  el.textContent = "jupyter-tree-chat: the widget front end is not built; "
+    + "run `npm run build:widget` in labextension/ (it writes jupyter_tree_chat/static/widget.js).";
+}
+"""
+
+
+def _esm() -> Path | str:
+    built = STATIC / "widget.js"
+    return built if built.is_file() else _NOT_BUILT
+
+
+class _SessionWidget(anywidget.AnyWidget):
+    """What both views share: the subscription, streaming, and actions from the browser."""
+
+    _esm = _esm()
+    _css = STATIC / "widget.css"
+
+    mode = traitlets.Unicode("panel").tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self, session: Session, *, clock: Callable[[], float] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self._stream_parent: str | None = None
+        self._coalescer = DeltaCoalescer(self._send_delta, clock=clock or time.monotonic)
+        self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
+        self.on_msg(self._on_browser_message)
+
+    def close(self) -> None:
+        """Stop listening to the session (a closed view must not keep streaming)."""
+        unsubscribe = getattr(self, "_unsubscribe", None)
+        if unsubscribe is not None:
+            unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    # -- session events -> browser ------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ReplyDelta):
+            if event.parent_id == self._stream_parent:
+                self._coalescer.add(event.text)
+        elif isinstance(event, NodeAdded):
+            self._add_node(event.node)
+        elif isinstance(event, LeafChanged):
+            self._follow_leaf(event.leaf)
+        elif isinstance(event, ReplyStarted):
+            self.busy = True
+            self.error = ""
+            if self._streams(event.parent_id):
+                self._stream_parent = event.parent_id
+                self._coalescer.start()
+                self.send({"t": "s", "p": event.parent_id})
+        elif isinstance(event, ReplyEnded):
+            self.busy = False
+            if event.parent_id == self._stream_parent:
+                self._coalescer.flush()
+                ended: dict[str, Any] = {"t": "e", "p": event.parent_id}
+                if event.error is not None:
+                    ended["err"] = str(event.error)
+                self.send(ended)
+                self._stream_parent = None
+        elif isinstance(event, Notice):
+            if event.level == "error":
+                self.error = event.message
+            self.send({"t": "note", "level": event.level, "x": event.message})
+
+    def _send_delta(self, text: str) -> None:
+        self.send({"t": "d", "x": text})
+
+    def _streamed_text_matches(self, node: Node) -> bool:
+        """True if ``node`` is the reply just streamed here, with exactly that text."""
+        if node.role != "assistant" or node.parent_id != self._stream_parent:
+            return False
+        self._coalescer.flush()
+        return self._coalescer.streamed == display_text(node.message)
+
+    def _streams(self, parent_id: str) -> bool:
+        """Whether this view shows the reply being written under ``parent_id``."""
+        raise NotImplementedError
+
+    def _add_node(self, node: Node) -> None:
+        raise NotImplementedError
+
+    def _follow_leaf(self, leaf: str | None) -> None:
+        raise NotImplementedError
+
+    # -- browser -> session -------------------------------------------------------------
+
+    def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or "a" not in content:
+            return
+        req = content.get("req")
+        self.send({"t": "ack", "req": req})
+        error: str | None = None
+        try:
+            turn = self._act(str(content["a"]), content)
+            if turn is not None and turn.error is not None:
+                error = str(turn.error)
+        except ChatError as exc:
+            error = str(exc)
+        except TurnInterrupted:
+            error = "Interrupted; the partial reply was kept."
+        except Exception as exc:  # a view must report, not crash the comm
+            log.exception("widget action %r failed", content.get("a"))
+            error = f"{type(exc).__name__}: {exc}"
+        if error:
+            self.error = error
+        done: dict[str, Any] = {"t": "done", "req": req}
+        if error:
+            done["err"] = error
+        self.send(done)
+
+    def _act(self, action: str, content: dict[str, Any]) -> Turn | None:
+        """Carry out one browser action as a ``Session`` call."""
+        session = self.session
+        node_id = str(content.get("id", ""))
+        if action == "text":
+            ids = [str(i) for i in content.get("ids", [])][:MAX_TEXTS_PER_REQUEST]
+            texts = {i: text_payload(session.tree.get(i)) for i in ids if i in session.tree}
+            self.send({"t": "texts", "req": content.get("req"), "texts": texts})
+            return None
+        self.error = ""
+        if action == "retry":
+            return session.retry(node_id)
+        if action == "edit":
+            text = content.get("text")
+            if not isinstance(text, str) or not text.strip():
+                raise TreeError("the edited message is empty; type something or press Escape")
+            return session.edit(node_id, text)
+        if action == "switch":
+            session.switch(node_id, deepest=bool(content.get("deepest", True)))
+            return None
+        if action == "label":
+            session.label(node_id, str(content.get("label", "")))
+            return None
+        raise TreeError(f"unknown widget action {action!r}")
+
+
+class TreePanel(_SessionWidget):
+    """The whole session: tree, active path, inline edit, retry, switch, compare.
+
+    ``nodes`` is the compact summary (see ``_widget_protocol``). It is sent once and then
+    kept current *in place* on this side, so a page reload gets the current tree while
+    each change travels only as a small message.
+    """
+
+    nodes: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
+    labels = traitlets.Dict().tag(sync=True)
+    leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, session: Session, **kwargs: Any) -> None:
+        rows = RowIndex()
+        for node in session.tree:
+            rows.add(node)
+        self._rows = rows
+        super().__init__(
+            session,
+            mode="panel",
+            nodes=rows.rows,
+            labels=dict(session.labels),
+            leaf=session.leaf,
+            title=Path(session.location).name if session.location else "",
+            **kwargs,
+        )
+        self._rows.rows = self.nodes  # the trait's own list, so in-place appends stay current
+
+    def _streams(self, parent_id: str) -> bool:
+        return True
+
+    def _add_node(self, node: Node) -> None:
+        row = self._rows.add(node)
+        if row is None:
+            return
+        message: dict[str, Any] = {"t": "n", "r": row}
+        if self._streamed_text_matches(node):
+            message["s"] = 1
+        self.send(message)
+
+    def _follow_leaf(self, leaf: str | None) -> None:
+        self.leaf = leaf
+        if self.labels != self.session.labels:
+            self.labels = dict(self.session.labels)
+
+
+class TurnControl(_SessionWidget):
+    """The compact control under one ``%%chat`` turn: ``‹ 2/3 ›``, retry, edit.
+
+    It follows its turn as the session changes: when the active path goes through
+    another answer (or another version of the question) at this turn's place, the
+    control shows that one, and the browser shows its text below the cell's own.
+    """
+
+    turn = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, session: Session, reply_id: str, **kwargs: Any) -> None:
+        reply = session.tree.get(reply_id)
+        question = _question_of(session, reply)
+        self._question: Node = question
+        self._depth = len(session.path(question.id)) - 1
+        self._reply: Node | None = reply if reply.role == "assistant" else None
+        self._shown = self._reply.id if self._reply is not None else None
+        super().__init__(session, mode="turn", **kwargs)
+        self.turn = self._describe()
+
+    @classmethod
+    def for_turn(cls, session: Session, turn: Turn) -> TurnControl | None:
+        """The control for what a ``%%chat`` run produced (``None`` if nothing was stored)."""
+        last = turn.last
+        return None if last is None else cls(session, last.id)
+
+    def _describe(self) -> dict[str, Any]:
+        tree = self.session.tree
+        question, reply = self._question, self._reply
+        qpos = tree.sibling_position(question.id)
+        described: dict[str, Any] = {
+            "q": {
+                "id": question.id,
+                "pos": qpos.index,
+                "count": qpos.count,
+                "sibs": [n.id for n in tree.siblings(question.id)],
+                "head": head(display_text(question.message)),
+            },
+            "r": None,
+            "shown": self._shown,
+            "onPath": False,
+        }
+        if reply is not None:
+            rpos = tree.sibling_position(reply.id)
+            described["r"] = {
+                "id": reply.id,
+                "pos": rpos.index,
+                "count": rpos.count,
+                "sibs": [n.id for n in tree.siblings(reply.id)],
+                "parent": reply.parent_id,
+                "meta": meta_summary(reply),
+            }
+        leaf = tree.leaf
+        focus = reply or question
+        described["onPath"] = leaf is not None and _on_path(self.session, focus.id, leaf)
+        return described
+
+    def _refresh(self) -> None:
+        described = self._describe()
+        if described != self.turn:
+            self.turn = described
+
+    def _follow(self, leaf: str | None) -> None:
+        """Move to the question/answer the active path now takes at this turn's place."""
+        if leaf is None:
+            return
+        path = self.session.path(leaf)
+        depth = self._depth
+        if len(path) <= depth:
+            return
+        at = path[depth]
+        if at.parent_id != self._question.parent_id or not is_real_user_message(at.message):
+            return
+        changed_question = at.id != self._question.id
+        self._question = at
+        found = None
+        for node in path[depth + 1 :]:
+            if is_real_user_message(node.message):
+                break
+            if node.role == "assistant":
+                found = node
+        if found is not None:
+            self._reply = found
+        elif changed_question:
+            self._reply = None
+
+    def _streams(self, parent_id: str) -> bool:
+        self._follow(self.session.leaf)
+        if parent_id == self._question.id:
+            return True
+        return self._reply is not None and parent_id == self._reply.parent_id
+
+    def _add_node(self, node: Node) -> None:
+        streamed = self._streamed_text_matches(node)
+        self._follow(self.session.leaf)
+        if streamed:
+            self.send(
+                {
+                    "t": "n",
+                    "r": [node.id, -1, "a", head(display_text(node.message)), meta_summary(node)],
+                    "s": 1,
+                }
+            )
+        self._refresh()
+
+    def _follow_leaf(self, leaf: str | None) -> None:
+        self._follow(leaf)
+        self._refresh()
+
+
+def _question_of(session: Session, node: Node) -> Node:
+    """The real user message a reply answers (above any tool rounds)."""
+    for above in reversed(session.path(node.id)):
+        if is_real_user_message(above.message):
+            return above
+    raise TreeError(f"node {node.id[:7]} has no user message above it")
+
+
+def _on_path(session: Session, node_id: str, leaf: str) -> bool:
+    current: str | None = leaf
+    tree = session.tree
+    while current is not None:
+        if current == node_id:
+            return True
+        current = tree.get(current).parent_id
+    return False
+
+
+def panel(session: Session) -> TreePanel:
+    """The full panel for ``session`` (display it, or leave it last in a cell)."""
+    return TreePanel(session)
