@@ -1,0 +1,166 @@
+"""What does a ``%%chat`` cell cost on top of the bare SDK stream, on a real kernel?
+
+A cell does more than stream: it parses options, applies the cell rule, fsyncs the
+question to disk before sending it, renders the reply as Markdown updated in place
+(throttled) and adds a footer. This script measures, in one kernel and one run:
+
+1. latency: from the cell's start (IPython's ``pre_run_cell``) to the first request
+   byte at the local fake Messages API (cold = first cell, which imports and builds the
+   client; warm = later cells);
+2. throughput: the whole ``%%chat`` cell streaming a long reply (one token a delta)
+   against a cell running a bare SDK stream of the same reply with no output at all
+   (``client.messages.stream(...).text_stream``; the raw event loop under it is
+   timed too, as the floor), interleaved so drift hits both
+   alike; cell times are the kernel's own (``pre_run_cell`` → ``post_run_cell``).
+   Target: at most 1.2× for a 2,000-token reply.
+
+    /work/venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+from fake_anthropic import FakeAnthropic  # noqa: E402
+from kernel_harness import Kernel  # noqa: E402
+
+TIMING_HOOKS = """
+import time as _bench_time
+_bench = {"start": 0.0, "cells": []}
+def _bench_pre(*_):
+    _bench["start"] = _bench_time.time()
+def _bench_post(*_):
+    _bench["cells"].append((_bench["start"], _bench_time.time()))
+get_ipython().events.register("pre_run_cell", _bench_pre)
+get_ipython().events.register("post_run_cell", _bench_post)
+"""
+
+BARE_CLIENT = """
+import anthropic
+_bench_client = anthropic.Anthropic()
+"""
+
+BARE_CELL = """
+with _bench_client.messages.stream(
+    model="claude-sonnet-4-6", max_tokens=4096,
+    messages=[{"role": "user", "content": "Write a long answer."}],
+) as _s:
+    for _t in _s.text_stream:
+        pass
+"""
+
+
+RAW_CELL = """
+for _e in _bench_client.messages.create(
+    model="claude-sonnet-4-6", max_tokens=4096, stream=True,
+    messages=[{"role": "user", "content": "Write a long answer."}],
+):
+    pass
+"""
+
+
+class TimedServer(FakeAnthropic):
+    """The fake server, noting when each request's first line arrives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrivals: list[float] = []
+
+    def start(self) -> TimedServer:
+        super().start()
+        assert self._httpd is not None
+        base = self._httpd.RequestHandlerClass
+        arrivals = self.arrivals
+        lock = threading.Lock()
+
+        def parse_request(handler: Any) -> bool:
+            with lock:
+                arrivals.append(time.time())
+            return bool(base.parse_request(handler))
+
+        self._httpd.RequestHandlerClass = type("Timed", (base,), {"parse_request": parse_request})
+        return self
+
+
+def last_cell(kernel: Kernel) -> tuple[float, float]:
+    out = kernel.run("print(*_bench['cells'][-1])").check().stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--tokens", type=int, default=2000)
+    args = parser.parse_args()
+
+    with TimedServer() as server, tempfile.TemporaryDirectory() as folder:
+        env = {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": server.base_url}
+        with Kernel(Path(folder), env=env) as kernel:
+            kernel.run(TIMING_HOOKS).check()
+
+            latencies: list[float] = []
+            for n in range(args.runs + 1):  # n == 0 is the cold cell
+                server.enqueue(text="ok")
+                kernel.chat(f"ping {n}", f"lat{n:05d}").check()
+                start, _ = last_cell(kernel)
+                latencies.append(server.arrivals[-1] - start)
+
+            kernel.run(BARE_CLIENT).check()
+            server.enqueue(tokens=args.tokens)
+            kernel.run(BARE_CELL).check()  # warm the bare path too
+
+            chat_times: list[float] = []
+            bare_times: list[float] = []
+            raw_times: list[float] = []
+            updates: list[int] = []
+            for n in range(args.runs):
+                server.enqueue(tokens=args.tokens)
+                run = kernel.chat(f"Write a long answer ({n}).", f"thr{n:05d}", "--new").check()
+                updates.append(run.updates)
+                start, end = last_cell(kernel)
+                chat_times.append(end - start)
+
+                server.enqueue(tokens=args.tokens)
+                kernel.run(BARE_CELL).check()
+                start, end = last_cell(kernel)
+                bare_times.append(end - start)
+
+                server.enqueue(tokens=args.tokens)
+                kernel.run(RAW_CELL).check()
+                start, end = last_cell(kernel)
+                raw_times.append(end - start)
+
+    cold, warm = latencies[0], statistics.median(latencies[1:])
+    chat, bare = statistics.median(chat_times), statistics.median(bare_times)
+    ratio = chat / bare
+    print(
+        f"cell start → first request byte: cold {cold * 1000:.1f} ms, "
+        f"warm {warm * 1000:.1f} ms (median of {args.runs})"
+    )
+    print(f"{args.tokens}-token reply, median of {args.runs}:")
+    print(f"  bare SDK stream cell     {bare * 1000:8.1f} ms")
+    print(
+        f"  raw SDK events cell      {statistics.median(raw_times) * 1000:8.1f} ms   "
+        "(the floor: messages.create(stream=True), nothing kept)"
+    )
+    print(
+        f"  %%chat cell (streamed)   {chat * 1000:8.1f} ms   "
+        f"{statistics.median(updates):.0f} display updates"
+    )
+    print(
+        f"  ratio                    {ratio:8.2f}×   (target ≤ 1.2×: "
+        f"{'met' if ratio <= 1.2 else 'NOT met'})"
+    )
+
+
+if __name__ == "__main__":
+    main()
