@@ -50,7 +50,7 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jupyter_tree_chat``: register ``%%chat``/``%chat`` and ``TreeChat``."""
-    from . import kernel_sessions
+    from . import _widget_hooks, kernel_sessions
     from .magic import make_magics
 
     magics, sessions = make_magics(ipython)
@@ -58,6 +58,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if sessions.config not in ipython.configurables:
         ipython.configurables.append(sessions.config)
     kernel_sessions.install(sessions)
+    sessions.turn_hooks.append(_widget_hooks.turn_hook)  # the per-turn control (widget)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

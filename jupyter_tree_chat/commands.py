@@ -14,7 +14,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from . import _turn
+from . import _turn, _widget_hooks
 from ._magic_args import substitute
 from .errors import AmbiguousId, ChatError, NodeNotFound
 from .kernel_sessions import KernelSessions
@@ -39,6 +39,7 @@ HELP = """\
   use NAME              use session NAME from now on ('default': the unnamed one)
   model [NAME]          show or set the model (same as %config TreeChat.model)
   label ID NAME         name a node (an empty NAME removes the label)
+  panel                 the session as an interactive panel (tree, edit, retry, compare)
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
@@ -155,6 +156,9 @@ class Commands:
         leaf = self.session.switch(node.id)
         tree = self.session.tree
         print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {_snippet(tree.get(leaf).text)}")
+
+    def do_panel(self, args: list[str]) -> None:  # the widget's panel: see _widget_hooks
+        _widget_hooks.show_panel(self.session)
 
     def do_label(self, args: list[str]) -> None:
         self._expect(args, 1, 2, "label ID NAME")

@@ -370,6 +370,36 @@ def _on_path(session: Session, node_id: str, leaf: str) -> bool:
     return False
 
 
-def panel(session: Session) -> TreePanel:
-    """The full panel for ``session`` (display it, or leave it last in a cell)."""
+def panel(session: Session | None = None) -> TreePanel:
+    """The full panel for ``session`` (default: the one ``%%chat`` uses); display it."""
+    if session is None:
+        from .kernel_sessions import current_session
+
+        session = current_session()
     return TreePanel(session)
+
+
+_controls_by_cell: dict[tuple[int, str], TurnControl] = {}
+
+
+def show_turn_control(
+    session: Session, turn: Turn, *, cell_id: str | None = None
+) -> TurnControl | None:
+    """Display the control for ``turn``; the cell's previous control (a re-run) is closed.
+
+    A re-run replaces the cell's output, but the old widget would live on in the kernel,
+    subscribed to the session, so it is closed here.
+    """
+    from IPython.display import display
+
+    control = TurnControl.for_turn(session, turn)
+    if control is None:
+        return None
+    if cell_id:
+        key = (id(session), cell_id)
+        previous = _controls_by_cell.pop(key, None)
+        if previous is not None:
+            previous.close()
+        _controls_by_cell[key] = control
+    display(control)
+    return control

@@ -1,0 +1,45 @@
+"""Where the widget meets the magic, without importing ipywidgets until it is needed.
+
+``load_ipython_extension`` registers ``turn_hook`` with the kernel's sessions: after each
+``%%chat`` turn it shows the per-turn control under the reply. ``%chat panel`` calls
+``show_panel``. Both import ``widget`` lazily, so loading the extension stays cheap and
+a terminal IPython (no kernel, no widgets) never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .session import Session, Turn
+
+
+def turn_hook(session: Session, turn: Turn) -> None:
+    """Display the ``‹ 2/3 ›`` / retry / edit control for ``turn`` (in a kernel only)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return
+    from .widget import show_turn_control
+
+    show_turn_control(session, turn, cell_id=_cell_id(shell))
+
+
+def show_panel(session: Session) -> Any:
+    """Display the full panel for ``session`` and return it."""
+    from IPython.display import display
+
+    from .widget import TreePanel
+
+    panel = TreePanel(session)
+    display(panel)
+    return panel
+
+
+def _cell_id(shell: Any) -> str | None:
+    try:
+        metadata = shell.kernel.get_parent().get("metadata") or {}
+    except Exception:  # no parent message (e.g. called outside a cell)
+        return None
+    cell_id = metadata.get("cellId")
+    return cell_id if isinstance(cell_id, str) else None
