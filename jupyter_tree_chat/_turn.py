@@ -91,7 +91,7 @@ def run_turn(
         raise UsageError(str(error)) from None
     _leave_for_python(shell, turn)
     last = turn.replies[-1] if turn.replies else None
-    if last is not None and last.role == "assistant":
+    if last is not None and last.role == "assistant" and not (last.meta or {}).get("synthetic"):
         show_footer(footer(session, last))
     sessions.run_turn_hooks(session, turn)
     shown = str(turn.error) if turn.error is not None else None

@@ -64,7 +64,10 @@ class ChatMagics(Magics):
         cell_id = current_cell_id(self.shell)
         original_provider = session.provider
         if options.provider is not None:
-            session.provider = self.sessions.provider(options.provider)
+            try:
+                session.provider = self.sessions.provider(options.provider)
+            except ChatError as error:  # e.g. --provider anthropic with no API key
+                raise UsageError(f"%%chat --provider {options.provider}: {error}") from None
         try:
             _turn.run_turn(
                 self.sessions,

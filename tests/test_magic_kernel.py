@@ -148,20 +148,25 @@ def test_from_forks_under_any_node_and_new_starts_a_root(offline):
 
 def test_after_a_restart_the_tree_and_leaf_are_the_same_and_cells_continue(offline):
     run_all(offline, CELLS[:2])
-    first_reply = tree_of(offline).path_nodes(tree_of(offline).leaf)[1]
-    offline.run(f"%chat switch {first_reply.id[:8]}").check()
-    before = offline.run("%chat tree").check().stdout
+    old_leaf = tree_of(offline).get(tree_of(offline).leaf)
+    offline.chat(*CELLS[0][::-1]).check()  # a retry of cell 1: the newest node is elsewhere
+    offline.run(f"%chat switch {old_leaf.id[:8]}").check()  # back to the first branch
+    before = offline.run("%chat branches").check().stdout
+    leaf_before = offline.run("t = %chat text\nprint(t)").check().stdout
 
     offline.restart()
-    after = offline.run("%chat tree").check().stdout
+    after = offline.run("%chat branches").check().stdout
+    leaf_after = offline.run("t = %chat text\nprint(t)").check().stdout
     runs = [offline.chat("Continue here", "c0000004").check()]
 
-    assert after == before
-    assert first_reply.id[:7] in after
-    tree = tree_of(offline)
-    question = next(n for n in tree if n.text == "Continue here")
-    assert question.parent_id == first_reply.id  # under the switched-to leaf
-    assert "I was sent **3 messages**" in runs[0].markdown[0]
+    notice, *listing = after.splitlines(keepends=True)  # a new kernel says it once again
+    assert notice.startswith("No ANTHROPIC_API_KEY set")
+    assert "".join(listing) == before
+    assert f"* {old_leaf.id[:7]}" in after  # the switched-to branch is still current
+    assert leaf_after == leaf_before == old_leaf.text + "\n"
+    question = next(n for n in tree_of(offline) if n.text == "Continue here")
+    assert question.parent_id == old_leaf.id  # under the switched-to leaf
+    assert "I was sent **5 messages**" in runs[0].markdown[0]
 
 
 def test_several_sessions_per_notebook(offline):
