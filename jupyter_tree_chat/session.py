@@ -439,8 +439,8 @@ class Session:
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
                     finished = event
-        except ProviderError as error:
-            turn.error = error
+        except ProviderError as failure:
+            turn.error = failure
         except KeyboardInterrupt:
             node = self._store_partial(parent, partial, request, started, "interrupted by the user")
             if node is not None:
