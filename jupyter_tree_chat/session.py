@@ -452,7 +452,8 @@ class Session:
         if finished is None:
             error = turn.error or ProviderError("the reply ended without a final message")
             turn.error = error
-            node = self._store_partial(parent, partial, request, started, error.kind)
+            why = error.kind if isinstance(error, ProviderError) else "provider_error"
+            node = self._store_partial(parent, partial, request, started, why)
             if node is not None:
                 turn.replies.append(node)
             self._notice(str(error), "error", turn)
