@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gc
 import os
 import re
 import time
@@ -56,15 +57,28 @@ class LoadResult:
 
 
 def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
+    kinds.update({bool: "a boolean", type(None): "null"})
+    return kinds.get(type(value), type(value).__name__)
 
 
 def parse_session(data: bytes) -> LoadResult:
     """Rebuild the tree from a file's bytes, reporting every problem by line number.
 
-    Lines are split on ``\\n`` only (U+2028 inside a string is not a line break).
+    Lines are split on ``\n`` only (U+2028 inside a string is not a line break).
+    The cyclic garbage collector is paused while a million small objects are made:
+    it would otherwise rescan them over and over and triple the load time.
     """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(data)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse(data: bytes) -> LoadResult:
     tree = SessionTree()
     result = LoadResult(tree)
     problems = result.problems
@@ -72,8 +86,12 @@ def parse_session(data: bytes) -> LoadResult:
     lines_of = result.lines
     nodes = tree._nodes  # the loader is the tree's bulk path; add() per node is 2x slower
     children = tree._children
+    get_node = nodes.get
+    get_children = children.get
     loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     leaf: str | None = None
+    orphans: list[tuple[int, str, str]] = []
 
     if data.startswith(b"\xef\xbb\xbf"):
         report(Problem(1, "starts with a UTF-8 byte order mark (ignored)"))
@@ -83,86 +101,176 @@ def parse_session(data: bytes) -> LoadResult:
     if raw_lines[-1] == b"":
         raw_lines.pop()  # the file ends with a newline, as it should
         last = 0
+    crlf = b"\r" in data
+    if crlf:  # rare: checked once here rather than on every line
+        for number, line in enumerate(raw_lines, 1):
+            if line.endswith(b"\r"):
+                report(Problem(number, "ends with CRLF (read as LF)"))
+                raw_lines[number - 1] = line[:-1]
 
     for number, line in enumerate(raw_lines, 1):
-        if line.endswith(b"\r"):
-            report(Problem(number, "ends with CRLF (read as LF)"))
-            line = line[:-1]
         try:
             record = loads(line)
-        except orjson.JSONDecodeError:
-            if not line.strip():
-                report(Problem(number, "blank line (ignored)"))
-            elif number == last:
-                report(Problem(number, f"torn last line: an incomplete record of {len(line)} bytes (ignored)"))
-            else:
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError:
-                    report(Problem(number, "not valid UTF-8 (ignored)"))
-                else:
-                    report(Problem(number, "not valid JSON (ignored)"))
+        except decode_error:
+            report(Problem(number, _why_not_json(line, number == last)))
             continue
-        if type(record) is not dict:
-            report(Problem(number, f"JSON but not a record: {_kind(record)} (ignored)"))
+        try:  # the common case, a well-formed node, costs three lookups
+            node_id = record["id"]
+            parent = record["parentId"]
+            message = record["message"]
+        except (KeyError, TypeError):
+            leaf = _other_record(record, number, result, leaf)
             continue
-        kind = record.get("type")
-        if kind is None:
-            node_id = record.get("id")
-            parent = record.get("parentId", ...)
-            message = record.get("message")
-            if type(node_id) is not str or not node_id or parent is ... or type(message) is not dict:
-                report(Problem(number, _why_not_a_node(record)))
+        if record.get("type") is not None:  # a typed record that also has node fields
+            leaf = _other_record(record, number, result, leaf)
+            continue
+        if type(node_id) is not str or not node_id or type(message) is not dict:
+            report(Problem(number, _why_not_a_node(record)))
+            continue
+        if node_id in nodes:
+            first = lines_of[node_id]
+            report(Problem(number, f"duplicate id {node_id!r}, first on line {first} (ignored)"))
+            continue
+        if parent is not None:
+            if type(parent) is not str:
+                why = "has a parentId that is not a string"
+                report(Problem(number, f"node {node_id!r} {why} (ignored)"))
                 continue
-            if node_id in nodes:
-                report(Problem(number, f"duplicate id {node_id!r}, first on line {lines_of[node_id]} (ignored)"))
+            parent_node = get_node(parent)
+            if parent_node is None:
+                orphans.append((number, node_id, parent))
                 continue
-            if parent is not None:
-                if type(parent) is not str:
-                    report(Problem(number, f"node {node_id!r} has a parentId that is not a string (ignored)"))
-                    continue
-                parent_node = nodes.get(parent)
-                if parent_node is None:
-                    why = ("is its own parent, which would form a cycle" if parent == node_id
-                           else f"is an orphan: its parent {parent!r} has not appeared earlier")
-                    report(Problem(number, f"node {node_id!r} {why} (not attached)"))
-                    continue
-                if parent_node.message.get("role") == message.get("role"):
-                    role = message.get("role")
-                    report(Problem(number, f"node {node_id!r}: a {role} message under a {role} message (kept as written)"))
-            meta = record.get("meta")
-            nodes[node_id] = Node(node_id, parent, message, meta if type(meta) is dict else None)
-            siblings = children.get(parent)
-            if siblings is None:
-                children[parent] = [node_id]
-            else:
-                siblings.append(node_id)
-            lines_of[node_id] = number
-            leaf = node_id
-        elif kind == "leaf":
-            target = record.get("id")
-            if type(target) is str and target in nodes:
-                leaf = target
-            else:
-                report(Problem(number, f"leaf record points at unknown node {target!r} (ignored)"))
-        elif kind == "label":
-            target, label = record.get("id"), record.get("label")
-            if type(target) is str and target in nodes and type(label) is str:
-                if label:
-                    result.labels[target] = label
-                else:
-                    result.labels.pop(target, None)
-            else:
-                report(Problem(number, f"label record for unknown node {target!r} (ignored)"))
-        elif kind == "session":
-            if result.header is None:
-                result.header = record
-            else:
-                report(Problem(number, "a second session header (ignored)"))
+            role = message.get("role")
+            if parent_node.message.get("role") == role:
+                report(
+                    Problem(
+                        number,
+                        f"node {node_id!r}: {_a(role)} message under {_a(role)} message "
+                        "(kept as written)",
+                    )
+                )
+        meta = record.get("meta")
+        if type(meta) is not dict:
+            meta = None  # the chapter's records have none
+        nodes[node_id] = Node(node_id, parent, message, meta)
+        siblings = get_children(parent)
+        if siblings is None:
+            children[parent] = [node_id]
         else:
-            report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+            siblings.append(node_id)
+        lines_of[node_id] = number
+        leaf = node_id
+    if orphans:
+        problems.extend(_orphan_problems(orphans, lines_of))
+    if orphans or crlf:
+        problems.sort(key=lambda p: p.line)  # stable: a line's own problems keep their order
     tree.leaf = leaf
     return result
+
+
+def _a(role: Any) -> str:
+    return f"an {role}" if role == "assistant" else f"a {role}"
+
+
+def _why_not_json(line: bytes, is_last: bool) -> str:
+    if not line.strip():
+        return "blank line (ignored)"
+    if is_last:
+        return f"torn last line: an incomplete record of {len(line)} bytes (ignored)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not valid UTF-8 (ignored)"
+    return "not valid JSON (ignored)"
+
+
+def _other_record(record: Any, number: int, result: LoadResult, leaf: str | None) -> str | None:
+    """A line that is JSON but not a message node: a typed record, or not a record.
+
+    Returns the current leaf, which a ``leaf`` record changes.
+    """
+    report = result.problems.append
+    nodes = result.tree._nodes
+    if type(record) is not dict:
+        report(Problem(number, f"JSON but not a record: {_kind(record)} (ignored)"))
+        return leaf
+    kind = record.get("type")
+    if kind is None:
+        report(Problem(number, _why_not_a_node(record)))
+    elif kind == "leaf":
+        target = record.get("id")
+        if type(target) is str and target in nodes:
+            return target
+        report(Problem(number, f"leaf record points at unknown node {target!r} (ignored)"))
+    elif kind == "label":
+        target, label = record.get("id"), record.get("label")
+        if type(target) is not str or target not in nodes:
+            report(Problem(number, f"label record for unknown node {target!r} (ignored)"))
+        elif type(label) is not str:
+            report(
+                Problem(number, f"label for {target!r} is {_kind(label)}, not a string (ignored)")
+            )
+        elif label:
+            result.labels[target] = label
+        else:
+            result.labels.pop(target, None)
+    elif kind == "session":
+        if result.header is None:
+            result.header = record
+        else:
+            report(Problem(number, "a second session header (ignored)"))
+    else:
+        report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+    return leaf
+
+
+def _orphan_problems(
+    orphans: list[tuple[int, str, str]], lines_of: dict[str, int]
+) -> list[Problem]:
+    """Say why each orphan was not attached: a missing parent, a late one, or a cycle.
+
+    Orphans link to each other through ``parentId``; following those links (each node
+    has one, so this is a walk, not a search) finds the ones that loop back.
+    """
+    parent_of: dict[str, str] = {}
+    for _number, node_id, parent in orphans:
+        parent_of.setdefault(node_id, parent)
+    in_cycle: set[str] = set()
+    done: set[str] = set()
+    for start in parent_of:
+        if start in done:
+            continue
+        walk: list[str] = []
+        on_walk: dict[str, int] = {}
+        current: str | None = start
+        while current is not None and current in parent_of and current not in done:
+            if current in on_walk:
+                in_cycle.update(walk[on_walk[current] :])
+                break
+            on_walk[current] = len(walk)
+            walk.append(current)
+            current = parent_of[current]
+        done.update(walk)
+    found: list[Problem] = []
+    for number, node_id, parent in orphans:
+        if parent == node_id:
+            found.append(
+                Problem(
+                    number,
+                    f"node {node_id!r} is its own parent, which would form a cycle (not attached)",
+                )
+            )
+        elif node_id in in_cycle:
+            found.append(
+                Problem(
+                    number,
+                    f"node {node_id!r}: parent {parent!r} would close a cycle (not attached)",
+                )
+            )
+        else:
+            why = f"its parent {parent!r} has not appeared earlier"
+            found.append(Problem(number, f"node {node_id!r} is an orphan: {why} (not attached)"))
+    return found
 
 
 def _why_not_a_node(record: dict[str, Any]) -> str:
@@ -294,6 +402,8 @@ class FileStore:
                 _write_all(fd, line)
             if durable:
                 os.fsync(fd)
+                if st.st_size == 0:
+                    _fsync_folder(self.path)  # a new file's name must survive a crash too
                 self._dirty = False
             else:
                 self._dirty = True
@@ -341,6 +451,14 @@ class FileStore:
             f"the session is NOT being saved to {self.path}: {reason}; "
             "the conversation goes on in memory only"
         )
+
+
+def _fsync_folder(path: Path) -> None:
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

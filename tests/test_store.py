@@ -1,0 +1,324 @@
+"""The session file: what loads, what is reported, and what appends write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from jupyter_tree_chat.errors import SessionNameError, SessionNotSaved, StoreError
+from jupyter_tree_chat.store import (
+    FileStore,
+    MemoryStore,
+    encode_record,
+    label_record,
+    leaf_record,
+    list_sessions,
+    load_file,
+    parse_session,
+    session_path,
+    validate_session_name,
+)
+from jupyter_tree_chat.tree import Node, message_text
+
+CHAPTER_LINES = (
+    '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
+    '{"id":"msg_002","parentId":"msg_001","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1718400005}}\n'
+    '{"id":"msg_003","parentId":"msg_002","message":{"role":"user","content":"继续","timestamp":1718400010}}\n'
+    '{"id":"msg_004","parentId":"msg_002","message":{"role":"user","content":"换一种问法","timestamp":1718400020}}\n'
+).encode()
+
+
+def node(node_id: str, parent: str | None, role: str = "user", text: Any = None) -> bytes:
+    content = node_id if text is None else text
+    return encode_record(
+        {"id": node_id, "parentId": parent, "message": {"role": role, "content": content}}
+    )
+
+
+def problems(data: bytes) -> list[str]:
+    return [str(p) for p in parse_session(data).problems]
+
+
+# -- the chapter's file ----------------------------------------------------------------
+
+
+def test_the_chapters_four_lines_load_with_msg_003_and_msg_004_as_siblings() -> None:
+    result = parse_session(CHAPTER_LINES)
+    tree = result.tree
+    assert result.problems == []
+    assert result.header is None  # the chapter writes none
+    assert [n.id for n in tree.branches("msg_002")] == ["msg_003", "msg_004"]
+    assert tree.leaf == "msg_004"  # no leaf record: the last node appended
+    assert [message_text(m) for m in tree.active_path()] == ["hello", "hi", "换一种问法"]
+
+
+def test_the_chapters_literal_placeholder_is_reported_and_orphans_its_children() -> None:
+    # the chapter prints `"content":[...]`, which is not JSON: a reader must say so
+    data = CHAPTER_LINES.replace(b'[{"type":"text","text":"hi"}]', b"[...]")
+    assert problems(data) == ["line 2: not valid JSON (ignored)"] + [
+        f"line {n}: node 'msg_00{n}' is an orphan: its parent 'msg_002' has not appeared earlier"
+        " (not attached)"
+        for n in (3, 4)
+    ]
+    assert len(parse_session(data).tree) == 1
+
+
+# -- tolerant loading ------------------------------------------------------------------
+
+
+GOOD = node("u1", None) + node("a1", "u1", "assistant")
+
+
+def test_a_torn_last_line_is_reported_and_the_rest_loads() -> None:
+    data = GOOD + node("u2", "a1")[:20]
+    assert problems(data) == ["line 3: torn last line: an incomplete record of 20 bytes (ignored)"]
+    assert parse_session(data).tree.leaf == "a1"
+
+
+def test_garbage_blank_and_non_record_lines_are_each_reported_with_their_line() -> None:
+    data = node("u1", None) + b'garbage\n\n  \n[1, 2]\n"text"\n{}\n' + node("a1", "u1", "assistant")
+    assert problems(data) == [
+        "line 2: not valid JSON (ignored)",
+        "line 3: blank line (ignored)",
+        "line 4: blank line (ignored)",
+        "line 5: JSON but not a record: an array (ignored)",
+        "line 6: JSON but not a record: a string (ignored)",
+        "line 7: not a message record: no 'id' field (ignored)",
+    ]
+    assert len(parse_session(data).tree) == 2
+
+
+def test_crlf_bom_and_invalid_utf8_are_reported_and_the_nodes_still_load() -> None:
+    data = b"\xef\xbb\xbf" + GOOD.replace(b"\n", b"\r\n") + b"\xff\xfe\n" + node("u2", "a1")
+    assert problems(data) == [
+        "line 1: starts with a UTF-8 byte order mark (ignored)",
+        "line 1: ends with CRLF (read as LF)",
+        "line 2: ends with CRLF (read as LF)",
+        "line 3: not valid UTF-8 (ignored)",
+    ]
+    assert [n.id for n in parse_session(data).tree] == ["u1", "a1", "u2"]
+
+
+def test_only_newline_splits_lines_u2028_inside_a_string_is_text() -> None:
+    data = node("u1", None, text="one\u2028two\u2029three\x85four") + node("a1", "u1", "assistant")
+    result = parse_session(data)
+    assert result.problems == []
+    assert result.tree.get("u1").text == "one\u2028two\u2029three\x85four"
+
+
+def test_orphans_duplicates_and_cycles_are_reported_never_attached() -> None:
+    data = (
+        GOOD
+        + node("x", "nowhere")  # line 3: parent missing
+        + node("u1", None, text="again")  # line 4: duplicate
+        + node("self", "self")  # line 5
+        + node("p", "q")  # line 6: p and q point at each other
+        + node("q", "p", "assistant")  # line 7
+    )
+    assert problems(data) == [
+        "line 3: node 'x' is an orphan: its parent 'nowhere' has not appeared earlier"
+        " (not attached)",
+        "line 4: duplicate id 'u1', first on line 1 (ignored)",
+        "line 5: node 'self' is its own parent, which would form a cycle (not attached)",
+        "line 6: node 'p': parent 'q' would close a cycle (not attached)",
+        "line 7: node 'q': parent 'p' would close a cycle (not attached)",
+    ]
+    tree = parse_session(data).tree
+    assert [n.id for n in tree] == ["u1", "a1"]
+    assert tree.get("u1").text == "u1"  # the first occurrence wins
+
+
+def test_unknown_record_types_are_skipped_with_a_warning() -> None:
+    data = GOOD + encode_record({"type": "future-thing", "x": 1})
+    assert problems(data) == ["line 3: unknown record type 'future-thing' (skipped)"]
+
+
+def test_role_order_breaks_in_a_file_are_reported_but_kept_as_written() -> None:
+    data = GOOD + node("a2", "a1", "assistant")
+    assert problems(data) == [
+        "line 3: node 'a2': an assistant message under an assistant message (kept as written)"
+    ]
+    assert parse_session(data).tree.leaf == "a2"
+
+
+def test_leaf_and_label_records_restore_the_switch_and_names() -> None:
+    data = (
+        GOOD
+        + node("u2", "a1")
+        + node("u3", "a1")
+        + encode_record(leaf_record("u2"))
+        + encode_record(label_record("a1", "before the fork"))
+        + encode_record(leaf_record("missing"))
+        + encode_record(label_record("u1", "x"))
+        + encode_record(label_record("u1", ""))  # an empty label removes it
+    )
+    result = parse_session(data)
+    assert result.tree.leaf == "u2"  # not u3, the last node: the switch survives a restart
+    assert result.labels == {"a1": "before the fork"}
+    assert [str(p) for p in result.problems] == [
+        "line 7: leaf record points at unknown node 'missing' (ignored)"
+    ]
+
+
+def test_a_node_after_a_leaf_record_becomes_the_leaf() -> None:
+    data = (
+        GOOD + node("u2", "a1") + encode_record(leaf_record("u1")) + node("a2", "u1", "assistant")
+    )
+    assert parse_session(data).tree.leaf == "a2"
+
+
+def test_empty_file_is_an_empty_session() -> None:
+    result = parse_session(b"")
+    assert len(result.tree) == 0 and result.problems == [] and result.tree.leaf is None
+
+
+def test_loading_never_writes_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    damaged = GOOD + b"garbage\n" + node("u2", "a1")[:10]
+    path.write_bytes(damaged)
+    FileStore(path).load()
+    assert path.read_bytes() == damaged
+
+
+def test_load_file_explains_a_directory_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a directory"):
+        load_file(tmp_path)
+    assert len(load_file(tmp_path / "missing.chat.jsonl").tree) == 0
+
+
+# -- appending -------------------------------------------------------------------------
+
+
+def test_what_the_store_writes_it_loads_back_identically(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    nodes = [
+        Node("u1", None, {"role": "user", "content": 'héllo\u2028 "quoted"\n', "timestamp": 1}),
+        Node(
+            "a1",
+            "u1",
+            {"role": "assistant", "content": [{"type": "text", "text": "hi 👋"}]},
+            {"model": "m", "usage": {"input_tokens": 3, "output_tokens": 2}},
+        ),
+        Node("u2", "a1", {"role": "user", "content": "more"}),
+        Node("u3", "a1", {"role": "user", "content": "other"}),
+    ]
+    for store in (FileStore(path), MemoryStore()):
+        store.load()
+        store.append([n.to_record() for n in nodes[:2]], durable=True)
+        store.append([n.to_record() for n in nodes[2:]])
+        store.append([leaf_record("u2"), label_record("a1", "greeting")], durable=True)
+        store.sync()
+        result = store.load()
+        assert result.problems == []
+        assert list(result.tree) == nodes
+        assert result.tree.leaf == "u2"
+        assert result.labels == {"a1": "greeting"}
+        assert result.header is not None and result.header["version"] == 1
+
+
+def test_the_file_starts_with_a_header_and_has_one_record_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    store = FileStore(path)
+    store.load()
+    store.append([{"id": "u1", "parentId": None, "message": {"role": "user", "content": "hi"}}])
+    lines = path.read_bytes().split(b"\n")
+    assert orjson.loads(lines[0])["type"] == "session"
+    assert lines[1] == b'{"id":"u1","parentId":null,"message":{"role":"user","content":"hi"}}'
+    assert lines[2:] == [b""]
+
+
+def test_an_append_after_a_torn_tail_starts_on_a_new_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    path.write_bytes(GOOD + b'{"id":"u2","par')
+    store = FileStore(path)
+    store.load()
+    store.append([orjson.loads(node("u2", "a1"))], durable=True)
+
+    assert path.read_bytes() == GOOD + b'{"id":"u2","par\n' + node("u2", "a1")
+    result = load_file(path)
+    assert [str(p) for p in result.problems] == ["line 3: not valid JSON (ignored)"]
+    assert result.tree.leaf == "u2"
+
+
+def test_an_append_to_a_deleted_file_says_the_session_is_not_saved(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    store = FileStore(path)
+    store.load()
+    store.append([orjson.loads(node("u1", None))])
+    path.unlink()
+    with pytest.raises(SessionNotSaved, match=r"NOT being saved.*deleted, moved or replaced"):
+        store.append([orjson.loads(node("a1", "u1", "assistant"))])
+    assert not path.exists()  # no headless new file
+
+
+def test_appends_are_locked_with_flock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    calls: list[int] = []
+    real = fcntl.flock
+    monkeypatch.setattr(fcntl, "flock", lambda fd, op: (calls.append(op), real(fd, op))[1])
+    store = FileStore(tmp_path / "s.chat.jsonl")
+    store.load()
+    store.append([orjson.loads(node("u1", None))])
+    assert calls == [fcntl.LOCK_EX]
+
+
+def test_a_durable_append_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    store = FileStore(tmp_path / "s.chat.jsonl")
+    store.load()
+    store.append([orjson.loads(node("u1", None))])
+    assert synced == []
+    store.sync()  # the end of a turn
+    assert len(synced) == 1
+    store.append([orjson.loads(node("a1", "u1", "assistant"))], durable=True)
+    assert len(synced) == 2
+
+
+def test_memory_store_mends_a_torn_tail_too() -> None:
+    store = MemoryStore(GOOD + b"{tor")
+    store.append([orjson.loads(node("u2", "a1"))])
+    assert bytes(store.data) == GOOD + b"{tor\n" + node("u2", "a1")
+
+
+# -- where sessions live ---------------------------------------------------------------
+
+
+def test_session_paths_sit_beside_the_notebook(tmp_path: Path) -> None:
+    notebook = tmp_path / "analysis.ipynb"
+    assert session_path(notebook) == tmp_path / "analysis.chat.jsonl"
+    assert session_path(notebook, "draft-2") == tmp_path / "analysis.draft-2.chat.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("", "cannot be empty"),
+        ("a/b", "path separator"),
+        ("a\\b", "path separator"),
+        ("..", "'..'"),
+        ("a..b", "'..'"),
+        ("a\0b", "NUL"),
+        ("x\n", "not allowed"),
+        ("-x" * 60, "characters long"),
+    ],
+)
+def test_bad_session_names_are_refused_with_the_reason(name: str, why: str) -> None:
+    with pytest.raises(SessionNameError, match=why):
+        validate_session_name(name)
+
+
+def test_list_sessions_finds_the_default_and_named_sessions(tmp_path: Path) -> None:
+    notebook = tmp_path / "analysis.ipynb"
+    for name in ("analysis.chat.jsonl", "analysis.draft.chat.jsonl", "other.chat.jsonl"):
+        (tmp_path / name).write_bytes(b"")
+    assert list_sessions(notebook) == {
+        None: tmp_path / "analysis.chat.jsonl",
+        "draft": tmp_path / "analysis.draft.chat.jsonl",
+    }
