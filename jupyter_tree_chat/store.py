@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import gc
+import json
 import os
 import re
 import time
@@ -112,8 +113,11 @@ def _parse(data: bytes) -> LoadResult:
         try:
             record = loads(line)
         except decode_error:
-            report(Problem(number, _why_not_json(line, number == last)))
-            continue
+            record = _with_lone_surrogates(line)
+            if record is None:
+                report(Problem(number, _why_not_json(line, number == last)))
+                continue
+            report(Problem(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD"))
         try:  # the common case, a well-formed node, costs three lookups
             node_id = record["id"]
             parent = record["parentId"]
@@ -300,8 +304,43 @@ def load_file(path: str | os.PathLike[str]) -> LoadResult:
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    """One record as one line: compact UTF-8 JSON and a newline."""
-    return orjson.dumps(record) + b"\n"
+    """One record as one line: compact UTF-8 JSON and a newline.
+
+    A lone surrogate in a string (half an emoji pasted from a browser) cannot be UTF-8;
+    it is written as U+FFFD rather than making the append raise.
+    """
+    try:
+        return orjson.dumps(record) + b"\n"
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_scrub_surrogates(record)) + b"\n"
+
+
+def _scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_scrub_surrogates(k): _scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub_surrogates(v) for v in value]
+    return value
+
+
+def _with_lone_surrogates(line: bytes) -> Any:
+    """A line orjson refused only for lone ``\\udXXX`` escapes (valid JSON, as written by
+    JavaScript's ``JSON.stringify``), parsed with U+FFFD for them; else ``None``."""
+    if b"\\u" not in line:
+        return None
+    try:
+        value = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    scrubbed = _scrub_surrogates(value)
+    return scrubbed if scrubbed != value else None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def header_record(**extra: Any) -> dict[str, Any]:
