@@ -29,6 +29,7 @@ def _packed(obj: Any) -> bytes:
 @dataclass
 class Sent:
     msg_type: str
+    comm_id: str
     data: dict[str, Any]
     payload_bytes: int
     wire_bytes: int
@@ -77,7 +78,7 @@ class RecordingComm(BaseComm):
         msg = wire.msg(msg_type, content=content, metadata=metadata or {})
         frames = wire.serialize(msg, ident=self.topic)
         size = sum(len(f) for f in frames) + sum(len(b) for b in buffers or [])
-        self.recorder.sent.append(Sent(msg_type, data, len(_packed(data)), size))
+        self.recorder.sent.append(Sent(msg_type, self.comm_id, data, len(_packed(data)), size))
 
     def deliver(self, content: dict[str, Any]) -> None:
         """A custom message from the browser, as ipykernel hands it to the comm."""

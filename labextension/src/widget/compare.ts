@@ -22,7 +22,7 @@ export function renderCompare(store: Store, ids: string[], callbacks: CompareCal
   store.requestTexts(missing);
   const textOf = (id: string): string => store.text(id)?.text ?? '';
   const reference = shown[0];
-  const columns = h('div', { class: 'jtc-compare-columns', style: `--jtc-columns: ${shown.length}` });
+  const columns = h('div', { class: 'jtw-compare-columns', style: `--jtw-columns: ${shown.length}` });
   for (const id of shown) {
     let segments: Segment[];
     if (missing.length) {
@@ -32,9 +32,9 @@ export function renderCompare(store: Store, ids: string[], callbacks: CompareCal
     } else {
       segments = wordDiff(textOf(reference), textOf(id)).b;
     }
-    const body = h('div', { class: 'jtc-compare-text' });
+    const body = h('div', { class: 'jtw-compare-text' });
     for (const segment of segments) {
-      body.append(segment.changed ? h('mark', { class: 'jtc-diff' }, segment.text) : segment.text);
+      body.append(segment.changed ? h('mark', { class: 'jtw-diff' }, segment.text) : segment.text);
     }
     const i = store.index.get(id);
     const meta: MetaSummary | null = i === undefined ? null : store.metas[i];
@@ -42,17 +42,17 @@ export function renderCompare(store: Store, ids: string[], callbacks: CompareCal
     columns.append(
       h(
         'div',
-        { class: `jtc-compare-column${id === reference ? ' jtc-reference' : ''}`, 'data-id': id },
+        { class: `jtw-compare-column${id === reference ? ' jtw-reference' : ''}`, 'data-id': id },
         h(
           'div',
-          { class: 'jtc-compare-header' },
-          h('span', { class: 'jtc-id', title: id }, shortId(id)),
-          h('span', { class: 'jtc-position' }, `${siblings.indexOf(id) + 1}/${siblings.length}`),
-          h('span', { class: 'jtc-meta' }, metaLine(meta) || '—'),
-          meta && meta[4] ? h('span', { class: 'jtc-interrupted' }, 'cut short') : null,
+          { class: 'jtw-compare-header' },
+          h('span', { class: 'jtw-id', title: id }, shortId(id)),
+          h('span', { class: 'jtw-position' }, `${siblings.indexOf(id) + 1}/${siblings.length}`),
+          h('span', { class: 'jtw-meta' }, metaLine(meta) || '—'),
+          meta && meta[4] ? h('span', { class: 'jtw-interrupted' }, 'cut short') : null,
           id === reference
-            ? h('span', { class: 'jtc-badge' }, 'shown')
-            : h('button', { class: 'jtc-button', 'data-choose': id, title: 'Show this answer\'s branch' }, 'Use this')
+            ? h('span', { class: 'jtw-badge' }, 'shown')
+            : h('button', { class: 'jtw-button', 'data-choose': id, title: 'Show this answer\'s branch' }, 'Use this')
         ),
         body
       )
@@ -60,18 +60,18 @@ export function renderCompare(store: Store, ids: string[], callbacks: CompareCal
   }
   const section = h(
     'section',
-    { class: 'jtc-compare', 'aria-label': 'Compare answers' },
+    { class: 'jtw-compare', 'aria-label': 'Compare answers' },
     h(
       'div',
-      { class: 'jtc-section-head' },
+      { class: 'jtw-section-head' },
       h(
         'h3',
-        { class: 'jtc-section-title' },
+        { class: 'jtw-section-title' },
         `${shown.length} answers side by side` +
           (ids.length > shown.length ? ` (first ${shown.length} of ${ids.length})` : '') +
           ' · differences marked'
       ),
-      h('button', { class: 'jtc-button', 'data-close': '1', title: 'Close the comparison (Escape)' }, 'Close')
+      h('button', { class: 'jtw-button', 'data-close': '1', title: 'Close the comparison (Escape)' }, 'Close')
     ),
     columns
   );

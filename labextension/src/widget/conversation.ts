@@ -33,7 +33,7 @@ export class Conversation {
     private readonly store: Store,
     private readonly callbacks: ConversationCallbacks
   ) {
-    this.node = h('section', { class: 'jtc-conversation', 'aria-label': 'Conversation' });
+    this.node = h('section', { class: 'jtw-conversation', 'aria-label': 'Conversation' });
     this.node.addEventListener('click', this.onClick);
     this.node.addEventListener('keydown', this.onKey);
   }
@@ -59,13 +59,13 @@ export class Conversation {
     const children: HTMLElement[] = [
       h(
         'h3',
-        { class: 'jtc-section-title' },
+        { class: 'jtw-section-title' },
         `Current branch · ${path.length} message${path.length === 1 ? '' : 's'}`
       )
     ];
     if (start > 0) {
       children.push(
-        h('button', { class: 'jtc-button jtc-earlier', 'data-act': 'earlier' }, `Show ${Math.min(start, FIRST_SHOWN)} earlier of ${start}`)
+        h('button', { class: 'jtw-button jtw-earlier', 'data-act': 'earlier' }, `Show ${Math.min(start, FIRST_SHOWN)} earlier of ${start}`)
       );
     }
     visible.forEach((id, k) => children.push(this.message(id, start + k)));
@@ -74,7 +74,7 @@ export class Conversation {
       children.push(this.streaming());
     }
     if (!path.length && !s.stream) {
-      children.push(h('p', { class: 'jtc-empty-note' }, 'No messages yet: run a %%chat cell.'));
+      children.push(h('p', { class: 'jtw-empty-note' }, 'No messages yet: run a %%chat cell.'));
     }
     this.node.replaceChildren(...children);
     if (this.editing) {
@@ -82,7 +82,7 @@ export class Conversation {
     } else if (this.labeling) {
       this.labeling.box.focus();
     } else if (this.focusDepth >= 0) {
-      this.node.querySelector<HTMLElement>(`.jtc-msg[data-depth="${this.focusDepth}"]`)?.focus();
+      this.node.querySelector<HTMLElement>(`.jtw-msg[data-depth="${this.focusDepth}"]`)?.focus();
       this.focusDepth = -1;
     }
   }
@@ -95,7 +95,7 @@ export class Conversation {
       this.shown = path.length - at;
       this.render();
     }
-    this.node.querySelector<HTMLElement>(`.jtc-msg[data-id="${CSS.escape(id)}"]`)?.scrollIntoView?.({ block: 'nearest' });
+    this.node.querySelector<HTMLElement>(`.jtw-msg[data-id="${CSS.escape(id)}"]`)?.scrollIntoView?.({ block: 'nearest' });
   }
 
   /** New streamed text: redraw only the streaming body, once per frame. */
@@ -120,50 +120,50 @@ export class Conversation {
     const answered = s.children[i].length > 0;
     const actions: Array<HTMLElement | null> = [
       role === 'u'
-        ? h('button', { class: 'jtc-button', 'data-act': 'edit', 'data-id': id, title: 'Edit this message: saving makes a new branch' }, 'Edit')
+        ? h('button', { class: 'jtw-button', 'data-act': 'edit', 'data-id': id, title: 'Edit this message: saving makes a new branch' }, 'Edit')
         : null,
       role === 'a' || !answered
-        ? h('button', { class: 'jtc-button', 'data-act': 'retry', 'data-id': id, title: 'Ask again: a new answer beside this one' }, 'Retry')
+        ? h('button', { class: 'jtw-button', 'data-act': 'retry', 'data-id': id, title: 'Ask again: a new answer beside this one' }, 'Retry')
         : null,
       siblings.length > 1
-        ? h('button', { class: 'jtc-button', 'data-act': 'compare', 'data-id': id, title: 'These versions side by side' }, `Compare ${siblings.length}`)
+        ? h('button', { class: 'jtw-button', 'data-act': 'compare', 'data-id': id, title: 'These versions side by side' }, `Compare ${siblings.length}`)
         : null,
-      h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'label', 'data-id': id, title: 'Name this node' }, 'Label'),
-      h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'details', 'data-id': id, title: 'Node details', 'aria-expanded': String(this.details.has(id)) }, 'ⓘ')
+      h('button', { class: 'jtw-button jtw-quiet', 'data-act': 'label', 'data-id': id, title: 'Name this node' }, 'Label'),
+      h('button', { class: 'jtw-button jtw-quiet', 'data-act': 'details', 'data-id': id, title: 'Node details', 'aria-expanded': String(this.details.has(id)) }, 'ⓘ')
     ];
     const header = h(
       'div',
-      { class: 'jtc-msg-header' },
-      h('span', { class: 'jtc-role' }, role === 'a' ? 'Assistant' : role === 't' ? 'Tool results' : 'You'),
-      h('span', { class: 'jtc-id', title: id }, shortId(id)),
+      { class: 'jtw-msg-header' },
+      h('span', { class: 'jtw-role' }, role === 'a' ? 'Assistant' : role === 't' ? 'Tool results' : 'You'),
+      h('span', { class: 'jtw-id', title: id }, shortId(id)),
       siblings.length > 1 ? this.switcher(siblings, pos, id) : null,
-      label ? h('span', { class: 'jtc-label' }, label) : null,
-      meta ? h('span', { class: 'jtc-meta' }, metaLine(meta)) : null,
-      meta && meta[4] ? h('span', { class: 'jtc-interrupted' }, 'cut short') : null,
-      h('span', { class: 'jtc-actions' }, ...actions)
+      label ? h('span', { class: 'jtw-label' }, label) : null,
+      meta ? h('span', { class: 'jtw-meta' }, metaLine(meta)) : null,
+      meta && meta[4] ? h('span', { class: 'jtw-interrupted' }, 'cut short') : null,
+      h('span', { class: 'jtw-actions' }, ...actions)
     );
-    const body = h('div', { class: 'jtc-msg-body' });
+    const body = h('div', { class: 'jtw-msg-body' });
     if (this.editing?.id === id) {
       body.append(
         this.editing.box,
         h(
           'div',
-          { class: 'jtc-edit-bar' },
-          h('span', { class: 'jtc-hint' }, 'Enter saves as a new branch · Shift+Enter new line · Escape cancels'),
-          h('button', { class: 'jtc-button jtc-primary', 'data-act': 'save', 'data-id': id }, 'Save'),
-          h('button', { class: 'jtc-button', 'data-act': 'cancel', 'data-id': id }, 'Cancel')
+          { class: 'jtw-edit-bar' },
+          h('span', { class: 'jtw-hint' }, 'Enter saves as a new branch · Shift+Enter new line · Escape cancels'),
+          h('button', { class: 'jtw-button jtw-primary', 'data-act': 'save', 'data-id': id }, 'Save'),
+          h('button', { class: 'jtw-button', 'data-act': 'cancel', 'data-id': id }, 'Cancel')
         )
       );
     } else if (full) {
-      const holder = h('div', { class: 'jtc-markdown' });
+      const holder = h('div', { class: 'jtw-markdown' });
       setSanitizedHtml(holder, renderMarkdown(full.text));
       body.append(holder);
     } else {
-      body.append(h('div', { class: 'jtc-pending', title: 'loading the full text' }, s.heads[i]));
+      body.append(h('div', { class: 'jtw-pending', title: 'loading the full text' }, s.heads[i]));
     }
     if (this.labeling?.id === id) {
       body.append(
-        h('div', { class: 'jtc-edit-bar' }, this.labeling.box, h('span', { class: 'jtc-hint' }, 'Enter saves · empty removes · Escape cancels'))
+        h('div', { class: 'jtw-edit-bar' }, this.labeling.box, h('span', { class: 'jtw-hint' }, 'Enter saves · empty removes · Escape cancels'))
       );
     }
     if (this.details.has(id)) {
@@ -172,7 +172,7 @@ export class Conversation {
     return h(
       'article',
       {
-        class: `jtc-msg jtc-role-${role}${id === s.leaf ? ' jtc-leaf' : ''}`,
+        class: `jtw-msg jtw-role-${role}${id === s.leaf ? ' jtw-leaf' : ''}`,
         'data-id': id,
         'data-depth': depth,
         tabindex: 0,
@@ -186,28 +186,28 @@ export class Conversation {
   private switcher(siblings: string[], pos: number, id: string): HTMLElement {
     return h(
       'span',
-      { class: 'jtc-switcher' },
-      h('button', { class: 'jtc-arrow', 'data-act': 'sib', 'data-id': id, 'data-step': -1, title: 'previous version (←)', disabled: pos === 0 }, '‹'),
-      h('span', { class: 'jtc-position' }, `${pos + 1}/${siblings.length}`),
-      h('button', { class: 'jtc-arrow', 'data-act': 'sib', 'data-id': id, 'data-step': 1, title: 'next version (→)', disabled: pos === siblings.length - 1 }, '›')
+      { class: 'jtw-switcher' },
+      h('button', { class: 'jtw-arrow', 'data-act': 'sib', 'data-id': id, 'data-step': -1, title: 'previous version (←)', disabled: pos === 0 }, '‹'),
+      h('span', { class: 'jtw-position' }, `${pos + 1}/${siblings.length}`),
+      h('button', { class: 'jtw-arrow', 'data-act': 'sib', 'data-id': id, 'data-step': 1, title: 'next version (→)', disabled: pos === siblings.length - 1 }, '›')
     );
   }
 
   private streaming(): HTMLElement {
     const stream = this.store.stream!;
-    this.streamBody = h('div', { class: 'jtc-markdown' });
+    this.streamBody = h('div', { class: 'jtw-markdown' });
     setSanitizedHtml(this.streamBody, renderMarkdown(stream.text));
     return h(
       'article',
-      { class: 'jtc-msg jtc-role-a jtc-streaming', 'data-stream': stream.parent },
+      { class: 'jtw-msg jtw-role-a jtw-streaming', 'data-stream': stream.parent },
       h(
         'div',
-        { class: 'jtc-msg-header' },
-        h('span', { class: 'jtc-role' }, 'Assistant'),
-        h('span', { class: 'jtc-meta' }, stream.done ? (stream.error ? 'failed' : 'done') : 'writing…'),
-        stream.error ? h('span', { class: 'jtc-status-error' }, stream.error) : null
+        { class: 'jtw-msg-header' },
+        h('span', { class: 'jtw-role' }, 'Assistant'),
+        h('span', { class: 'jtw-meta' }, stream.done ? (stream.error ? 'failed' : 'done') : 'writing…'),
+        stream.error ? h('span', { class: 'jtw-status-error' }, stream.error) : null
       ),
-      h('div', { class: 'jtc-msg-body' }, this.streamBody)
+      h('div', { class: 'jtw-msg-body' }, this.streamBody)
     );
   }
 
@@ -221,7 +221,7 @@ export class Conversation {
     for (const [key, value] of Object.entries(full?.meta ?? {})) {
       rows.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
     }
-    const list = h('dl', { class: 'jtc-details' });
+    const list = h('dl', { class: 'jtw-details' });
     for (const [key, value] of rows) {
       list.append(h('dt', {}, key), h('dd', { 'data-key': key }, value));
     }
@@ -231,7 +231,7 @@ export class Conversation {
   // -- events --------------------------------------------------------------------------
 
   private startEdit(id: string): void {
-    const box = h('textarea', { class: 'jtc-edit-box', rows: 3, 'aria-label': 'Edit the message' }) as HTMLTextAreaElement;
+    const box = h('textarea', { class: 'jtw-edit-box', rows: 3, 'aria-label': 'Edit the message' }) as HTMLTextAreaElement;
     box.value = this.store.text(id)?.text ?? this.store.heads[this.store.index.get(id)!];
     this.editing = { id, box };
     this.render();
@@ -304,7 +304,7 @@ export class Conversation {
         this.render();
         break;
       case 'label': {
-        const box = h('input', { class: 'jtc-label-box', 'aria-label': 'Label', placeholder: 'label' }) as HTMLInputElement;
+        const box = h('input', { class: 'jtw-label-box', 'aria-label': 'Label', placeholder: 'label' }) as HTMLInputElement;
         box.value = this.store.labels[id] ?? '';
         this.labeling = { id, box };
         this.render();
@@ -340,7 +340,7 @@ export class Conversation {
       }
       return;
     }
-    const message = target.closest<HTMLElement>('.jtc-msg[data-id]');
+    const message = target.closest<HTMLElement>('.jtw-msg[data-id]');
     if (message && target === message && (event.key === 'ArrowLeft' || event.key === 'ArrowRight')) {
       event.preventDefault();
       this.focusDepth = Number(message.dataset.depth);

@@ -39,15 +39,15 @@ export class PanelView {
       }
     });
     this.conversation = new Conversation(store, { act, compare: id => this.openCompare(id) });
-    this.header = h('div', { class: 'jtc-header' });
-    this.status = h('div', { class: 'jtc-status-host' });
-    this.compareHost = h('div', { class: 'jtc-compare-host' });
+    this.header = h('div', { class: 'jtw-header' });
+    this.status = h('div', { class: 'jtw-status-host' });
+    this.compareHost = h('div', { class: 'jtw-compare-host' });
     this.node = h(
       'div',
-      { class: 'jtc-widget jtc-panel' },
+      { class: 'jtw-widget jtw-panel' },
       this.header,
       this.status,
-      h('div', { class: 'jtc-main' }, this.tree.node, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
+      h('div', { class: 'jtw-main' }, this.tree.node, h('div', { class: 'jtw-right' }, this.compareHost, this.conversation.node))
     );
     this.node.addEventListener('keydown', this.onKey);
     host.append(this.node);
@@ -91,10 +91,10 @@ export class PanelView {
     }
     const title = s.model.get('title');
     this.header.replaceChildren(
-      h('span', { class: 'jtc-title' }, title || 'Chat session'),
+      h('span', { class: 'jtw-title' }, title || 'Chat session'),
       h(
         'span',
-        { class: 'jtc-counts' },
+        { class: 'jtw-counts' },
         `${s.size} node${s.size === 1 ? '' : 's'} · ${leaves} branch${leaves === 1 ? '' : 'es'}`
       )
     );

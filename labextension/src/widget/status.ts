@@ -9,27 +9,27 @@ import { Store } from './model';
 
 export function renderStatus(store: Store): HTMLElement {
   const model = store.model;
-  const line = h('div', { class: 'jtc-status', 'aria-live': 'polite' });
+  const line = h('div', { class: 'jtw-status', 'aria-live': 'polite' });
   const error = store.actionError || model.get('error');
   if (store.kernelBusy) {
     line.append(
       h(
         'span',
-        { class: 'jtc-status-busy', 'data-status': 'kernel-busy' },
+        { class: 'jtw-status-busy', 'data-status': 'kernel-busy' },
         'The kernel is busy (a cell is running); your action will run as soon as it is free.'
       )
     );
   } else if (model.get('busy')) {
-    line.append(h('span', { class: 'jtc-status-busy', 'data-status': 'replying' }, 'A reply is being written…'));
+    line.append(h('span', { class: 'jtw-status-busy', 'data-status': 'replying' }, 'A reply is being written…'));
   } else if (store.running.size || store.waiting.size) {
-    line.append(h('span', { class: 'jtc-status-busy', 'data-status': 'working' }, 'Working…'));
+    line.append(h('span', { class: 'jtw-status-busy', 'data-status': 'working' }, 'Working…'));
   }
   if (error) {
-    line.append(h('span', { class: 'jtc-status-error', role: 'alert', 'data-status': 'error' }, `⚠ ${error}`));
+    line.append(h('span', { class: 'jtw-status-error', role: 'alert', 'data-status': 'error' }, `⚠ ${error}`));
   } else {
     const note = store.notes[store.notes.length - 1];
     if (note && note.level !== 'error') {
-      line.append(h('span', { class: `jtc-status-note jtc-note-${note.level}` }, note.text));
+      line.append(h('span', { class: `jtw-status-note jtw-note-${note.level}` }, note.text));
     }
   }
   return line;

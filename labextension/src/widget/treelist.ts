@@ -37,11 +37,11 @@ export class TreeList {
     private readonly store: Store,
     private readonly callbacks: TreeListCallbacks
   ) {
-    this.window = h('div', { class: 'jtc-tree-window' });
-    this.spacer = h('div', { class: 'jtc-tree-spacer' }, this.window);
+    this.window = h('div', { class: 'jtw-tree-window' });
+    this.spacer = h('div', { class: 'jtw-tree-spacer' }, this.window);
     this.node = h(
       'div',
-      { class: 'jtc-tree', role: 'tree', 'aria-label': 'Session tree', tabindex: -1 },
+      { class: 'jtw-tree', role: 'tree', 'aria-label': 'Session tree', tabindex: -1 },
       this.spacer
     );
     this.node.addEventListener('scroll', this.onScroll);
@@ -127,7 +127,7 @@ export class TreeList {
     this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
     this.window.replaceChildren(...rows);
     if (!this.flat.length) {
-      this.window.append(h('div', { class: 'jtc-empty-note' }, 'No messages yet.'));
+      this.window.append(h('div', { class: 'jtw-empty-note' }, 'No messages yet.'));
     }
   }
 
@@ -144,12 +144,12 @@ export class TreeList {
     const parent = s.parents[i];
     const siblings = parent < 0 ? s.roots : s.children[parent];
     const role = s.roles[i];
-    const classes = ['jtc-row', `jtc-role-${role}`];
+    const classes = ['jtw-row', `jtw-role-${role}`];
     if (this.onPath.has(i)) {
-      classes.push('jtc-on-path');
+      classes.push('jtw-on-path');
     }
     if (i === this.leafIndex) {
-      classes.push('jtc-leaf');
+      classes.push('jtw-leaf');
     }
     const meta = s.metas[i];
     const label = labels[id];
@@ -163,36 +163,36 @@ export class TreeList {
         'aria-level': indent + 1,
         'aria-selected': this.onPath.has(i) ? 'true' : 'false',
         'aria-expanded': kids > 1 ? String(!this.collapsed.has(i)) : undefined,
-        style: `--jtc-indent: ${Math.min(indent, MAX_INDENT)}`
+        style: `--jtw-indent: ${Math.min(indent, MAX_INDENT)}`
       },
       kids > 1
         ? h(
             'button',
             {
-              class: 'jtc-toggle',
+              class: 'jtw-toggle',
               'data-toggle': i,
               tabindex: -1,
               title: this.collapsed.has(i) ? `Expand ${kids} branches` : `Collapse ${kids} branches`
             },
             this.collapsed.has(i) ? '▸' : '▾'
           )
-        : h('span', { class: 'jtc-toggle-space' }),
+        : h('span', { class: 'jtw-toggle-space' }),
       h(
         'button',
         {
-          class: 'jtc-row-main',
+          class: 'jtw-row-main',
           tabindex: focused ? 0 : -1,
           title: `${id}${meta ? '\n' + metaLine(meta) : ''}\nclick: show this branch · ←/→: siblings`
         },
-        h('span', { class: 'jtc-id' }, shortId(id)),
-        h('span', { class: 'jtc-role' }, role === 'a' ? 'AI' : role === 't' ? 'tool' : 'you'),
+        h('span', { class: 'jtw-id' }, shortId(id)),
+        h('span', { class: 'jtw-role' }, role === 'a' ? 'AI' : role === 't' ? 'tool' : 'you'),
         siblings.length > 1
-          ? h('span', { class: 'jtc-position' }, `${siblings.indexOf(i) + 1}/${siblings.length}`)
+          ? h('span', { class: 'jtw-position' }, `${siblings.indexOf(i) + 1}/${siblings.length}`)
           : null,
-        label ? h('span', { class: 'jtc-label' }, label) : null,
-        meta && meta[4] ? h('span', { class: 'jtc-interrupted' }, 'cut') : null,
-        h('span', { class: 'jtc-first-line' }, s.heads[i]),
-        this.collapsed.has(i) ? h('span', { class: 'jtc-hidden-count' }, `+${kids}`) : null
+        label ? h('span', { class: 'jtw-label' }, label) : null,
+        meta && meta[4] ? h('span', { class: 'jtw-interrupted' }, 'cut') : null,
+        h('span', { class: 'jtw-first-line' }, s.heads[i]),
+        this.collapsed.has(i) ? h('span', { class: 'jtw-hidden-count' }, `+${kids}`) : null
       )
     );
   }
@@ -220,7 +220,7 @@ export class TreeList {
       this.update(this.store.pathTo(this.store.leaf));
       return;
     }
-    const row = target.closest<HTMLElement>('.jtc-row');
+    const row = target.closest<HTMLElement>('.jtw-row');
     if (row?.dataset.id) {
       this.focusIndex = this.store.index.get(row.dataset.id) ?? -1;
       this.callbacks.activate(row.dataset.id);
@@ -228,7 +228,7 @@ export class TreeList {
   }
 
   private handleKey(event: KeyboardEvent): void {
-    const row = (event.target as HTMLElement).closest<HTMLElement>('.jtc-row');
+    const row = (event.target as HTMLElement).closest<HTMLElement>('.jtw-row');
     if (!row?.dataset.id) {
       return;
     }
@@ -241,7 +241,7 @@ export class TreeList {
         this.focusIndex = this.flat[next];
         this.reveal(this.store.ids[this.focusIndex]);
         this.window
-          .querySelector<HTMLElement>(`.jtc-row[data-at="${next}"] .jtc-row-main`)
+          .querySelector<HTMLElement>(`.jtw-row[data-at="${next}"] .jtw-row-main`)
           ?.focus();
       }
     } else if (event.key === 'ArrowLeft' || event.key === 'ArrowRight') {

@@ -23,10 +23,10 @@ export class TurnView {
   private readonly onKey = (event: KeyboardEvent): void => this.handleKey(event);
 
   constructor(host: HTMLElement, private readonly store: Store) {
-    this.bar = h('div', { class: 'jtc-turn-bar', tabindex: 0, 'aria-label': 'Answer switcher: arrow keys switch answers' });
-    this.status = h('div', { class: 'jtc-status-host' });
-    this.body = h('div', { class: 'jtc-turn-body' });
-    this.node = h('div', { class: 'jtc-widget jtc-turn' }, this.bar, this.status, this.body);
+    this.bar = h('div', { class: 'jtw-turn-bar', tabindex: 0, 'aria-label': 'Answer switcher: arrow keys switch answers' });
+    this.status = h('div', { class: 'jtw-status-host' });
+    this.body = h('div', { class: 'jtw-turn-body' });
+    this.node = h('div', { class: 'jtw-widget jtw-turn' }, this.bar, this.status, this.body);
     this.node.addEventListener('click', this.onClick);
     this.node.addEventListener('keydown', this.onKey);
     host.append(this.node);
@@ -70,11 +70,11 @@ export class TurnView {
     const busy = this.store.model.get('busy');
     const parts: Array<HTMLElement | null> = [
       q.count > 1 ? this.switcher('question', 'q', q.pos, q.count) : null,
-      r ? this.switcher('answer', 'r', r.pos, r.count) : h('span', { class: 'jtc-meta' }, 'no answer yet'),
-      h('button', { class: 'jtc-button', 'data-act': 'retry', disabled: busy, title: 'A new answer beside this one' }, '↻ Retry'),
-      h('button', { class: 'jtc-button', 'data-act': 'edit', disabled: busy, title: 'Edit the question: a new branch' }, '✎ Edit'),
-      r?.meta ? h('span', { class: 'jtc-meta' }, metaLine(r.meta)) : null,
-      turn.onPath ? null : h('span', { class: 'jtc-hint', title: 'Another branch is current; switching here makes this one current' }, 'not on the current branch')
+      r ? this.switcher('answer', 'r', r.pos, r.count) : h('span', { class: 'jtw-meta' }, 'no answer yet'),
+      h('button', { class: 'jtw-button', 'data-act': 'retry', disabled: busy, title: 'A new answer beside this one' }, '↻ Retry'),
+      h('button', { class: 'jtw-button', 'data-act': 'edit', disabled: busy, title: 'Edit the question: a new branch' }, '✎ Edit'),
+      r?.meta ? h('span', { class: 'jtw-meta' }, metaLine(r.meta)) : null,
+      turn.onPath ? null : h('span', { class: 'jtw-hint', title: 'Another branch is current; switching here makes this one current' }, 'not on the current branch')
     ];
     this.bar.replaceChildren(...parts.filter((part): part is HTMLElement => part !== null));
   }
@@ -82,11 +82,11 @@ export class TurnView {
   private switcher(what: string, side: 'q' | 'r', pos: number, count: number): HTMLElement {
     return h(
       'span',
-      { class: 'jtc-switcher', 'data-side': side },
-      h('span', { class: 'jtc-hint' }, what),
-      h('button', { class: 'jtc-arrow', 'data-act': 'sib', 'data-side': side, 'data-step': -1, disabled: pos <= 1, title: `previous ${what} (←)` }, '‹'),
-      h('span', { class: 'jtc-position', 'data-side': side }, `${pos}/${count}`),
-      h('button', { class: 'jtc-arrow', 'data-act': 'sib', 'data-side': side, 'data-step': 1, disabled: pos >= count, title: `next ${what} (→)` }, '›')
+      { class: 'jtw-switcher', 'data-side': side },
+      h('span', { class: 'jtw-hint' }, what),
+      h('button', { class: 'jtw-arrow', 'data-act': 'sib', 'data-side': side, 'data-step': -1, disabled: pos <= 1, title: `previous ${what} (←)` }, '‹'),
+      h('span', { class: 'jtw-position', 'data-side': side }, `${pos}/${count}`),
+      h('button', { class: 'jtw-arrow', 'data-act': 'sib', 'data-side': side, 'data-step': 1, disabled: pos >= count, title: `next ${what} (→)` }, '›')
     );
   }
 
@@ -100,10 +100,10 @@ export class TurnView {
           this.editing,
           h(
             'div',
-            { class: 'jtc-edit-bar' },
-            h('span', { class: 'jtc-hint' }, 'Enter saves as a new branch · Shift+Enter new line · Escape cancels'),
-            h('button', { class: 'jtc-button jtc-primary', 'data-act': 'save' }, 'Save'),
-            h('button', { class: 'jtc-button', 'data-act': 'cancel' }, 'Cancel')
+            { class: 'jtw-edit-bar' },
+            h('span', { class: 'jtw-hint' }, 'Enter saves as a new branch · Shift+Enter new line · Escape cancels'),
+            h('button', { class: 'jtw-button jtw-primary', 'data-act': 'save' }, 'Save'),
+            h('button', { class: 'jtw-button', 'data-act': 'cancel' }, 'Cancel')
           )
         );
         this.editing.focus();
@@ -111,10 +111,10 @@ export class TurnView {
       return;
     }
     if (stream && !(stream.done && turn?.r && store.text(turn.r.id))) {
-      const holder = h('div', { class: 'jtc-markdown' });
+      const holder = h('div', { class: 'jtw-markdown' });
       setSanitizedHtml(holder, renderMarkdown(stream.text));
       this.body.replaceChildren(
-        h('div', { class: 'jtc-hint' }, stream.done ? (stream.error ? `failed: ${stream.error}` : 'new answer') : 'new answer, writing…'),
+        h('div', { class: 'jtw-hint' }, stream.done ? (stream.error ? `failed: ${stream.error}` : 'new answer') : 'new answer, writing…'),
         holder
       );
       return;
@@ -126,13 +126,13 @@ export class TurnView {
     const full = store.text(turn.r.id);
     if (!full) {
       store.requestTexts([turn.r.id]);
-      this.body.replaceChildren(h('div', { class: 'jtc-pending' }, 'loading this answer…'));
+      this.body.replaceChildren(h('div', { class: 'jtw-pending' }, 'loading this answer…'));
       return;
     }
-    const holder = h('div', { class: 'jtc-markdown' });
+    const holder = h('div', { class: 'jtw-markdown' });
     setSanitizedHtml(holder, renderMarkdown(full.text));
     this.body.replaceChildren(
-      h('div', { class: 'jtc-hint' }, `Answer ${turn.r.pos}/${turn.r.count} (the cell above shows the one it printed)`),
+      h('div', { class: 'jtw-hint' }, `Answer ${turn.r.pos}/${turn.r.count} (the cell above shows the one it printed)`),
       holder
     );
   }
@@ -142,7 +142,7 @@ export class TurnView {
     if (!turn) {
       return;
     }
-    const box = h('textarea', { class: 'jtc-edit-box', rows: 3, 'aria-label': 'Edit the question' }) as HTMLTextAreaElement;
+    const box = h('textarea', { class: 'jtw-edit-box', rows: 3, 'aria-label': 'Edit the question' }) as HTMLTextAreaElement;
     const full = this.store.text(turn.q.id);
     box.value = full ? full.text : turn.q.head;
     if (!full) {

@@ -1,0 +1,197 @@
+"""What the widget costs: comm bytes while a long reply streams, and the first render.
+
+1. Bytes. A 10,000-node session with a ``TreePanel`` open; a 4,000-token reply streams
+   in (a scripted provider; a fake clock advances per token, so the coalescing sees a
+   real token rate). Everything the panel sends from the question to the end is
+   counted twice: the comm payload (``data`` as the kernel's JSON packer writes it) and
+   the whole Jupyter message on the wire (headers, signature, ...), and divided by the
+   reply's own UTF-8 size. Target: payload under 3x.
+2. Render. The panel's real ``nodes`` summary for that session, rendered by the built
+   widget.js in headless Chromium (a bare page with a fake model object, see
+   tests/widget_page.py): time from ``render()`` to the first frame. Target: < 300 ms.
+   Full texts are not part of it: the view asks for them when it shows them.
+
+    /work/venv/bin/python benchmarks/bench_widget.py [--nodes 10000] [--tokens 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from widget_comm import recording_comms
+from widget_page import open_widget, panel_traits
+
+from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
+from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.widget import TreePanel
+
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+WORDS = [
+    "the",
+    "model",
+    "only",
+    "ever",
+    "sees",
+    "the",
+    "active",
+    "path",
+    "from",
+    "the",
+    "root",
+    "to",
+    "the",
+    "current",
+    "leaf",
+]
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Paced:
+    """Streams scripted tokens, advancing ``clock`` by 1/rate per token."""
+
+    name = "paced"
+    default_model = "paced-1"
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.rate = 0.0
+        self.tokens: list[str] = ["Fine."]
+
+    def stream(self, request: ReplyRequest) -> Iterator[Any]:
+        tokens, self.tokens = self.tokens, ["Fine, thank you for asking."]
+        for token in tokens:
+            if self.rate:
+                self.clock.now += 1 / self.rate
+            yield TextDelta(token)
+        text = "".join(tokens)
+        message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        usage = {"input_tokens": 900, "output_tokens": len(tokens)}
+        yield Finished(message, "paced-1", "end_turn", usage)
+
+
+def reply_tokens(count: int) -> list[str]:
+    """~4,000 tokens of English-like Markdown: words, punctuation, some newlines."""
+    out = []
+    for i in range(count):
+        word = WORDS[(i * 7) % len(WORDS)]
+        sep = "\n\n" if i % 97 == 96 else ("**" if i % 31 == 0 else " ")
+        out.append(word + sep)
+    return out
+
+
+def build_session(nodes: int, clock: Clock) -> tuple[Session, Paced]:
+    """A session of ``nodes`` nodes: a long conversation with a retry every 10 turns."""
+    provider = Paced(clock)
+    session = Session.in_memory(provider)
+    turn = 0
+    while len(session.tree) < nodes:
+        if nodes - len(session.tree) == 1:
+            session.retry()  # one node short: an extra answer
+            break
+        result = session.ask(f"Question {turn}: what does the model see on this branch?")
+        if turn % 10 == 5 and nodes - len(session.tree) > 2:
+            assert result.user is not None
+            session.retry(result.user.id)
+        turn += 1
+    return session, provider
+
+
+def bench_bytes(nodes: int, tokens: int, rates: list[float]) -> list[dict[str, Any]]:
+    results = []
+    with recording_comms() as recorder:
+        clock = Clock()
+        session, provider = build_session(nodes, clock)
+        panel = TreePanel(session, clock=clock)
+        for rate in rates:
+            provider.tokens, provider.rate = reply_tokens(tokens), rate
+            recorder.clear()
+            turn = session.ask("Now explain it at length.")
+            reply = len(turn.text.encode())
+            customs = recorder.customs()
+            results.append({
+                "rate": rate or "instant",
+                "tree_nodes": len(session.tree),
+                "reply_bytes": reply,
+                "messages": len(recorder.sent),
+                "delta_messages": sum(1 for m in customs if m["t"] == "d"),
+                "payload_bytes": recorder.payload_bytes(),
+                "payload_ratio": recorder.payload_bytes() / reply,
+                "wire_bytes": recorder.wire_bytes(),
+                "wire_ratio": recorder.wire_bytes() / reply,
+            })  # fmt: skip
+        panel.close()
+    return results
+
+
+def bench_render(nodes: int, runs: int) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    with recording_comms():
+        session, _ = build_session(nodes, Clock())
+        traits = panel_traits(TreePanel(session))
+    summary_bytes = len(json.dumps(traits["nodes"]).encode())
+    times = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        for _ in range(runs):
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            times.append(open_widget(page, traits))
+            rows = page.locator(".jtw-tree .jtw-row").count()
+            asked = page.evaluate("window.jtw.sent")
+            page.close()
+        browser.close()
+    return {
+        "nodes": len(session.tree),
+        "summary_bytes": summary_bytes,
+        "rows_in_dom": rows,
+        "texts_requested_at_start": sum(len(m.get("ids", [])) for m in asked),
+        "median_ms": statistics.median(times),
+        "max_ms": max(times),
+        "runs": runs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--tokens", type=int, default=4_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    print(f"streaming a {args.tokens}-token reply into a {args.nodes}-node session, panel open")
+    print(f"{'tokens/s':>9} {'reply B':>8} {'msgs':>5} {'deltas':>6} {'payload B':>10} "
+          f"{'ratio':>6} {'wire B':>8} {'wire ratio':>10}")  # fmt: skip
+    for row in bench_bytes(args.nodes, args.tokens, [30.0, 60.0, 120.0, 0.0]):
+        print(
+            f"{row['rate']!s:>9} {row['reply_bytes']:>8} {row['messages']:>5} "
+            f"{row['delta_messages']:>6} {row['payload_bytes']:>10} "
+            f"{row['payload_ratio']:>5.2f}x {row['wire_bytes']:>8} {row['wire_ratio']:>9.2f}x"
+        )
+    print("target: payload ratio < 3x (the tree is never resent; wire adds Jupyter's envelope)")
+    render = bench_render(args.nodes, args.runs)
+    print(
+        f"first render of {render['nodes']} nodes in headless Chromium: median "
+        f"{render['median_ms']:.1f} ms, max {render['max_ms']:.1f} ms over {render['runs']} runs "
+        f"(summary {render['summary_bytes'] / 1e6:.2f} MB, "
+        f"{render['rows_in_dom']} rows in the DOM, "
+        f"{render['texts_requested_at_start']} full texts requested); target < 300 ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The widget's kernel side: what it sends to the browser, and what browser actions do.
+
+Real ``Session`` objects over real files, the real ipywidgets comm path (a recording
+comm, see widget_comm.py), and browser actions delivered as the custom messages the
+front end sends. A scripted provider and a fake clock make streaming deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from widget_comm import Recorder, RecordingComm, recording_comms
+
+from jupyter_tree_chat._widget_protocol import HEAD_CHARS, DeltaCoalescer, head
+from jupyter_tree_chat.errors import Overloaded
+from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
+from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.widget import TreePanel, TurnControl
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Scripted:
+    """A provider whose replies are given as lists of chunks; ``tick`` s pass per chunk."""
+
+    name = "scripted"
+    default_model = "scripted-1"
+
+    def __init__(self, clock: FakeClock | None = None, tick: float = 0.0) -> None:
+        self.replies: list[list[str] | Exception] = []
+        self.clock = clock
+        self.tick = tick
+
+    def enqueue(self, *chunks: str) -> None:
+        self.replies.append(list(chunks))
+
+    def fail_after(self, *chunks: str) -> None:
+        self.replies.append([*chunks, "\0fail"])  # type: ignore[list-item]
+
+    def stream(self, request: ReplyRequest) -> Iterator[Any]:
+        script = self.replies.pop(0) if self.replies else ["ok"]
+        assert isinstance(script, list)
+        text = ""
+        for chunk in script:
+            if chunk == "\0fail":
+                raise Overloaded("the model is overloaded; try again in a minute")
+            if self.clock is not None:
+                self.clock.now += self.tick
+            text += chunk
+            yield TextDelta(chunk)
+        yield Finished(
+            message={"role": "assistant", "content": [{"type": "text", "text": text}]},
+            model="scripted-1",
+            stop_reason="end_turn",
+            usage={"input_tokens": 10, "output_tokens": len(script)},
+        )
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    with recording_comms() as recorder:
+        yield recorder
+
+
+@pytest.fixture
+def provider() -> Scripted:
+    return Scripted()
+
+
+@pytest.fixture
+def session(tmp_path: Path, provider: Scripted) -> Session:
+    return Session.open(tmp_path / "nb.chat.jsonl", provider)
+
+
+def comm_of(recorder: Recorder, widget: Any) -> RecordingComm:
+    return next(c for c in recorder.comms if c.comm_id == widget.comm.comm_id)
+
+
+def file_records(session: Session) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(session.location).read_text().splitlines()]
+
+
+def updates(recorder: Recorder) -> list[dict[str, Any]]:
+    return [s.data["state"] for s in recorder.sent if s.data.get("method") == "update"]
+
+
+# -- the summary -----------------------------------------------------------------------
+
+
+def test_panel_summary_is_one_short_row_per_node(session: Session, provider: Scripted, recorder):
+    provider.enqueue("**Paris** is the capital. " * 20)
+    turn = session.ask("What is the capital of France? " * 10)
+    panel = TreePanel(session)
+    user, reply = turn.user, turn.replies[0]
+    assert user is not None
+    assert panel.nodes == [
+        [user.id, -1, "u", head(user.text), None],
+        [reply.id, 0, "a", head(reply.text), ["scripted-1", 10, 1, reply.meta["duration_ms"], 0]],
+    ]
+    assert len(panel.nodes[0][3]) == HEAD_CHARS + 1 and panel.nodes[0][3].endswith("…")
+    assert panel.leaf == reply.id
+
+
+def test_a_new_node_is_one_small_message_and_the_tree_is_never_resent(
+    session: Session, provider: Scripted, recorder: Recorder
+):
+    for i in range(100):
+        session.ask(f"question {i}")
+    panel = TreePanel(session)
+    recorder.clear()
+    provider.enqueue("a", "b", "c")
+    session.ask("one more")
+    assert all("nodes" not in state for state in updates(recorder))
+    assert max(s.payload_bytes for s in recorder.sent) < 300
+    rows = [m["r"] for m in recorder.customs() if m["t"] == "n"]
+    assert [r[2] for r in rows] == ["u", "a"]
+    assert rows[0][1] == 199  # the parent's index among the rows: the last reply
+    assert panel.nodes[-1] == rows[1]  # the trait stays current for a reloaded page
+
+
+# -- streaming -------------------------------------------------------------------------
+
+
+def test_deltas_are_coalesced_and_the_stored_reply_is_not_sent_again(tmp_path: Path, recorder):
+    clock = FakeClock()
+    provider = Scripted(clock, tick=0.01)  # 100 chunks a second
+    session = Session.open(tmp_path / "s.chat.jsonl", provider)
+    panel = TreePanel(session, clock=clock)
+    chunks = [f"word{i} " for i in range(1000)]
+    provider.enqueue(*chunks)
+    turn = session.ask("write a lot")
+    messages = recorder.customs()
+    deltas = [m["x"] for m in messages if m["t"] == "d"]
+    assert "".join(deltas) == "".join(chunks) == turn.text
+    assert len(deltas) <= 1000 * 0.01 / 0.05 + 1  # at most one message per 50 ms
+    assert all(set(m) == {"t", "x"} for m in messages if m["t"] == "d")
+    added = [m for m in messages if m["t"] == "n" and m["r"][2] == "a"]
+    assert added[0]["s"] == 1 and len(json.dumps(added[0])) < 300
+    kinds = [m["t"] for m in messages]
+    assert kinds.index("s") < kinds.index("d") < kinds.index("e")
+    assert panel.busy is False
+
+
+def test_coalescer_waits_for_a_little_text_but_never_long():
+    clock = FakeClock()
+    sent: list[str] = []
+    coalescer = DeltaCoalescer(sent.append, clock=clock, interval=0.05, min_chars=32, max_wait=0.2)
+    coalescer.start()
+    for _ in range(5):
+        clock.now += 0.06
+        coalescer.add("ab")  # late enough, but too little text ...
+    assert sent == ["ab" * 4]  # ... until max_wait passed
+    coalescer.add("x" * 40)  # 60 ms since that chunk, and enough text: sent
+    assert sent == ["ab" * 4, "ab" + "x" * 40]
+    coalescer.add("y")  # too soon after the last chunk: held ...
+    assert len(sent) == 2
+    coalescer.flush()  # ... until the reply ends
+    assert sent[-1] == "y" and coalescer.streamed == "ab" * 5 + "x" * 40 + "y"
+
+
+def test_comm_bytes_stay_under_three_times_the_reply_in_a_10000_node_session(
+    tmp_path: Path, recorder: Recorder
+):
+    clock = FakeClock()
+    provider = Scripted(clock, tick=1 / 60)  # 60 tokens a second, a typical speed
+    session = Session.in_memory(provider)
+    while len(session.tree) < 10_000:
+        provider.enqueue("fine.")
+        session.ask("next question, please")
+    panel = TreePanel(session, clock=clock)
+    tokens = [("Token" if i % 7 else "\nlonger-token")[: 3 + i % 5] + " " for i in range(4000)]
+    provider.enqueue(*tokens)
+    recorder.clear()
+    turn = session.ask("now a long answer")
+    reply_bytes = len(turn.text.encode())
+    assert panel.comm is not None
+    sent = recorder.payload_bytes()
+    assert sent < 3 * reply_bytes, (sent, reply_bytes)
+
+
+# -- actions from the browser --------------------------------------------------------
+
+
+def test_retry_from_the_widget_streams_into_it_and_lands_in_the_file(
+    session: Session, provider: Scripted, recorder: Recorder
+):
+    provider.enqueue("first answer")
+    turn = session.ask("hello")
+    control = TurnControl.for_turn(session, turn)
+    assert control is not None
+    assert (control.turn["r"]["pos"], control.turn["r"]["count"]) == (1, 1)
+    recorder.clear()
+    provider.enqueue("second ", "answer")
+    comm_of(recorder, control).deliver({"a": "retry", "id": turn.replies[0].id, "req": 7})
+    kinds = [m["t"] for m in recorder.customs()]
+    assert kinds[0] == "ack" and kinds[-1] == "done"
+    assert "".join(m["x"] for m in recorder.customs() if m["t"] == "d") == "second answer"
+    assert (control.turn["r"]["pos"], control.turn["r"]["count"]) == (2, 2)
+    assert control.turn["shown"] == turn.replies[0].id  # the cell still shows the first
+    texts = [r["message"]["content"] for r in file_records(session) if "message" in r]
+    assert texts[-1] == [{"type": "text", "text": "second answer"}]
+
+
+def test_switch_edit_label_and_text_requests(session: Session, provider: Scripted, recorder):
+    provider.enqueue("A1")
+    turn = session.ask("question one")
+    provider.enqueue("A2")
+    retried = session.retry()
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    first, second = turn.replies[0].id, retried.replies[0].id
+    assert panel.leaf == second
+
+    comm.deliver({"a": "switch", "id": first, "req": 1})
+    assert panel.leaf == first == session.leaf
+    assert file_records(session)[-1] == {"type": "leaf", "id": first}
+
+    provider.enqueue("A3")
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "question one, edited", "req": 2})
+    edited = session.tree.get(session.tree.get(session.leaf).parent_id)
+    assert edited.text == "question one, edited" and edited.parent_id is None
+    assert edited.meta == {"edited_from": turn.user.id}
+    assert panel.leaf == session.leaf
+
+    comm.deliver({"a": "label", "id": first, "label": "short", "req": 3})
+    assert panel.labels == {first: "short"}
+
+    recorder.clear()
+    comm.deliver({"a": "text", "ids": [second, "nope"], "req": 4})
+    (texts,) = [m for m in recorder.customs() if m["t"] == "texts"]
+    assert texts["texts"][second]["text"] == "A2"
+    assert texts["texts"][second]["meta"]["model"] == "scripted-1"
+    assert "nope" not in texts["texts"]
+
+
+def test_a_refused_action_is_one_line_in_the_widget(session: Session, provider, recorder):
+    turn = session.ask("hello")
+    panel = TreePanel(session)
+    recorder.clear()
+    comm_of(recorder, panel).deliver({"a": "edit", "id": turn.replies[0].id, "text": "x", "req": 5})
+    done = recorder.customs()[-1]
+    assert done["t"] == "done" and done["req"] == 5
+    assert "only your own messages can be edited" in done["err"]
+    assert panel.error == done["err"]
+    comm_of(recorder, panel).deliver({"a": "switch", "id": "zzzz", "req": 6})
+    assert "no node id starts with 'zzzz'" in panel.error
+
+
+def test_a_failed_reply_started_from_the_widget_says_so(session: Session, provider, recorder):
+    turn = session.ask("hello")
+    panel = TreePanel(session)
+    recorder.clear()
+    provider.fail_after("half an ")
+    comm_of(recorder, panel).deliver({"a": "retry", "id": turn.replies[0].id, "req": 1})
+    ended = next(m for m in recorder.customs() if m["t"] == "e")
+    assert "overloaded" in ended["err"]
+    assert "overloaded" in recorder.customs()[-1]["err"]
+    assert "overloaded" in panel.error and panel.busy is False
+    kept = session.tree.get(session.leaf)
+    assert kept.text == "half an " and kept.meta["interrupted"] is True
+
+
+# -- views in step -------------------------------------------------------------------
+
+
+def test_every_view_follows_actions_from_any_other_and_from_the_magic(
+    session: Session, provider: Scripted, recorder: Recorder
+):
+    session.ask("warm-up")
+    provider.enqueue("A1")
+    turn = session.ask("question")
+    panel = TreePanel(session)
+    control = TurnControl.for_turn(session, turn)
+    other_panel = TreePanel(session)
+    assert control is not None
+    provider.enqueue("A2")
+    comm_of(recorder, control).deliver({"a": "retry", "id": turn.replies[0].id, "req": 1})
+    assert panel.leaf == other_panel.leaf == session.leaf
+    assert len(panel.nodes) == len(other_panel.nodes) == 5
+
+    comm_of(recorder, panel).deliver({"a": "switch", "id": turn.replies[0].id, "req": 2})
+    assert control.turn["r"]["id"] == turn.replies[0].id
+    assert (control.turn["r"]["pos"], control.turn["r"]["count"]) == (1, 2)
+
+    # what a %%chat cell does: here, a new conversation (a second root)
+    provider.enqueue("A3")
+    session.run_cell("something else", cell_id=None, new_root=True)
+    assert other_panel.leaf == session.leaf and len(other_panel.nodes) == 7
+    assert control.turn["onPath"] is False  # another branch is current now
+
+    comm_of(recorder, panel).deliver({"a": "switch", "id": turn.replies[0].id, "req": 3})
+    comm_of(recorder, panel).deliver({"a": "edit", "id": turn.user.id, "text": "q2", "req": 4})
+    assert control.turn["q"]["count"] == 2 and control.turn["q"]["pos"] == 2
+    assert control.turn["q"]["id"] == session.path()[-2].id
+    assert control.turn["r"]["id"] == session.leaf and control.turn["onPath"] is True
+
+
+def test_a_turn_control_streams_only_its_own_turn(session: Session, provider, recorder):
+    first = session.ask("one")
+    second = session.ask("two")
+    control_1 = TurnControl.for_turn(session, first)
+    control_2 = TurnControl.for_turn(session, second)
+    assert control_1 is not None and control_2 is not None
+    recorder.clear()
+    provider.enqueue("again")
+    comm_of(recorder, control_2).deliver({"a": "retry", "id": second.replies[0].id, "req": 1})
+    by_comm: dict[str, list[str]] = {}
+    for sent in recorder.sent:
+        if sent.custom is not None:
+            by_comm.setdefault(sent.comm_id, []).append(sent.custom["t"])
+    assert "d" in by_comm[control_2.comm.comm_id]
+    assert "d" not in by_comm.get(control_1.comm.comm_id, [])
+
+
+def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
+    session.ask("one")
+    panel = TreePanel(session)
+    panel.close()
+    recorder.clear()
+    session.ask("two")
+    assert recorder.sent == []
