@@ -1,0 +1,169 @@
+"""Plain-text views of a session: the tree as a drawing, a path as Markdown.
+
+Pure functions over a ``SessionTree``, shared by the command line and the ``%chat``
+magic so both show a session the same way. No I/O: callers print the strings.
+
+A chain of single replies is drawn as one column; only a branch point indents, so a
+conversation 100,000 messages deep stays 100,000 short lines, drawn without recursion::
+
+    msg_001 user  hello
+    msg_002 assistant  Hi! ...                   [2 replies]
+    ├─ msg_003 user  continue
+    └─ msg_004 user  ask another way             ← current
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Mapping
+from itertools import pairwise
+from typing import Any
+
+from .tree import Message, SessionTree, message_text
+
+MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
+TEXT_WIDTH = 60
+COLUMN = 56  # where the reply counts, labels and the current marker line up
+
+
+def short_id_length(ids: Iterable[str]) -> int:
+    """The prefix length that tells every id apart (at least ``MIN_SHORT``)."""
+    ordered = sorted(ids)
+    need = MIN_SHORT
+    for before, after in pairwise(ordered):
+        common = 0
+        limit = min(len(before), len(after))
+        while common < limit and before[common] == after[common]:
+            common += 1
+        need = max(need, common + 1)
+    return need
+
+
+def summary(message: Mapping[str, Any], width: int = TEXT_WIDTH) -> str:
+    """One line saying what a message holds: its first line of text, or its blocks."""
+    text = message_text(message).strip()
+    if not text:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        parts = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "tool_use":
+                parts.append(f"[tool_use {block.get('name', '?')}]")
+            elif kind == "tool_result":
+                parts.append(f"[tool_result] {_result_text(block)}".strip())
+            elif kind:
+                parts.append(f"[{kind}]")
+        text = " ".join(parts) or "(empty)"
+    first = text.splitlines()[0] if text.splitlines() else text
+    more = len(first) < len(text)
+    if len(first) > width:
+        first, more = first[: width - 1].rstrip(), True
+    return first + (" …" if more else "")
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return message_text({"content": content}) if isinstance(content, list) else ""
+
+
+def draw_tree(
+    tree: SessionTree,
+    labels: Mapping[str, str] | None = None,
+    leaf: str | None = None,
+) -> str:
+    """The whole tree, one node a line: short id, role, first line, reply counts."""
+    labels = labels or {}
+    width = short_id_length(node.id for node in tree)
+    lines: list[str] = []
+    # (node id, this line's prefix, the prefix its descendants continue with)
+    stack = [(root.id, "", "") for root in reversed(tree.roots())]
+    while stack:
+        node_id, prefix, below = stack.pop()
+        node = tree.get(node_id)
+        children = tree.children(node_id)
+        head = f"{prefix}{node.id[:width]} {node.role}  {summary(node.message)}"
+        notes = []
+        if len(children) > 1:
+            notes.append(f"[{len(children)} replies]")
+        if node_id in labels:
+            notes.append(f"({labels[node_id]})")
+        if node_id == leaf:
+            notes.append("← current")
+        lines.append(f"{_pad(head, COLUMN)}  {' '.join(notes)}" if notes else head)
+        if len(children) == 1:
+            stack.append((children[0].id, below, below))
+            continue
+        for i in range(len(children) - 1, -1, -1):
+            last = i == len(children) - 1
+            stack.append(
+                (
+                    children[i].id,
+                    below + ("└─ " if last else "├─ "),
+                    below + ("   " if last else "│  "),
+                )
+            )
+    return "\n".join(lines)
+
+
+def _pad(text: str, column: int) -> str:
+    """Pad to ``column`` terminal cells: CJK characters take two, like ``继续``."""
+    cells = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * (column - cells)
+
+
+def path_markdown(tree: SessionTree, leaf: str | None) -> str:
+    """The path from the root to ``leaf`` as a Markdown document, one section a message."""
+    if leaf is None:
+        return "# Chat session\n\n(empty)\n"
+    nodes = tree.path_nodes(leaf)
+    width = short_id_length(node.id for node in tree)
+    out = [f"# Chat session\n\n{len(nodes)} messages, leaf `{leaf[:width]}`.\n"]
+    for node in nodes:
+        title = "Tool result" if _is_tool_result(node.message) else node.role.capitalize()
+        out.append(f"## {title} `{node.id[:width]}`\n")
+        out.append(_content_markdown(node.message))
+    return "\n".join(out)
+
+
+def _is_tool_result(message: Message) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def _content_markdown(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content.rstrip() + "\n"
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")).rstrip() + "\n")
+        elif kind == "tool_use":
+            body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
+            parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{_fence(body, 'json')}")
+        elif kind == "tool_result":
+            parts.append(_fence(_result_text(block)))
+        else:
+            parts.append(f"[{kind} block]\n")
+    return "\n".join(parts) if parts else "(empty)\n"
+
+
+def _fence(text: str, info: str = "") -> str:
+    """A code fence longer than any run of backticks inside ``text``."""
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip()}\n{fence}\n"

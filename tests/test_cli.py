@@ -1,0 +1,202 @@
+"""The command line: what a person sees on stdout and stderr, and the exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_tree_chat.cli import main
+
+CHAPTER = (
+    '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
+    '{"id":"msg_002","parentId":"msg_001","message":{"role":"assistant","content":[{"type":"text",'
+    '"text":"Hi!"}],"timestamp":1718400005}}\n'
+    '{"id":"msg_003","parentId":"msg_002","message":{"role":"user","content":"继续","timestamp":1718400010}}\n'
+    '{"id":"msg_004","parentId":"msg_002","message":{"role":"user","content":"换一种问法",'
+    '"timestamp":1718400020}}\n'
+)
+SCRIPT = Path(sys.executable).with_name("jupyter-tree-chat")
+JUPYTER = Path(sys.executable).with_name("jupyter")
+
+
+@pytest.fixture
+def chapter(tmp_path: Path) -> Path:
+    path = tmp_path / "s.chat.jsonl"
+    path.write_text(CHAPTER, encoding="utf-8")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_show_draws_the_tree_with_the_current_leaf(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(capsys, "show", str(chapter))
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "msg_001 user  hello"
+    assert lines[1].startswith("msg_002 assistant  Hi!") and lines[1].endswith("[2 replies]")
+    assert lines[2] == "├─ msg_003 user  继续"
+    assert lines[3].startswith("└─ msg_004 user  换一种问法") and lines[3].endswith("← current")
+
+
+def test_path_json_is_exactly_what_the_model_is_sent(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "path", str(chapter), "--json")
+    assert status == 0
+    assert json.loads(out) == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hi!"}]},
+        {"role": "user", "content": "换一种问法"},
+    ]  # no timestamp: the API does not accept it
+
+
+def test_path_takes_a_leaf_by_unique_prefix(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "path", str(chapter), "--leaf", "msg_003")
+    assert status == 0
+    assert out.splitlines() == [
+        "msg_001 user  hello",
+        "msg_002 assistant  Hi!",
+        "msg_003 user  继续",
+    ]
+
+
+def test_a_whole_id_wins_over_a_longer_id_it_prefixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    path.write_text(
+        '{"id":"C","parentId":null,"message":{"role":"user","content":"first"}}\n'
+        '{"id":"C2","parentId":null,"message":{"role":"user","content":"second"}}\n',
+        encoding="utf-8",
+    )
+    status, out, _ = run(capsys, "path", str(path), "--leaf", "C", "--json")
+    assert status == 0 and json.loads(out) == [{"role": "user", "content": "first"}]
+
+
+@pytest.mark.parametrize(
+    ("leaf", "message"),
+    [
+        (
+            "msg_",
+            "'msg_' matches 4 nodes (msg_001, msg_002, msg_003, msg_004); give more characters",
+        ),
+        ("zzz", "no node id starts with 'zzz'; `show` lists the ids"),
+    ],
+)
+def test_an_unknown_or_ambiguous_id_is_one_line_and_exit_2(
+    chapter: Path, capsys: pytest.CaptureFixture[str], leaf: str, message: str
+) -> None:
+    status, out, err = run(capsys, "path", str(chapter), "--leaf", leaf)
+    assert (status, out, err) == (2, "", f"jupyter-tree-chat: {message}\n")
+
+
+def test_check_lists_every_problem_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    path.write_bytes(
+        CHAPTER.encode() + b"garbage\n" + b'{"id":"x","parentId":"nope","message":{}}\n{"id"'
+    )
+    status, out, _ = run(capsys, "check", str(path))
+    assert status == 1
+    assert out.splitlines() == [
+        "line 5: not valid JSON (ignored)",
+        "line 6: node 'x' is an orphan: its parent 'nope' has not appeared earlier (not attached)",
+        "line 7: torn last line: an incomplete record of 5 bytes (ignored)",
+    ]
+
+
+def test_check_of_a_clean_file_exits_0_silently(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "check", str(chapter)) == (0, "", "")
+
+
+def test_export_md_writes_the_path_as_markdown(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "export", str(chapter), "--leaf", "msg_003", "--format", "md")
+    assert status == 0
+    assert "## User `msg_003`\n\n继续\n" in out
+    assert "换一种问法" not in out
+
+
+def test_missing_file_directory_and_binary_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "b.chat.jsonl"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    for target, message in [
+        (tmp_path / "missing.chat.jsonl", "no such file"),
+        (tmp_path, "is a directory"),
+        (binary, "not a session file"),
+    ]:
+        for command in ("show", "check", "path"):
+            status, out, err = run(capsys, command, str(target))
+            assert status == 2 and out == ""
+            assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_unreadable_file_is_one_line_exit_2(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chapter.chmod(0)
+    try:
+        if chapter.open("rb").readable():  # running as root: permissions do not apply
+            pytest.skip("root can read any file")
+    except PermissionError:
+        pass
+    status, _, err = run(capsys, "show", str(chapter))
+    chapter.chmod(0o600)
+    assert status == 2 and "cannot read" in err
+
+
+def test_the_installed_script_and_jupyter_subcommand_work(chapter: Path) -> None:
+    for command in ([str(SCRIPT)], [str(JUPYTER), "tree-chat"]):
+        done = subprocess.run(
+            [*command, "check", str(chapter)], capture_output=True, text=True, check=False
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        done = subprocess.run(
+            [*command, "show", str(chapter.parent / "nope")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert done.stderr == f"jupyter-tree-chat: {chapter.parent / 'nope'}: no such file\n"
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    lines = [
+        json.dumps(
+            {
+                "id": f"n{i}",
+                "parentId": f"n{i - 1}" if i else None,
+                "message": {"role": "user" if i % 2 == 0 else "assistant", "content": "x"},
+            }
+        )
+        for i in range(20_000)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        f"'{SCRIPT}' show '{path}' | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout == "n0 user  x\n" and "Traceback" not in done.stderr

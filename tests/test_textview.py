@@ -1,0 +1,106 @@
+"""The text tree and the Markdown export, as a person reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_tree_chat.textview import draw_tree, path_markdown, short_id_length, summary
+from jupyter_tree_chat.tree import SessionTree
+
+
+def user(text: Any) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def chapter_tree() -> SessionTree:
+    tree = SessionTree()
+    tree.append("msg_001", user("hello"))
+    tree.append("msg_002", assistant("Hi!\nHow can I help?"))
+    tree.append("msg_003", user("continue"))
+    tree.fork("msg_002", "msg_004", user("ask another way"))
+    return tree
+
+
+def test_the_tree_shows_ids_roles_first_lines_reply_counts_labels_and_the_leaf() -> None:
+    tree = chapter_tree()
+    drawing = draw_tree(tree, labels={"msg_002": "greeting"}, leaf="msg_004")
+    assert drawing.splitlines() == [
+        "msg_001 user  hello",
+        "msg_002 assistant  Hi! …".ljust(56) + "  [2 replies] (greeting)",
+        "├─ msg_003 user  continue",
+        "└─ msg_004 user  ask another way".ljust(56) + "  ← current",
+    ]
+
+
+def test_chains_inside_a_branch_continue_under_their_connector() -> None:
+    tree = chapter_tree()
+    tree.switch("msg_003")
+    tree.append("msg_005", assistant("ok"))
+    lines = draw_tree(tree).splitlines()
+    assert lines[2:] == [
+        "├─ msg_003 user  continue",
+        "│  msg_005 assistant  ok",
+        "└─ msg_004 user  ask another way",
+    ]
+
+
+def test_ids_are_shortened_like_git_to_a_unique_prefix_of_at_least_seven() -> None:
+    assert short_id_length(["a1b2c3d4e5", "ffffffffff"]) == 7
+    assert short_id_length(["abcdefgh11", "abcdefgh22"]) == 9
+    tree = SessionTree()
+    tree.append("0123456789abcdef", user("hi"))
+    assert draw_tree(tree) == "0123456 user  hi"
+
+
+def test_tool_blocks_are_named_when_a_message_has_no_text() -> None:
+    use = {"role": "assistant", "content": [{"type": "tool_use", "name": "edit_file", "input": {}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "content": "file changed"}]}
+    assert summary(use) == "[tool_use edit_file]"
+    assert summary(result) == "[tool_result] file changed"
+    assert summary(user("x" * 100)) == "x" * 59 + " …"
+
+
+def test_a_100000_deep_session_draws_one_short_line_per_node() -> None:
+    tree = SessionTree()
+    for i in range(100_000):
+        tree.append(f"n{i:06d}", user("q") if i % 2 == 0 else assistant("a"))
+    lines = draw_tree(tree, leaf="n099999").splitlines()
+    assert len(lines) == 100_000
+    assert lines[-1].startswith("n099999 assistant  a") and lines[-1].endswith("← current")
+
+
+def test_the_markdown_export_holds_the_path_only() -> None:
+    markdown = path_markdown(chapter_tree(), "msg_004")
+    assert markdown == (
+        "# Chat session\n\n3 messages, leaf `msg_004`.\n\n"
+        "## User `msg_001`\n\nhello\n\n"
+        "## Assistant `msg_002`\n\nHi!\nHow can I help?\n\n"
+        "## User `msg_004`\n\nask another way\n"
+    )
+    assert "continue" not in markdown
+
+
+def test_the_markdown_export_fences_tool_calls_and_results() -> None:
+    tree = SessionTree()
+    tree.append("u1", user("refactor"))
+    tree.append(
+        "a1",
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "run", "input": {"cmd": "ls"}}],
+        },
+    )
+    tree.append(
+        "r1",
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t", "content": "```x```"}],
+        },
+    )
+    markdown = path_markdown(tree, "r1")
+    assert 'Tool call `run`:\n\n```json\n{\n  "cmd": "ls"\n}\n```\n' in markdown
+    assert "## Tool result `r1`\n\n````\n```x```\n````\n" in markdown
