@@ -23,6 +23,9 @@ fi
 
 PY=${DEMO_PYTHON:-.venv/bin/python}
 BIN=$(dirname "$PY")
+# The python3 kernel of that environment, not one from ~/.local/share/jupyter.
+JUPYTER_PATH="$("$PY" -c 'import sys; print(sys.prefix)')/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
+export JUPYTER_PATH
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 notebook="$out/quickstart.ipynb"
