@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -290,6 +291,9 @@ def load_file(path: str | os.PathLike[str]) -> LoadResult:
     """Load a session file; a missing file is an empty session."""
     path = Path(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
+            # reading a FIFO would hang the kernel, /dev/zero would fill its memory
+            raise StoreError(f"{path} is a device or a pipe, not a session file")
         data = path.read_bytes()
     except FileNotFoundError:
         return LoadResult(SessionTree())

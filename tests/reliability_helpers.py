@@ -281,17 +281,24 @@ def _run(*cmd: str) -> bool:
     return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
-@contextlib.contextmanager
-def small_tmpfs(size_kb: int = 64) -> Iterator[FaultDir]:
-    """A real tmpfs of ``size_kb`` KB: filling it gives the kernel's own ENOSPC.
+def _may_mount() -> bool:
+    """Mounting is tried unless ``JTC_FAULT_NO_MOUNT=1`` (to exercise the fallbacks)."""
+    return os.geteuid() == 0 and os.environ.get("JTC_FAULT_NO_MOUNT") != "1"
 
-    Needs mount privileges. Without them, falls back to ``RLIMIT_FSIZE``-free honesty:
-    the caller gets ``how == "unavailable"`` and must use ``enospc_via_dev_full``.
+
+@contextlib.contextmanager
+def small_tmpfs(size_kb: int = 256) -> Iterator[FaultDir]:
+    """A real tmpfs of ``size_kb`` KB: filling it (``fill_disk``) gives the kernel's ENOSPC.
+
+    Needs mount privileges; without them ``how`` is ``"unavailable"`` and the caller
+    falls back to ``/dev/full`` (a device whose every write fails with ENOSPC).
     """
     base = Path(tempfile.mkdtemp(prefix="jtc-enospc-"))
-    mounted = _run("mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0700", "tmpfs", str(base))
+    mounted = _may_mount() and _run(
+        "mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0700", "tmpfs", str(base)
+    )
     try:
-        yield FaultDir(base, f"tmpfs of {size_kb} KB" if mounted else "unavailable")
+        yield FaultDir(base, f"a real tmpfs of {size_kb} KB, filled" if mounted else "unavailable")
     finally:
         if mounted:
             _run("umount", "-l", str(base))
@@ -299,39 +306,31 @@ def small_tmpfs(size_kb: int = 64) -> Iterator[FaultDir]:
 
 
 def fill_disk(folder: Path) -> None:
-    """Write filler into ``folder`` until the file system says ENOSPC."""
-    with open(folder / "filler", "wb") as f:
-        chunk = b"\0" * 4096
-        try:
-            while True:
-                f.write(chunk)
-                f.flush()
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
-    # one more small file may still fit in a partly used block: fill byte by byte
-    with open(folder / "filler2", "wb", buffering=0) as f, contextlib.suppress(OSError):
-        while True:
-            f.write(b"\0")
+    """Write filler into ``folder`` until the file system says ENOSPC, to the last byte."""
+    with open(folder / "filler", "wb", buffering=0) as f:
+        for chunk in (b"\0" * 65536, b"\0" * 512, b"\0"):
+            with contextlib.suppress(OSError):
+                while True:
+                    f.write(chunk)
+    # an empty file still fits (an inode, no block): that is fine, data does not
 
 
 @contextlib.contextmanager
 def readonly_dir() -> Iterator[FaultDir]:
-    """A directory that becomes read-only on ``make_readonly()``; reports the method.
+    """A directory that ``make_readonly`` turns read-only; ``how`` says which way.
 
-    Root ignores permission bits, so for root this remounts a private tmpfs read-only
-    (a real EROFS). A non-root user gets ``chmod 0500`` (a real EACCES). If neither is
-    possible the caller gets ``how == "unavailable"``.
+    Root ignores permission bits, so for root this is a private tmpfs remounted
+    read-only (the kernel's own EROFS); without mount rights, root gets ``chattr +i``
+    (immutable: EPERM) and a normal user ``chmod 0500`` (EACCES).
     """
     base = Path(tempfile.mkdtemp(prefix="jtc-ro-"))
-    mounted = os.geteuid() == 0 and _run(
-        "mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(base)
-    )
-    how = (
-        "tmpfs remounted read-only"
-        if mounted
-        else ("chmod 0500" if os.geteuid() != 0 else "unavailable")
-    )
+    mounted = _may_mount() and _run("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(base))
+    if mounted:
+        how = "a real tmpfs remounted read-only (EROFS)"
+    elif os.geteuid() == 0:
+        how = "chattr +i on the folder and its files (EPERM)"
+    else:
+        how = "chmod 0500 on the folder, 0400 on its files (EACCES)"
     fault = FaultDir(base, how)
     try:
         yield fault
@@ -339,6 +338,8 @@ def readonly_dir() -> Iterator[FaultDir]:
         if mounted:
             _run("mount", "-o", "remount,rw", str(base))
             _run("umount", "-l", str(base))
+        elif os.geteuid() == 0:
+            _run("chattr", "-R", "-i", str(base))
         else:
             with contextlib.suppress(OSError):
                 os.chmod(base, 0o700)
@@ -347,15 +348,17 @@ def readonly_dir() -> Iterator[FaultDir]:
 
 def make_readonly(fault: FaultDir) -> None:
     """Turn the fault directory read-only (after the test wrote what it wanted there)."""
-    if fault.how == "tmpfs remounted read-only":
-        if not _run("mount", "-o", "remount,ro", str(fault.path)):
-            raise OSError(errno.EPERM, "could not remount read-only", str(fault.path))
-    elif fault.how == "chmod 0500":
+    if "remounted" in fault.how:
+        ok = _run("mount", "-o", "remount,ro", str(fault.path))
+    elif "chattr" in fault.how:
+        ok = _run("chattr", "-R", "+i", str(fault.path))
+    else:
         for p in fault.path.rglob("*"):
             os.chmod(p, 0o400)
         os.chmod(fault.path, 0o500)
-    else:
-        raise OSError(errno.EPERM, "no way to make a directory read-only here")
+        ok = True
+    if not ok:
+        raise OSError(errno.EPERM, f"could not make it read-only ({fault.how})", str(fault.path))
 
 
 def kill(proc: subprocess.Popen[bytes]) -> None:
