@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ class _SessionWidget(anywidget.AnyWidget):
     _esm = _esm()
     _css = STATIC / "widget.css"
 
+    uid = traitlets.Unicode().tag(sync=True)  # the browser keys its per-widget store by it
     mode = traitlets.Unicode("panel").tag(sync=True)
     busy = traitlets.Bool(False).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
@@ -77,7 +79,7 @@ class _SessionWidget(anywidget.AnyWidget):
     def __init__(
         self, session: Session, *, clock: Callable[[], float] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(uid=uuid.uuid4().hex, **kwargs)
         self.session = session
         self._stream_parent: str | None = None
         self._coalescer = DeltaCoalescer(self._send_delta, clock=clock or time.monotonic)

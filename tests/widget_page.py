@@ -88,5 +88,5 @@ def open_widget(page: Any, traits: dict[str, Any]) -> float:
 
 def panel_traits(panel: Any) -> dict[str, Any]:
     """The synced traits of a ``TreePanel`` as the browser would get them."""
-    names = ["mode", "busy", "error", "nodes", "labels", "leaf", "title"]
+    names = ["uid", "mode", "busy", "error", "nodes", "labels", "leaf", "title"]
     return {name: getattr(panel, name) for name in names}

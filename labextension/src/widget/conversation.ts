@@ -129,7 +129,7 @@ export class Conversation {
         ? h('button', { class: 'jtw-button', 'data-act': 'compare', 'data-id': id, title: 'These versions side by side' }, `Compare ${siblings.length}`)
         : null,
       h('button', { class: 'jtw-button jtw-quiet', 'data-act': 'label', 'data-id': id, title: 'Name this node' }, 'Label'),
-      h('button', { class: 'jtw-button jtw-quiet', 'data-act': 'details', 'data-id': id, title: 'Node details', 'aria-expanded': String(this.details.has(id)) }, 'ⓘ')
+      h('button', { class: 'jtw-button jtw-quiet', 'data-act': 'details', 'data-id': id, title: 'Node details', 'aria-expanded': String(this.details.has(id)) }, 'Info')
     ];
     const header = h(
       'div',

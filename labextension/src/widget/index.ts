@@ -12,19 +12,16 @@ import { KernelMessage, Store, WidgetModel } from './model';
 import { PanelView } from './panel';
 import { TurnView } from './turn';
 
-const stores = new WeakMap<WidgetModel, Store>();
-
-function storeFor(model: WidgetModel): Store {
-  let store = stores.get(model);
-  if (!store) {
-    store = new Store(model);
-    stores.set(model, store);
-  }
-  return store;
-}
+/**
+ * Stores by the widget's `uid` trait: anywidget hands `initialize` and each `render`
+ * a different proxy of the same model, so the proxy itself cannot be the key.
+ */
+const stores = new Map<string, Store>();
 
 export function initialize({ model }: { model: WidgetModel }): () => void {
-  const store = storeFor(model);
+  const uid = model.get('uid');
+  const store = new Store(model);
+  stores.set(uid, store);
   const onMessage = (message: KernelMessage): void => store.handle(message);
   const onTree = (): void => {
     if (store.stream?.done) {
@@ -47,14 +44,21 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     model.off('change:busy', onTree);
     model.off('change:error', onStatus);
     store.dispose();
-    stores.delete(model);
+    if (stores.get(uid) === store) {
+      stores.delete(uid);
+    }
   };
 }
 
 export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => void {
-  const store = storeFor(model);
+  // a host that does not call `initialize` gets a store of the view's own
+  const own = stores.has(model.get('uid')) ? null : initialize({ model });
+  const store = stores.get(model.get('uid'))!;
   const view = model.get('mode') === 'turn' ? new TurnView(el, store) : new PanelView(el, store);
-  return () => view.dispose();
+  return () => {
+    view.dispose();
+    own?.();
+  };
 }
 
 export default { initialize, render };

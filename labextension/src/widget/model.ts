@@ -30,6 +30,8 @@ export interface TurnInfo {
 }
 
 export interface Traits {
+  /** one per widget: the key of its store in the browser */
+  uid: string;
   mode: 'panel' | 'turn';
   busy: boolean;
   error: string;

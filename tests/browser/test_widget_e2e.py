@@ -1,0 +1,255 @@
+"""The widget in a real JupyterLab: a ``%%chat`` turn's control and the panel, driven by
+clicks and keys as a user would, against the real Anthropic SDK talking to the local
+fake Messages API; then the session file on disk. And hostile text that must run nothing.
+
+Screenshots of each state land in test-artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fake_anthropic import FakeAnthropic
+from widget_page import ensure_built
+
+pytestmark = pytest.mark.browser
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell{i:04d}",
+                "metadata": {},
+                "source": source,
+                "outputs": [],
+                "execution_count": None,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+    path.write_text(json.dumps(notebook))
+
+
+def open_and_run_all(page, lab, name: str) -> None:
+    page.goto(f"{lab.url}/lab/tree/{name}")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return k && k.status === 'idle'; }",
+        timeout=90_000,
+    )
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def fake():
+    ensure_built()
+    with FakeAnthropic() as server:
+        yield server
+
+
+def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, screenshot, fake):
+    fake.reset()
+    fake.enqueue("Fourteen: multiplication binds tighter, so 2 + 12 = **14**.", model="claude-a")
+    fake.enqueue("The answer is 14, since 3 * 4 = 12 comes first.", model="claude-b")
+    fake.enqueue("Twenty: (2 + 3) * 4 = **20**.", model="claude-a")
+    write_notebook(
+        lab.root / "flow.ipynb",
+        [
+            "import os\n"
+            f"os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
+            f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
+            "%load_ext jupyter_tree_chat",
+            "%%chat\nWhat is 2 + 3 * 4?",
+            "%chat panel",
+        ],
+    )
+    open_and_run_all(page, lab, "flow.ipynb")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    turn = cells.nth(1).locator(".jtw-turn")
+    panel = cells.nth(2).locator(".jtw-panel")
+    answer_pos = turn.locator('.jtw-position[data-side="r"]')
+    expect(answer_pos).to_have_text("1/1", timeout=60_000)
+    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(2)
+    expect(panel.locator(".jtw-conversation")).to_contain_text("multiplication binds tighter")
+    screenshot("1-first-turn")
+
+    # retry from the cell's control: the new answer streams into it; 2/2 everywhere
+    turn.get_by_role("button", name="Retry").click()
+    expect(answer_pos).to_have_text("2/2")
+    expect(turn.locator(".jtw-turn-body")).to_contain_text("3 * 4 = 12 comes first")
+    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(3)
+    expect(panel.locator(".jtw-conversation")).to_contain_text("3 * 4 = 12 comes first")
+    screenshot("2-after-retry")
+
+    # switch back with the control's arrow: the panel follows without re-running a cell
+    turn.get_by_title("previous answer (←)").click()
+    expect(answer_pos).to_have_text("1/2")
+    expect(turn.locator(".jtw-turn-body")).to_be_hidden()
+    expect(panel.locator(".jtw-conversation")).to_contain_text("multiplication binds tighter")
+    expect(panel.locator(".jtw-conversation .jtw-msg.jtw-role-a .jtw-position")).to_have_text("1/2")
+    screenshot("3-switched-back")
+
+    # keyboard: ArrowRight on the answer in the panel moves to the next sibling
+    panel.locator(".jtw-conversation .jtw-msg.jtw-role-a").focus()
+    page.keyboard.press("ArrowRight")
+    expect(answer_pos).to_have_text("2/2")
+    page.keyboard.press("ArrowLeft")
+    expect(answer_pos).to_have_text("1/2")
+
+    # inline edit in the panel: Escape cancels, Enter saves a new branch
+    question = panel.locator(".jtw-conversation .jtw-msg.jtw-role-u")
+    question.get_by_role("button", name="Edit").click()
+    box = panel.locator("textarea.jtw-edit-box")
+    expect(box).to_have_value("What is 2 + 3 * 4?")
+    page.keyboard.press("Escape")
+    expect(box).to_have_count(0)
+    question.get_by_role("button", name="Edit").click()
+    box.fill("What is (2 + 3) * 4?")
+    screenshot("4-editing")
+    box.press("Enter")
+    expect(panel.locator(".jtw-conversation")).to_contain_text("(2 + 3) * 4 = 20")
+    expect(turn.locator('.jtw-position[data-side="q"]')).to_have_text("2/2")
+    expect(answer_pos).to_have_text("1/1")
+    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(5)
+    screenshot("5-edited")
+
+    # compare: go back to the first question by clicking its answer in the tree
+    first_answer = panel.locator(".jtw-tree .jtw-row").nth(1)
+    first_answer.locator(".jtw-row-main").click()
+    expect(turn.locator('.jtw-position[data-side="q"]')).to_have_text("1/2")
+    panel.locator(".jtw-conversation .jtw-msg.jtw-role-a").get_by_role(
+        "button", name="Compare 2"
+    ).click()
+    compare = panel.locator(".jtw-compare")
+    expect(compare.locator(".jtw-compare-column")).to_have_count(2)
+    expect(compare.locator("mark.jtw-diff").first).to_be_visible()
+    expect(compare.locator(".jtw-compare-column").nth(0)).to_contain_text("claude-a")
+    expect(compare.locator(".jtw-compare-column").nth(1)).to_contain_text("claude-b")
+    expect(compare.locator(".jtw-compare-column").nth(1)).to_contain_text(" out · ")
+    screenshot("6-compare")
+
+    # a click while the kernel runs other code still lands (ipykernel 7 may even take
+    # widget messages during a cell; the "kernel busy" line shows when it does not)
+    fake.enqueue("Fourteen again.", model="claude-a")
+    page.evaluate(
+        "() => { window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+        ".requestExecute({code: 'import time; time.sleep(4)'}); }"
+    )
+    page.wait_for_timeout(300)
+    turn.get_by_role("button", name="Retry").click()
+    screenshot("7-retry-while-kernel-runs")
+    expect(answer_pos).to_have_text("3/3", timeout=20_000)
+    expect(turn.locator('[data-status="kernel-busy"]')).to_have_count(0)
+
+    # the file on disk holds every branch; the leaf record follows the last action
+    lines = records(lab.root / "flow.chat.jsonl")
+    nodes = [r for r in lines if "message" in r]
+    user, first, second, edited, third, fourth = nodes
+    assert user["message"]["content"] == "What is 2 + 3 * 4?"
+    assert first["parentId"] == second["parentId"] == fourth["parentId"] == user["id"]
+    assert second["meta"]["model"] == "claude-b"
+    assert edited["parentId"] is None and edited["meta"]["edited_from"] == user["id"]
+    assert edited["message"]["content"] == "What is (2 + 3) * 4?"
+    assert third["parentId"] == edited["id"]
+    leaves = [r["id"] for r in lines if r.get("type") == "leaf"]
+    assert first["id"] in leaves
+    assert not page_log.page_errors and not page_log.dialogs
+
+
+HOSTILE = """Payloads follow.
+<script>window.__pwned = 'script'</script>
+<img src="x" onerror="window.__pwned = 'img'">
+[click me](javascript:window.__pwned='link')
+<a href="javascript:window.__pwned='a'" id="rawlink">raw link</a>
+<svg onload="window.__pwned = 'svg'"><script>window.__pwned = 'svgscript'</script></svg>
+<iframe src="javascript:window.__pwned='iframe'"></iframe>
+<details open ontoggle="window.__pwned = 'toggle'"><summary>s</summary>x</details>
+<form action="javascript:window.__pwned='form'"><button id="formbutton">go</button></form>
+
+![pixel](http://127.0.0.1:9/pixel.png)
+"""
+
+HOSTILE_CELL = f"""
+from jupyter_tree_chat.providers.base import Finished, TextDelta
+from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.widget import TreePanel, TurnControl
+from IPython.display import display
+
+HOSTILE = {HOSTILE!r}
+
+class Hostile:
+    name = "hostile"
+    default_model = "hostile-1"
+    def stream(self, request):
+        yield TextDelta(HOSTILE)
+        yield Finished({{"role": "assistant", "content": [{{"type": "text", "text": HOSTILE}}]}},
+                       "hostile-1", "end_turn", {{"input_tokens": 1, "output_tokens": 1}})
+
+session = Session.in_memory(Hostile())
+turn = session.ask(HOSTILE)
+control = TurnControl.for_turn(session, turn)
+session.retry()
+display(control, TreePanel(session))
+"""
+
+
+def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log, screenshot):
+    ensure_built()
+    write_notebook(lab.root / "xss.ipynb", [HOSTILE_CELL])
+    open_and_run_all(page, lab, "xss.ipynb")
+    panel = page.locator(".jtw-panel")
+    conversation = panel.locator(".jtw-conversation")
+    expect(conversation.locator(".jtw-markdown")).to_have_count(2, timeout=60_000)
+    expect(conversation).to_contain_text("Payloads follow.")
+    turn = page.locator(".jtw-turn")
+    expect(turn.locator(".jtw-turn-body .jtw-markdown")).to_contain_text("Payloads follow.")
+    # click what could be clicked, open the compare view (plain text), wait a moment
+    for link in (
+        conversation.get_by_text("click me").all() + conversation.get_by_text("raw link").all()
+    ):
+        link.click(modifiers=["Alt"])  # Alt: never navigate away, only run handlers
+    conversation.locator(".jtw-msg.jtw-role-a").get_by_role("button", name="Compare 2").click()
+    expect(panel.locator(".jtw-compare-column")).to_have_count(2)
+    page.wait_for_timeout(500)
+    screenshot("hostile")
+
+    assert page.evaluate("window.__pwned") is None
+    assert not page_log.dialogs
+    # what the sanitizer left: no active elements, no handlers, no script URLs
+    found = page.evaluate(
+        """() => {
+          const all = Array.from(document.querySelectorAll('.jtw-widget *'));
+          return {
+            tags: all.map(e => e.localName)
+              .filter(t => ['script', 'iframe', 'svg', 'form', 'object', 'embed'].includes(t)),
+            handlers: all.flatMap(e => Array.from(e.attributes)
+              .filter(a => a.name.startsWith('on')).map(a => e.localName + ' ' + a.name)),
+            urls: all.flatMap(e => ['href', 'src', 'action', 'xlink:href']
+              .map(n => e.getAttribute(n) || '')).filter(u => /^\\s*javascript:/i.test(u)),
+            links: all.filter(e => e.localName === 'a').length,
+          };
+        }"""
+    )
+    assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
+    assert found["links"] >= 2  # the links are still there, harmless
+    assert not [url for url in page_log.requests if "pixel.png" in url]
+    blocked = page.locator(".jtw-widget img.jtc-blocked")
+    expect(blocked.first).to_have_attribute("data-jtc-blocked-src", "http://127.0.0.1:9/pixel.png")
