@@ -189,6 +189,25 @@ EDGE_CASES: list[bytes] = [
     GOOD + b"[" * 1024 + b"]" * 1024 + b"\n" + b"[" * 1025 + b"]" * 1025 + b"\n",
     b"\r",
     b"   ",
+    # orphans that point at each other close a cycle; later orphans sort in by line
+    GOOD
+    + line(node("c1", "c2"))
+    + line(node("c2", "c3"))
+    + line(node("c3", "c1"))
+    + line(node("c4", "c1"))
+    + line(node("c1", "u1"))
+    + b"\r\n"
+    + line(node("c5", "c5")),
+    # lone surrogates with what only Python's json reads: big ints, floats that overflow
+    GOOD + b'{"id":"l1","parentId":"a1","message":{"role":"user","content":"\\udc00",'
+    b'"n":123456789012345678901234567890,"f":1e400}}\n'
+    + b'{"type":"\\ud800","x":1}\n{"type":123456789012345678901234567890,"y":"\\ud800"}\n'
+    + b'{"type":1e400,"y":"\\ud800"}\n[1, "\\ud800"]\n"\\ud800\\u0041"\n'
+    + b'{"type":"leaf","id":"\\ud800"}\n',
+    GOOD
+    + line({"type": "label", "id": "u1", "label": {"a": 1}})
+    + line({"type": "label", "id": "u1", "label": None})
+    + line(node("a9", "a1", "assistant")),
 ]
 
 

@@ -7,7 +7,7 @@
  * Pure: bytes in, a `ChatSession` out. No DOM, no JupyterLab.
  */
 
-import { isJSONSyntaxError, parseJSON, parseTagged } from './json';
+import { isJSONSyntaxError, parseJSON, parseTagged, parseWithLoneSurrogates } from './json';
 import { PyDict, PyValue, pyEquals, pyRepr, pyStr, reprString } from './pyrepr';
 
 /** A message node. `message` is Anthropic-shaped; `meta` holds what the model never sees. */
@@ -59,6 +59,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `_kind` in store.py: how a problem names a JSON value's type. */
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) {
     return 'an array';
@@ -70,9 +71,22 @@ function kindOf(value: unknown): string {
       return 'a number';
     case 'boolean':
       return 'a boolean';
+    case 'object':
+      return value === null ? 'null' : 'dict';
     default:
       return 'null';
   }
+}
+
+/** A line as Python holds it (int or float, key order), for problem messages. */
+function taggedLine(text: string): PyDict {
+  let value: unknown;
+  try {
+    value = parseTagged(text);
+  } catch {
+    value = parseWithLoneSurrogates(text, true);
+  }
+  return value as PyDict;
 }
 
 /** A field of a line as Python would print it with `{value!r}` (`None` when missing). */
@@ -83,17 +97,66 @@ function reprField(text: string, key: string, value: unknown): string {
   if (value === undefined || value === null) {
     return 'None';
   }
-  const tagged = parseTagged(text) as PyDict;
-  return pyRepr(tagged.entries.get(key));
+  return pyRepr(taggedLine(text).entries.get(key));
 }
 
-function strRole(text: string, value: unknown): string {
-  if (typeof value === 'string') {
-    return value;
+/** `_a(role)` in store.py: "an assistant", else "a <role>" with Python's `str()`. */
+function aRole(text: string, value: unknown): string {
+  if (value === 'assistant') {
+    return 'an assistant';
   }
-  const tagged = parseTagged(text) as PyDict;
-  const message = tagged.entries.get('message') as PyDict;
-  return pyStr(message.entries.get('role') as PyValue | undefined);
+  if (typeof value === 'string') {
+    return `a ${value}`;
+  }
+  const message = taggedLine(text).entries.get('message') as PyDict;
+  return `a ${pyStr(message.entries.get('role') as PyValue | undefined)}`;
+}
+
+/**
+ * Why each orphan was not attached: a missing parent, its own parent, or a cycle among
+ * orphans (each has one parent link, so following the links is a walk, not a search).
+ */
+function orphanProblems(orphans: Array<[number, string, string]>): Problem[] {
+  const parentOf = new Map<string, string>();
+  for (const [, id, parent] of orphans) {
+    if (!parentOf.has(id)) {
+      parentOf.set(id, parent);
+    }
+  }
+  const inCycle = new Set<string>();
+  const done = new Set<string>();
+  for (const start of parentOf.keys()) {
+    if (done.has(start)) {
+      continue;
+    }
+    const walk: string[] = [];
+    const onWalk = new Map<string, number>();
+    let current: string | undefined = start;
+    while (current !== undefined && parentOf.has(current) && !done.has(current)) {
+      const seen = onWalk.get(current);
+      if (seen !== undefined) {
+        walk.slice(seen).forEach(id => inCycle.add(id));
+        break;
+      }
+      onWalk.set(current, walk.length);
+      walk.push(current);
+      current = parentOf.get(current);
+    }
+    walk.forEach(id => done.add(id));
+  }
+  return orphans.map(([line, id, parent]) => {
+    let message: string;
+    if (parent === id) {
+      message = `node ${reprString(id)} is its own parent, which would form a cycle (not attached)`;
+    } else if (inCycle.has(id)) {
+      message = `node ${reprString(id)}: parent ${reprString(parent)} would close a cycle (not attached)`;
+    } else {
+      message =
+        `node ${reprString(id)} is an orphan: its parent ${reprString(parent)} ` +
+        'has not appeared earlier (not attached)';
+    }
+    return { line, message };
+  });
 }
 
 function whyNotANode(record: Record<string, unknown>): string {
@@ -127,6 +190,7 @@ export function parseSession(data: Uint8Array | string): ChatSession {
     problems.push({ line, message });
   };
   let leaf: string | null = null;
+  const orphans: Array<[number, string, string]> = [];
 
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     report(1, 'starts with a UTF-8 byte order mark (ignored)');
@@ -163,7 +227,10 @@ export function parseSession(data: Uint8Array | string): ChatSession {
       if (text !== undefined && !isJSONSyntaxError(error)) {
         throw error;
       }
-      if (isBlank(line)) {
+      record = text === undefined ? null : parseWithLoneSurrogates(text);
+      if (record !== null) {
+        report(number, 'lone surrogate escapes (a broken emoji?) read as U+FFFD');
+      } else if (isBlank(line)) {
         report(number, 'blank line (ignored)');
       } else if (number === last) {
         report(
@@ -175,7 +242,9 @@ export function parseSession(data: Uint8Array | string): ChatSession {
       } else {
         report(number, 'not valid JSON (ignored)');
       }
-      continue;
+      if (record === null) {
+        continue;
+      }
     }
     if (!isRecord(record)) {
       report(number, `JSON but not a record: ${kindOf(record)} (ignored)`);
@@ -209,18 +278,14 @@ export function parseSession(data: Uint8Array | string): ChatSession {
         }
         const parentNode = nodes.get(parent);
         if (parentNode === undefined) {
-          const why =
-            parent === nodeId
-              ? 'is its own parent, which would form a cycle'
-              : `is an orphan: its parent ${reprString(parent)} has not appeared earlier`;
-          report(number, `node ${reprString(nodeId)} ${why} (not attached)`);
+          orphans.push([number, nodeId, parent]);
           continue;
         }
         if (pyEquals(parentNode.message.role, message.role)) {
-          const role = strRole(text!, message.role);
+          const role = aRole(text!, message.role);
           report(
             number,
-            `node ${reprString(nodeId)}: a ${role} message under a ${role} message (kept as written)`
+            `node ${reprString(nodeId)}: ${role} message under ${role} message (kept as written)`
           );
         }
       }
@@ -252,17 +317,20 @@ export function parseSession(data: Uint8Array | string): ChatSession {
     } else if (kind === 'label') {
       const target = record.id;
       const label = record.label;
-      if (typeof target === 'string' && nodes.has(target) && typeof label === 'string') {
-        if (label) {
-          labels.set(target, label);
-        } else {
-          labels.delete(target);
-        }
-      } else {
+      if (typeof target !== 'string' || !nodes.has(target)) {
         report(
           number,
           `label record for unknown node ${reprField(text!, 'id', target)} (ignored)`
         );
+      } else if (typeof label !== 'string') {
+        report(
+          number,
+          `label for ${reprString(target)} is ${kindOf(label)}, not a string (ignored)`
+        );
+      } else if (label) {
+        labels.set(target, label);
+      } else {
+        labels.delete(target);
       }
     } else if (kind === 'session') {
       if (session.header === null) {
@@ -273,6 +341,10 @@ export function parseSession(data: Uint8Array | string): ChatSession {
     } else {
       report(number, `unknown record type ${reprField(text!, 'type', kind)} (skipped)`);
     }
+  }
+  if (orphans.length) {
+    problems.push(...orphanProblems(orphans));
+    problems.sort((a, b) => a.line - b.line); // stable: a line's own problems keep their order
   }
   session.leaf = leaf;
   return session;

@@ -2,7 +2,8 @@
  * A strict JSON parser that accepts exactly what orjson (the Python loader's parser)
  * accepts, so a line the command line's `check` calls "not valid JSON" is not valid here
  * either: no lone surrogate escapes, no number that overflows a double, at most 1024
- * nested containers. `JSON.parse` differs on the first two.
+ * nested containers. `JSON.parse` differs on the first two. A lenient mode mirrors the
+ * store's second try with Python's `json` for lines with lone surrogate escapes.
  *
  * Two output modes: plain JavaScript values (objects get own properties, even `__proto__`),
  * or tagged values (`pyrepr.ts`) keeping what Python sees, for problem messages.
@@ -21,10 +22,17 @@ type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain
 class Parser {
   private pos = 0;
   private depth = 0;
+  /** lone surrogate escapes met (lenient mode replaces them with U+FFFD) */
+  loneSurrogates = 0;
 
+  /**
+   * `lenient` reads like Python's `json` module, the store's second try on a line orjson
+   * refused: lone surrogate escapes, integers of any size, floats that overflow to inf.
+   */
   constructor(
     private readonly text: string,
-    private readonly tagged: boolean
+    private readonly tagged: boolean,
+    private readonly lenient = false
   ) {}
 
   parseDocument(): unknown {
@@ -221,18 +229,17 @@ class Parser {
         case 'u': {
           const unit = this.hex4();
           if (unit >= 0xdc00 && unit <= 0xdfff) {
-            this.fail(); // a low surrogate with no high one before it
-          }
-          if (unit >= 0xd800 && unit <= 0xdbff) {
-            if (text[this.pos] !== '\\' || text[this.pos + 1] !== 'u') {
-              this.fail();
+            out += this.lone(); // a low surrogate with no high one before it
+          } else if (unit >= 0xd800 && unit <= 0xdbff) {
+            const low = /^\\u[dD][c-fC-F][0-9a-fA-F]{2}/.test(text.slice(this.pos, this.pos + 6))
+              ? parseInt(text.slice(this.pos + 2, this.pos + 6), 16)
+              : -1;
+            if (low < 0) {
+              out += this.lone();
+            } else {
+              this.pos += 6;
+              out += String.fromCharCode(unit, low);
             }
-            this.pos += 2;
-            const low = this.hex4();
-            if (low < 0xdc00 || low > 0xdfff) {
-              this.fail();
-            }
-            out += String.fromCharCode(unit, low);
           } else {
             out += String.fromCharCode(unit);
           }
@@ -244,6 +251,14 @@ class Parser {
       }
       start = this.pos;
     }
+  }
+
+  private lone(): string {
+    if (!this.lenient) {
+      this.fail();
+    }
+    this.loneSurrogates++;
+    return '\ufffd';
   }
 
   private number(): unknown {
@@ -261,12 +276,12 @@ class Parser {
     this.pos += token.length;
     if (match[2] === undefined && match[3] === undefined) {
       const big = BigInt(token);
-      if (big >= INT_MIN && big <= UINT_MAX) {
+      if (this.lenient || (big >= INT_MIN && big <= UINT_MAX)) {
         return this.tagged ? new PyInt(big) : Number(big);
       }
     }
     const value = Number(token);
-    if (!Number.isFinite(value)) {
+    if (!Number.isFinite(value) && !this.lenient) {
       this.fail();
     }
     return this.tagged ? new PyFloat(value) : value;
@@ -281,6 +296,26 @@ export function parseJSON(text: string): Plain {
 /** Parse one JSON document keeping Python's view of it (int or float, key order). */
 export function parseTagged(text: string): PyValue {
   return new Parser(text, true).parseDocument() as PyValue;
+}
+
+/**
+ * A line orjson refused only for lone `\\udXXX` escapes (valid JSON, as JavaScript's
+ * `JSON.stringify` writes them) read with U+FFFD for them, as the store does; else null.
+ */
+export function parseWithLoneSurrogates(text: string, tagged = false): unknown | null {
+  if (!text.includes('\\u')) {
+    return null;
+  }
+  const parser = new Parser(text, tagged, true);
+  try {
+    const value = parser.parseDocument();
+    return parser.loneSurrogates > 0 ? value : null;
+  } catch (error) {
+    if (isJSONSyntaxError(error)) {
+      return null;
+    }
+    throw error;
+  }
 }
 
 export function isJSONSyntaxError(error: unknown): boolean {

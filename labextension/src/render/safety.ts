@@ -11,6 +11,10 @@
 const REMOTE = /^\s*(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
 const LOCAL_SCHEMES = /^\s*(?:data|blob):/i;
 const URL_ATTRIBUTES = ['src', 'srcset', 'poster', 'background', 'data', 'xlink:href'];
+/** Removed with their content, in case a sanitizer let them through. */
+const DROP = 'script, style, iframe, frame, frameset, object, embed, base, meta, link, template, input, select, textarea';
+/** Replaced by their content: forms and buttons could post or navigate. */
+const UNWRAP = 'form, button';
 
 /** Escape text for use inside HTML (the fallback when no Markdown renderer is given). */
 export function escapeHtml(text: string): string {
@@ -35,7 +39,9 @@ function isRemote(url: string): boolean {
  * Neutralise remote images and media in already sanitized HTML: their URL moves to
  * `data-jtc-blocked-src` and the element gets the class `jtc-blocked` (shown as a
  * placeholder with the URL as its title). Styles with `url(` are dropped. Links get
- * `target="_blank" rel="noopener noreferrer"`.
+ * `target="_blank" rel="noopener noreferrer"`. A second line of defence removes what
+ * no chat message needs even if a sanitizer allows it: style sheets, frames, embedded
+ * objects, forms and form controls.
  */
 export function neutraliseRemote(html: string): string {
   const doc = new DOMParser().parseFromString(
@@ -43,6 +49,12 @@ export function neutraliseRemote(html: string): string {
     'text/html'
   );
   const body = doc.body;
+  for (const element of Array.from(body.querySelectorAll(DROP))) {
+    element.remove();
+  }
+  for (const element of Array.from(body.querySelectorAll(UNWRAP))) {
+    element.replaceWith(...Array.from(element.childNodes));
+  }
   for (const element of Array.from(body.querySelectorAll('*'))) {
     for (const name of URL_ATTRIBUTES) {
       const value = element.getAttribute(name);

@@ -184,7 +184,7 @@ export class SessionView {
       section.classList.add('jtc-empty');
       return section;
     }
-    const list = h('ol', { class: 'jtc-problem-list' });
+    const list = h('ul', { class: 'jtc-problem-list' });
     for (const problem of problems) {
       list.append(
         h('li', { class: 'jtc-problem', 'data-line': problem.line }, formatProblem(problem))
