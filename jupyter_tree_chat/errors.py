@@ -12,6 +12,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── StoreError                  the session file cannot be used
     │   ├── SessionNameError        a session name that is not a plain file name
     │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
@@ -66,6 +67,10 @@ class SessionNotSaved(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class SessionBusy(ChatError):
+    """An action arrived (say, from the panel) while another turn was still running."""
 
 
 class ProviderError(ChatError):

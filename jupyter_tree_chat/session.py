@@ -12,13 +12,15 @@ file cannot be written, the conversation goes on in memory and says so.
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from . import cellrule
 from .errors import (
@@ -26,6 +28,7 @@ from .errors import (
     MaxTokensReached,
     ProviderError,
     Refused,
+    SessionBusy,
     SessionNotSaved,
     TreeError,
 )
@@ -37,6 +40,28 @@ from .tree import Message, Node, SessionTree, is_real_user_message, is_tool_resu
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def exclusive(method: F) -> F:
+    """One action at a time: a second thread (a widget click while a cell streams) is told
+    the session is busy instead of interleaving with the running turn. Re-entrant, so an
+    action may call another."""
+
+    @functools.wraps(method)
+    def guarded(self: Session, *args: Any, **kwargs: Any) -> Any:
+        if not self._lock.acquire(blocking=False):
+            raise SessionBusy(
+                "the session is busy writing a reply; wait for it to finish, then try again"
+            )
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._lock.release()
+
+    return cast(F, guarded)
 
 
 def new_node_id() -> str:
@@ -187,6 +212,7 @@ class Session:
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
+        self._lock = threading.RLock()
 
     @classmethod
     def open(cls, path: str | Path, provider: Provider, **kwargs: Any) -> Session:
@@ -248,6 +274,7 @@ class Session:
 
     # -- actions -----------------------------------------------------------------------
 
+    @exclusive
     def ask(
         self,
         content: str | list[dict[str, Any]],
@@ -286,6 +313,7 @@ class Session:
             self._notice(line, "info", turn)
         return self._respond(user, turn, settings)
 
+    @exclusive
     def edit(
         self,
         node_ref: str,
@@ -310,6 +338,7 @@ class Session:
         user = self._add_node(node, durable=True)
         return self._respond(user, Turn(user), settings)
 
+    @exclusive
     def retry(self, node_ref: str | None = None, *, settings: ChatSettings | None = None) -> Turn:
         """A new answer beside the old one (for the leaf, or any user/assistant node)."""
         ref = node_ref if node_ref is not None else self.tree.leaf
@@ -318,6 +347,7 @@ class Session:
         point = self.tree.retry_point(self.resolve(ref).id)
         return self._respond(point, Turn(None), settings)
 
+    @exclusive
     def switch(self, node_ref: str, *, deepest: bool = True) -> str:
         """Make a branch current: ``node_ref``'s deepest leaf (or the node itself)."""
         node = self.resolve(node_ref)
@@ -327,6 +357,7 @@ class Session:
         self._emit(LeafChanged(target))
         return target
 
+    @exclusive
     def fork_before_tool_use(
         self, content: str | None = None, *, settings: ChatSettings | None = None
     ) -> Turn:
@@ -346,6 +377,7 @@ class Session:
         user = self._add_node(node, durable=True)
         return self._respond(user, Turn(user), settings)
 
+    @exclusive
     def compact(
         self, instructions: str | None = None, *, settings: ChatSettings | None = None
     ) -> Turn:
@@ -372,6 +404,7 @@ class Session:
         self._emit(LeafChanged(ack.id))
         return Turn(root, [ack])
 
+    @exclusive
     def label(self, node_ref: str, label: str) -> Node:
         """Name a node (``""`` removes the label); labels are records, nodes stay as they are."""
         node = self.resolve(node_ref)
@@ -580,6 +613,7 @@ class Session:
 
     # -- the notebook-native rule -----------------------------------------------------
 
+    @exclusive
     def run_cell(
         self,
         text: str,

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from scripted_provider import ScriptedProvider
 
-from jupyter_tree_chat.errors import ConnectionFailed, RoleOrderError, StreamError, TreeError
+from jupyter_tree_chat.errors import (
+    ConnectionFailed,
+    RoleOrderError,
+    SessionBusy,
+    StreamError,
+    TreeError,
+)
 from jupyter_tree_chat.session import (
     ChatSettings,
     LeafChanged,
@@ -379,3 +387,31 @@ def test_memory_store_round_trip_gives_the_same_tree(model):
     again = Session(store, ScriptedProvider())
     assert [n.to_record() for n in again.tree] == [n.to_record() for n in session.tree]
     assert again.leaf == session.leaf
+
+
+def test_an_action_from_another_thread_during_a_turn_is_told_the_session_is_busy(model):
+    session = Session.in_memory(model)
+    outcome: list[str] = []
+
+    def click_retry_meanwhile(_request: object) -> None:
+        worker = threading.Thread(target=lambda: outcome.append(_attempt(session.retry)))
+        worker.start()
+        worker.join()
+
+    model.on_request = click_retry_meanwhile
+    session.ask("long question")
+
+    assert outcome == [
+        "busy: the session is busy writing a reply; wait for it to finish, then try again"
+    ]
+    assert len(session.tree) == 2  # the interleaved retry changed nothing
+    model.on_request = None
+    assert session.retry().text  # once the turn is over, the action goes through
+
+
+def _attempt(action: Callable[[], object]) -> str:
+    try:
+        action()
+    except SessionBusy as busy:
+        return f"busy: {busy}"
+    return "ran"
