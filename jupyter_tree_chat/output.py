@@ -1,4 +1,4 @@
-"""How a turn looks in a cell's output: streamed Markdown, a footer, one-line notices.
+"""How a turn looks in a cell: streamed Markdown (as safe HTML), a footer, one-line notices.
 
 A reply streams into one display output updated in place. Updates are throttled: each
 one resends the whole text to the front end, so a fast stream (thousands of deltas a
@@ -14,10 +14,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from html import escape
 from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
+from .safe_html import markdown_to_html
 from .session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
 from .tree import Node
 
@@ -104,7 +106,8 @@ class PrintReply:
 
 
 def _bundle(markdown: str, plain: str) -> dict[str, str]:
-    return {"text/markdown": markdown, "text/plain": plain}
+    """Safe HTML rendered here, never raw Markdown: the browser trusts this output."""
+    return {"text/html": markdown_to_html(markdown), "text/plain": plain}
 
 
 def show_markdown(markdown: str, plain: str | None = None) -> None:
@@ -201,12 +204,8 @@ def footer(session: Session, node: Node) -> str:
 
 
 def show_footer(line: str) -> None:
-    show_markdown(f"<sub>{_escape(line)}</sub>", line)
+    display({"text/html": f"<sub>{escape(line)}</sub>", "text/plain": line}, raw=True)
 
 
 def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "?"
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

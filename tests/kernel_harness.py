@@ -47,11 +47,11 @@ class CellRun:
 
     @property
     def markdown(self) -> list[str]:
-        """Every Markdown output's final text, in order (a reply, then its footer, ...)."""
+        """Every rendered (HTML) output's final text, in order (a reply, its footer, ...)."""
         return [
-            o["data"]["text/markdown"]
+            o["data"].get("text/plain", "")
             for o in self.outputs
-            if o["output_type"] == "display_data" and "text/markdown" in o["data"]
+            if o["output_type"] == "display_data" and "text/html" in o["data"]
         ]
 
     @property
@@ -83,7 +83,7 @@ class CellRun:
                 parts.append("\n".join(o["traceback"]) + "\n")
             else:
                 data = o["data"]
-                parts.append(data.get("text/markdown", data.get("text/plain", "")) + "\n")
+                parts.append(data.get("text/plain", "") + "\n")
         return "".join(parts)
 
 

@@ -287,7 +287,7 @@ def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
     )
     monkeypatch.setattr(
         "jupyter_tree_chat.output.update_display",
-        lambda bundle, **k: sent.append(bundle["text/markdown"]),
+        lambda bundle, **k: sent.append(bundle["text/plain"]),
     )
     now = [0.0]
     view = DisplayReply(throttle=0.1, clock=lambda: now[0])

@@ -84,7 +84,7 @@ def test_run_all_builds_one_branch_with_each_cell_id(offline):
     assert all("offline teaching model" not in r.stdout for r in runs[1:])
     assert "I was sent **5 messages**" in runs[2].markdown[0]
     assert "> Why keep old branches?" in runs[2].markdown[0]
-    assert footer_of(runs[2]).endswith("reply 1/1</sub>")
+    assert footer_of(runs[2]).endswith("reply 1/1")
     assert runs[0].updates >= 1  # the reply was updated in place, not printed again
     tree = tree_of(offline)
     path = tree.path_nodes(tree.leaf)
@@ -113,8 +113,8 @@ def test_rerunning_an_unchanged_cell_is_a_retry_without_a_duplicate_question(off
     first = offline.chat("Tell me a fact", "c0000001").check()
     again = offline.chat("Tell me a fact", "c0000001").check()
 
-    assert footer_of(first).endswith("reply 1/1</sub>")
-    assert footer_of(again).endswith("reply 2/2</sub>")
+    assert footer_of(first).endswith("reply 1/1")
+    assert footer_of(again).endswith("reply 2/2")
     tree = tree_of(offline)
     users = [n for n in tree if n.role == "user"]
     assert len(users) == 1
@@ -263,7 +263,7 @@ def test_run_all_edit_and_retry_against_the_fake_api(claude, fake_server):
     runs = run_all(claude)
     retry = claude.chat(CELLS[2][1], CELLS[2][0]).check()
 
-    assert footer_of(retry).endswith("reply 2/2</sub>")
+    assert footer_of(retry).endswith("reply 2/2")
     assert "cache read" in footer_of(retry)  # the shared prefix was a cache hit
     assert "claude-" in footer_of(runs[0])
     sent = fake_server.requests[-1].body

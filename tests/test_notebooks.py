@@ -64,7 +64,7 @@ def outputs_text(nb: nbformat.NotebookNode) -> str:
                 parts.append(output["text"])
             elif "data" in output:
                 data = output["data"]
-                parts.append(data.get("text/markdown") or data.get("text/plain") or "")
+                parts.append(data.get("text/plain") or "")
     return "\n".join(parts)
 
 
