@@ -37,7 +37,8 @@ echo "==> running $notebook headless with the offline model"
 # session is saved beside it as quickstart.chat.jsonl.
 for var in $(env | sed -n 's/^\(ANTHROPIC_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$var"; done
 JPY_SESSION_NAME="$notebook" "$PY" -m jupyter nbconvert --to notebook --execute --inplace \
-  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=120 "$notebook"
+  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=120 \
+  --ExecutePreprocessor.store_widget_state=False "$notebook"
 
 echo "==> the session tree in $out/quickstart.chat.jsonl"
 "$BIN/jupyter-tree-chat" show "$out/quickstart.chat.jsonl"
