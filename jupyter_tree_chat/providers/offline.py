@@ -157,10 +157,8 @@ def estimate_usage(request: ReplyRequest, content: list[dict[str, Any]]) -> dict
 def _teaching_reply(request: ReplyRequest) -> str:
     messages = request.messages
     last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
-    parts = [
-        "**Offline teaching model** (deterministic, no network).",
-        _seen(messages),
-    ]
+    # The first line is what trees and summaries show: make it the lesson itself.
+    parts = [f"**Offline teaching model** (no network): {_seen(messages)}"]
     if last_user is not None:
         question = message_text(last_user)
         parts.append("The last user message was:\n\n" + _quote(question))
