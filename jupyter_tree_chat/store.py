@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,7 +52,26 @@ class LoadResult:
     labels: dict[str, str] = field(default_factory=dict)
     header: dict[str, Any] | None = None
     #: 1-based line of each node, for reports that point into the file
-    lines: dict[str, int] = field(default_factory=dict)
+    lines: Mapping[str, int] = field(default_factory=dict)
+
+
+class _Lines(Mapping[str, int]):
+    """Node id → line, read from the nodes themselves: no second million-entry dict."""
+
+    def __init__(self, nodes: dict[str, Node]) -> None:
+        self._nodes = nodes
+
+    def __getitem__(self, node_id: str) -> int:
+        line = self._nodes[node_id].line
+        if line is None:
+            raise KeyError(node_id)
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        return (n.id for n in self._nodes.values() if n.line is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for n in self._nodes.values() if n.line is not None)
 
 
 # -- reading -------------------------------------------------------------------------
@@ -85,12 +104,14 @@ def _parse(data: bytes) -> LoadResult:
     result = LoadResult(tree)
     problems = result.problems
     report = problems.append
-    lines_of = result.lines
+    lines_of = _Lines(tree._nodes)
+    result.lines = lines_of
     nodes = tree._nodes  # the loader is the tree's bulk path; add() per node is 2x slower
-    children = tree._children
+    roots = tree._roots
     get_node = nodes.get
-    get_children = children.get
+    set_node = nodes.setdefault
     loads = orjson.loads
+    make_node = Node
     decode_error = orjson.JSONDecodeError
     leaf: str | None = None
     orphans: list[tuple[int, str, str]] = []
@@ -132,38 +153,35 @@ def _parse(data: bytes) -> LoadResult:
         if type(node_id) is not str or not node_id or type(message) is not dict:
             report(Problem(number, _why_not_a_node(record)))
             continue
-        if node_id in nodes:
-            first = lines_of[node_id]
-            report(Problem(number, f"duplicate id {node_id!r}, first on line {first} (ignored)"))
-            continue
-        if parent is not None:
+        parent_node = None
+        if parent is None:
+            pass
+        elif type(parent) is str and (parent_node := get_node(parent)) is not None:
+            role = message.get("role")
+            if parent_node.message.get("role") == role and node_id not in nodes:
+                why = f"{_a(role)} message under {_a(role)} message (kept as written)"
+                report(Problem(number, f"node {node_id!r}: {why}"))
+        elif node_id not in nodes:  # a duplicate is reported as one, below
             if type(parent) is not str:
                 why = "has a parentId that is not a string"
                 report(Problem(number, f"node {node_id!r} {why} (ignored)"))
-                continue
-            parent_node = get_node(parent)
-            if parent_node is None:
+            else:
                 orphans.append((number, node_id, parent))
-                continue
-            role = message.get("role")
-            if parent_node.message.get("role") == role:
-                report(
-                    Problem(
-                        number,
-                        f"node {node_id!r}: {_a(role)} message under {_a(role)} message "
-                        "(kept as written)",
-                    )
-                )
+            continue
         meta = record.get("meta")
-        if type(meta) is not dict:
+        if meta is not None and type(meta) is not dict:
             meta = None  # the chapter's records have none
-        nodes[node_id] = Node(node_id, parent, message, meta)
-        siblings = get_children(parent)
-        if siblings is None:
-            children[parent] = [node_id]
+        node = make_node(node_id, parent, message, meta, number)
+        if set_node(node_id, node) is not node:  # one lookup both checks and inserts
+            first = nodes[node_id].line
+            report(Problem(number, f"duplicate id {node_id!r}, first on line {first} (ignored)"))
+            continue
+        if parent_node is None:
+            roots.append(node_id)
+        elif (siblings := parent_node.kids) is None:
+            parent_node.kids = [node_id]
         else:
             siblings.append(node_id)
-        lines_of[node_id] = number
         leaf = node_id
     if orphans:
         problems.extend(_orphan_problems(orphans, lines_of))
@@ -230,7 +248,7 @@ def _other_record(record: Any, number: int, result: LoadResult, leaf: str | None
 
 
 def _orphan_problems(
-    orphans: list[tuple[int, str, str]], lines_of: dict[str, int]
+    orphans: list[tuple[int, str, str]], lines_of: Mapping[str, int]
 ) -> list[Problem]:
     """Say why each orphan was not attached: a missing parent, a late one, or a cycle.
 

@@ -29,7 +29,7 @@ class Node:
     ``meta`` holds what is never sent to the model (model name, usage, cell id, ...).
     """
 
-    __slots__ = ("id", "message", "meta", "parent_id")
+    __slots__ = ("id", "kids", "line", "message", "meta", "parent_id")
 
     def __init__(
         self,
@@ -37,11 +37,16 @@ class Node:
         parent_id: str | None,
         message: Message,
         meta: dict[str, Any] | None = None,
+        line: int | None = None,
     ) -> None:
         self.id = id
         self.parent_id = parent_id
         self.message = message
         self.meta = meta
+        #: the 1-based line of the session file it was loaded from (None if not loaded)
+        self.line = line
+        #: ids of its children in append order, kept by the one tree that holds it
+        self.kids: list[str] | None = None
 
     @property
     def role(self) -> str:
@@ -136,7 +141,7 @@ class SessionTree:
 
     def __init__(self) -> None:
         self._nodes: dict[str, Node] = {}
-        self._children: dict[str | None, list[str]] = {}
+        self._roots: list[str] = []  # children live on their parent node: no second index
         self.leaf: str | None = None
 
     # -- building -----------------------------------------------------------------
@@ -155,12 +160,17 @@ class SessionTree:
             raise NodeNotFound(f"parent {parent!r} of node {node.id!r} is not in the tree")
         if check_roles:
             check_role_order(None if parent is None else self._nodes[parent].message, node.message)
+        if node.kids is not None:  # a node from another tree: its children are not ours
+            node = Node(node.id, node.parent_id, node.message, node.meta, node.line)
         self._nodes[node.id] = node
-        siblings = self._children.get(parent)
-        if siblings is None:
-            self._children[parent] = [node.id]
+        if parent is None:
+            self._roots.append(node.id)
         else:
-            siblings.append(node.id)
+            holder = self._nodes[parent]
+            if holder.kids is None:
+                holder.kids = [node.id]
+            else:
+                holder.kids.append(node.id)
         return node
 
     def _new(
@@ -207,7 +217,13 @@ class SessionTree:
 
     def children(self, node_id: str | None) -> list[Node]:
         """Children in append order; ``None`` gives the roots."""
-        return [self._nodes[c] for c in self._children.get(node_id, ())]
+        return [self._nodes[c] for c in self._kids(node_id)]
+
+    def _kids(self, node_id: str | None) -> list[str]:
+        if node_id is None:
+            return self._roots
+        node = self._nodes.get(node_id)
+        return (node.kids or []) if node is not None else []
 
     def roots(self) -> list[Node]:
         return self.children(None)
@@ -218,11 +234,11 @@ class SessionTree:
         return self.children(node_id)
 
     def has_children(self, node_id: str) -> bool:
-        return bool(self._children.get(node_id))
+        return bool(self._kids(node_id))
 
     def leaves(self) -> list[Node]:
         """Every node with no children, in append order: one per branch."""
-        return [n for n in self._nodes.values() if n.id not in self._children]
+        return [n for n in self._nodes.values() if not n.kids]
 
     def path_nodes(self, leaf_id: str) -> list[Node]:
         """Nodes from the root down to ``leaf_id``. Cost grows with depth, not tree size."""
@@ -252,7 +268,7 @@ class SessionTree:
     def sibling_position(self, node_id: str) -> SiblingPosition:
         """``2/3`` means the second of three children of the same parent."""
         node = self.get(node_id)
-        siblings = self._children[node.parent_id]
+        siblings = self._kids(node.parent_id)
         return SiblingPosition(siblings.index(node_id) + 1, len(siblings))
 
     def siblings(self, node_id: str) -> list[Node]:
@@ -261,14 +277,11 @@ class SessionTree:
 
     def deepest_leaf(self, node_id: str) -> str:
         """Follow the newest child at each step down to a leaf."""
-        self.get(node_id)
-        current = node_id
-        children = self._children
-        while True:
-            kids = children.get(current)
-            if not kids:
-                return current
-            current = kids[-1]
+        node = self.get(node_id)
+        nodes = self._nodes
+        while node.kids:
+            node = nodes[node.kids[-1]]
+        return node.id
 
     # -- the chapter's operations -----------------------------------------------
 

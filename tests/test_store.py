@@ -127,8 +127,10 @@ def test_orphans_duplicates_and_cycles_are_reported_never_attached() -> None:
         "line 6: node 'p': parent 'q' would close a cycle (not attached)",
         "line 7: node 'q': parent 'p' would close a cycle (not attached)",
     ]
-    tree = parse_session(data).tree
+    result = parse_session(data)
+    tree = result.tree
     assert [n.id for n in tree] == ["u1", "a1"]
+    assert dict(result.lines) == {"u1": 1, "a1": 2}
     assert tree.get("u1").text == "u1"  # the first occurrence wins
 
 

@@ -278,3 +278,13 @@ def test_a_100000_deep_tree_walks_without_hitting_the_recursion_limit() -> None:
     tree.fork("n0", "side", assistant("side"))
     assert tree.deepest_leaf("n0") == "side"
     assert tree.get("n5") == Node("n5", "n4", assistant("5"))
+
+
+def test_a_node_taken_from_one_tree_into_another_leaves_the_first_intact() -> None:
+    first = linear("A", "B", "C")
+    second = SessionTree()
+    for node in first:
+        second.add(node)
+    second.fork("A", "B2", assistant("other"))
+    assert [n.id for n in first.branches("A")] == ["B"]
+    assert [n.id for n in second.branches("A")] == ["B", "B2"]
