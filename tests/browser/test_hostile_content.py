@@ -1,0 +1,274 @@
+"""Hostile content runs nothing and sends no request: cell outputs, widget, viewer.
+
+Model output is untrusted input (DESIGN.md, Views), and so are a user's pasted messages
+and a ``.chat.jsonl`` someone sent you. The corpus (tests/data/xss_payloads.json, 61
+payloads: script, event handlers, ``javascript:``/``data:``/``vbscript:`` links, SVG and
+SMIL, iframe ``srcdoc``, object/embed, forms, mutation-XSS, CSS loads, meta refresh,
+``<base>``, DOM clobbering by id/name) is built so that any payload that works leaves a
+trace: ``window.__xss_<id>`` gets set (clobbering makes it an element), or a request
+goes to the sentinel host ``xss-sentinel.test``. The tests put the whole corpus in a user
+message and a model reply of a real ``%%chat`` cell (the real SDK against the fake
+Messages API, started inside the kernel), open the panel widget on that session, and
+open a crafted session file in the JupyterLab viewer; then they check, in a real
+Chromium, that no ``__xss`` global exists, that Playwright saw no request to the
+sentinel host, no dialog, and no active element or script URL in what was rendered.
+
+A fast test without a browser runs the same corpus through the kernel-side renderer
+(``safe_html.markdown_to_html``) that produces the cell's HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from widget_page import ensure_built
+
+from jupyter_tree_chat.safe_html import markdown_to_html
+
+TESTS = Path(__file__).resolve().parents[1]
+CORPUS = json.loads((TESTS / "data" / "xss_payloads.json").read_text())
+SENTINEL = CORPUS["sentinel_host"]
+PAYLOADS = CORPUS["payloads"]
+IDS = [p["id"] for p in PAYLOADS]
+HOSTILE = "Payloads follow.\n\n" + "\n\n".join(p["payload"] for p in PAYLOADS) + "\n\nThe end."
+
+ACTIVE_TAGS = {
+    "script", "iframe", "frame", "object", "embed", "form", "base", "meta", "link", "style",
+    "svg", "math", "template", "noscript", "applet", "video", "audio", "source", "input",
+    "button", "marquee", "body", "map", "area",
+}  # fmt: skip
+#: the app's own controls and MathJax's assistive MathML: present in the page by design
+#: inert once stripped of handlers and script URLs (checked separately): map/area,
+#: media elements; their presence is reported, not failed
+DOM_UI_TAGS = {
+    "button",
+    "input",
+    "math",
+    "svg",
+    "style",
+    "template",
+    "map",
+    "area",
+    "video",
+    "audio",
+    "source",
+    "marquee",
+}
+URL_ATTRS = ("href", "src", "action", "formaction", "xlink:href", "srcdoc", "data", "srcset")
+
+#: JavaScript run in the page: what survived the sanitizers, anywhere under ``root``
+INSPECT = """(selector) => {
+  const roots = Array.from(document.querySelectorAll(selector));
+  const all = roots.flatMap(r => [r, ...r.querySelectorAll('*')]);
+  const active = %s;
+  const urls = %s;
+  return {
+    elements: all.length,
+    tags: all.map(e => e.localName).filter(t => active.includes(t)),
+    handlers: all.flatMap(e => Array.from(e.attributes)
+      .filter(a => a.name.toLowerCase().startsWith('on')).map(a => e.localName + ' ' + a.name)),
+    urls: all.flatMap(e => urls.map(n => [n, e.getAttribute(n) || '']))
+      .filter(([n, u]) => /^\\s*(javascript|vbscript|data):/i.test(u)
+        && !(n === 'src' && /^\\s*data:image\\//i.test(u))  // an <img> never runs script
+        || (n !== 'href' && u.includes('%s'))).map(([n, u]) => n + '=' + u),
+    named: all.flatMap(e => ['id', 'name'].map(n => e.getAttribute(n) || ''))
+      .filter(v => v.startsWith('__xss') || v === 'jupyterapp'),
+    styles: all.map(e => e.getAttribute('style') || '').filter(s => /url\\(/i.test(s)),
+  };
+}""" % (json.dumps(sorted(ACTIVE_TAGS - DOM_UI_TAGS)), json.dumps(list(URL_ATTRS)), SENTINEL)
+
+GLOBALS = "(ids) => ids.filter(n => typeof window['__xss_' + n] !== 'undefined')"
+
+
+def test_corpus_is_big_and_every_payload_is_observable() -> None:
+    """At least 50 payloads; each sets a ``__xss_<id>`` global or hits the sentinel."""
+    assert len(PAYLOADS) >= 50
+    assert len(set(IDS)) == len(IDS)
+    kinds = " ".join(p["kind"] for p in PAYLOADS)
+    for family in ("script", "svg", "iframe-srcdoc", "js-link", "data", "clobber", "onerror"):
+        assert family in kinds, family
+    for p in PAYLOADS:
+        text = p["payload"]
+        assert (
+            f"__xss_{p['id']}" in text
+            or f"{SENTINEL}/{p['id']}" in text
+            or (
+                "vbscript" in text or "data:" in text  # base64: the global is inside
+            )
+        ), p
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ACTIVE_TAGS:
+            self.bad.append(f"<{tag}>")
+        for name, value in attrs:
+            value = (value or "").strip().lower()
+            if name.startswith("on"):
+                self.bad.append(f"{tag} {name}")
+            loads = name != "href"  # a link to the sentinel is not a request; a src is
+            if name in URL_ATTRS and (
+                value.startswith(("javascript:", "vbscript:", "data:"))
+                or (loads and SENTINEL in value)
+            ):
+                self.bad.append(f"{tag} {name}={value[:40]}")
+            if name in ("id", "name") and (value.startswith("__xss") or value == "jupyterapp"):
+                self.bad.append(f"{tag} {name}={value}")
+            if name == "style" and "url(" in value:
+                self.bad.append(f"{tag} style url()")
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=[f"{p['id']}-{p['kind']}" for p in PAYLOADS])
+def test_kernel_side_renderer_neutralises_each_payload(payload: dict) -> None:
+    """The HTML a %%chat cell sends holds no active element, handler or script URL."""
+    parser = _Collect()
+    parser.feed(markdown_to_html(payload["payload"]))
+    assert parser.bad == [], parser.bad
+
+
+# -- in a real browser --------------------------------------------------------------------
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell{i:04d}",
+                "metadata": {},
+                "source": source,
+                "outputs": [],
+                "execution_count": None,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+    path.write_text(json.dumps(notebook))
+
+
+SETUP_CELL = f"""
+import os, sys
+sys.path.insert(0, {str(TESTS)!r})
+from fake_anthropic import FakeAnthropic
+server = FakeAnthropic().start()
+HOSTILE = {HOSTILE!r}
+for _ in range(3):
+    server.enqueue(HOSTILE)
+os.environ["ANTHROPIC_API_KEY"] = "sk-test-hostile"
+os.environ["ANTHROPIC_BASE_URL"] = server.base_url
+get_ipython().run_line_magic("load_ext", "jupyter_tree_chat")
+"""
+
+
+def assert_nothing_ran(page, page_log, selector: str) -> dict:
+    """No __xss global, no sentinel request, no dialog, nothing active in ``selector``."""
+    page.wait_for_timeout(1500)  # let lazy loads, animations and autofocus happen
+    assert page.evaluate(GLOBALS, IDS) == [], "a payload ran or clobbered a global"
+    sent = [url for url in page_log.requests if SENTINEL in url]
+    assert sent == [], f"requests left for the sentinel host: {sent}"
+    assert page_log.dialogs == []
+    found = page.evaluate(INSPECT, selector)
+    assert found["elements"] > 0, f"nothing rendered under {selector}: the test is blind"
+    for key in ("tags", "handlers", "urls", "named", "styles"):
+        assert found[key] == [], (key, found[key])
+    return found
+
+
+@pytest.mark.browser
+def test_hostile_cell_output_and_widget_run_nothing(lab, page, page_log, screenshot):
+    """The corpus as the question and as the model's reply of a real %%chat cell, then
+    the panel widget over that session: nothing runs, nothing is requested."""
+    ensure_built()
+    write_notebook(
+        lab.root / "hostile-cells.ipynb",
+        [SETUP_CELL, "%%chat --raw\n" + HOSTILE, "%chat panel"],
+    )
+    page.goto(f"{lab.url}/lab/tree/hostile-cells.ipynb")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return k && k.status === 'idle'; }",
+        timeout=90_000,
+    )
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    outputs = page.locator(".jp-OutputArea-output")
+    expect(outputs.filter(has_text="The end.").first).to_be_visible(timeout=90_000)
+    panel = page.locator(".jtw-panel")
+    expect(panel.locator(".jtw-conversation .jtw-markdown")).to_have_count(2, timeout=60_000)
+    # not "The end.": the widget's renderer drops text after some mutation-XSS payloads
+    # (reported as a rendering-fidelity finding); what matters here is that nothing runs
+    expect(panel.locator(".jtw-conversation")).to_contain_text("Payloads follow.")
+    screenshot("cells")
+    cells = assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
+    widget = assert_nothing_ran(page, page_log, ".jtw-widget")
+    assert not page_log.page_errors, page_log.page_errors
+    print(
+        f"\nSECURITY xss cells+widget: payloads={len(PAYLOADS)} "
+        f"elements={cells['elements']}+{widget['elements']} ran=0 requests=0"
+    )
+
+
+def hostile_session_file() -> bytes:
+    """A crafted session: the corpus in user text, assistant text blocks, ids, labels,
+    model names and a tool_use input; plus damaged lines whose problem text quotes it."""
+    lines = [{"type": "session", "version": 1, "created": 0}]
+    parent = None
+    for p in PAYLOADS:
+        uid, aid = f"u{p['id']}", p["payload"][:60]  # a payload as a node id
+        lines.append(
+            {"id": uid, "parentId": parent, "message": {"role": "user", "content": p["payload"]}}
+        )
+        lines.append(
+            {
+                "id": aid,
+                "parentId": uid,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Reply: " + p["payload"]}],
+                },
+                "meta": {"model": p["payload"][:80], "interrupted": p["id"] % 2 == 0},
+            }
+        )
+        if p["id"] % 5 == 0:
+            lines.append({"type": "label", "id": aid, "label": p["payload"][:80]})
+        parent = aid
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in lines)
+    data += b'{"id": "<img src=x onerror=window.__xss_1=1>", "parentId": "nope"}\n'
+    data += b"<script>window.__xss_1=1</script>\n"
+    return data
+
+
+@pytest.mark.browser
+def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, screenshot):
+    """The JupyterLab viewer opens a crafted .chat.jsonl: every payload is shown as
+    text or harmless markup, none runs, none loads anything."""
+    (lab.root / "corpus.chat.jsonl").write_bytes(hostile_session_file())
+    page.goto(f"{lab.url}/lab/tree/corpus.chat.jsonl?reset")
+    view = page.locator(".jtc-document:not(.lm-mod-hidden) .jtc-viewer .jtc-view")
+    expect(view).to_be_visible(timeout=60_000)
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    expect(view.locator(".jtc-tree .jtc-row")).to_have_count(2 * len(PAYLOADS))
+    expect(view.locator(".jtc-conversation")).to_contain_text("Reply:")
+    screenshot("viewer")
+    found = assert_nothing_ran(page, page_log, ".jtc-viewer")
+    assert not page_log.page_errors, page_log.page_errors
+    print(
+        f"\nSECURITY xss viewer: payloads={len(PAYLOADS)} elements={found['elements']} "
+        "ran=0 requests=0"
+    )
