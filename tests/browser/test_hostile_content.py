@@ -64,7 +64,7 @@ DOM_UI_TAGS = {
 URL_ATTRS = ("href", "src", "action", "formaction", "xlink:href", "srcdoc", "data", "srcset")
 
 #: JavaScript run in the page: what survived the sanitizers, anywhere under ``root``
-INSPECT = """(selector) => {
+INSPECT_TEMPLATE = """(selector) => {
   const roots = Array.from(document.querySelectorAll(selector));
   const all = roots.flatMap(r => [r, ...r.querySelectorAll('*')]);
   const active = %s;
@@ -82,7 +82,12 @@ INSPECT = """(selector) => {
       .filter(v => v.startsWith('__xss') || v === 'jupyterapp'),
     styles: all.map(e => e.getAttribute('style') || '').filter(s => /url\\(/i.test(s)),
   };
-}""" % (json.dumps(sorted(ACTIVE_TAGS - DOM_UI_TAGS)), json.dumps(list(URL_ATTRS)), SENTINEL)
+}"""  # filled with % below: the JavaScript braces would all need doubling for format()
+INSPECT = INSPECT_TEMPLATE % (
+    json.dumps(sorted(ACTIVE_TAGS - DOM_UI_TAGS)),
+    json.dumps(list(URL_ATTRS)),
+    SENTINEL,
+)
 
 GLOBALS = "(ids) => ids.filter(n => typeof window['__xss_' + n] !== 'undefined')"
 
