@@ -12,7 +12,10 @@ const REMOTE = /^\s*(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
 const LOCAL_SCHEMES = /^\s*(?:data|blob):/i;
 const URL_ATTRIBUTES = ['src', 'srcset', 'poster', 'background', 'data', 'xlink:href'];
 /** Removed with their content, in case a sanitizer let them through. */
-const DROP = 'script, style, iframe, frame, frameset, object, embed, base, meta, link, template, input, select, textarea';
+const DROP = [
+  'script, style, iframe, frame, frameset, object, embed, applet, base, meta, link, template',
+  'input, select, textarea, video, audio, source, track, map, area, noscript, marquee'
+].join(', ');
 /** Replaced by their content: forms and buttons could post or navigate. */
 const UNWRAP = 'form, button';
 
@@ -41,7 +44,7 @@ function isRemote(url: string): boolean {
  * placeholder with the URL as its title). Styles with `url(` are dropped. Links get
  * `target="_blank" rel="noopener noreferrer"`. A second line of defence removes what
  * no chat message needs even if a sanitizer allows it: style sheets, frames, embedded
- * objects, forms and form controls.
+ * objects and media, image maps, forms and form controls.
  */
 export function neutraliseRemote(html: string): string {
   const doc = new DOMParser().parseFromString(

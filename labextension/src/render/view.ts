@@ -394,6 +394,12 @@ export class SessionView {
         if (generation === this.generation || holder.isConnected) {
           holder.classList.remove('jtc-pending');
           setSanitizedHtml(holder, safe);
+          if (text.trim() && isVisuallyEmpty(holder)) {
+            // the sanitizer removed everything: show what was written, as text
+            holder.replaceChildren(
+              h('pre', { class: 'jtc-plain jtc-stripped', title: 'shown as text: nothing in it could be rendered safely' }, text)
+            );
+          }
         }
       })
       .catch(error => {
@@ -513,6 +519,13 @@ export class SessionView {
       list
     );
   }
+}
+
+function isVisuallyEmpty(element: HTMLElement): boolean {
+  return (
+    !(element.textContent ?? '').trim() &&
+    !element.querySelector('img, svg, video, audio, picture, canvas, hr, table, [data-jtc-blocked-src]')
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
