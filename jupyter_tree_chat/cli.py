@@ -54,15 +54,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(name: str) -> LoadResult:
-    path = Path(name)
-    if not path.exists():
-        raise CliError(f"{name}: no such file")
-    if path.is_dir():
-        raise CliError(f"{name}: is a directory; give a *.chat.jsonl file")
     try:
-        with open(path, "rb") as handle:
+        with open(Path(name), "rb") as handle:
             data = handle.read()
-    except OSError as exc:
+    except FileNotFoundError:
+        raise CliError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{name}: is a directory; give a *.chat.jsonl file") from None
+    except OSError as exc:  # permission denied, also on a folder on the way
         raise CliError(f"{name}: cannot read: {exc.strerror or exc}") from None
     result = parse_session(data)
     if data and not len(result.tree) and result.header is None and not _is_utf8(data):
