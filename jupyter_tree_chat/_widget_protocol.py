@@ -14,7 +14,9 @@ Kernel -> browser custom messages (``t`` is the type)::
     {"t": "e", "p": PARENT, "err": E}  the reply ended (E: the error line, or absent)
     {"t": "texts", "texts": {ID: {"text": ..., "meta": {...}}}}   answer to a text request
     {"t": "ack", "req": N}             the kernel picked up action N (it was not busy)
-    {"t": "done", "req": N, "err": E}  action N finished (E: the error line, or absent)
+    {"t": "done", "req": N, "err": E, "busy": 1}
+                                       action N finished (E: the error line, or absent;
+                                       "busy": it was refused, a reply is being written)
     {"t": "note", "level": L, "x": TEXT}  a session notice
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
@@ -22,14 +24,16 @@ Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry``
 
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
-``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text, and
-``meta`` ``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
+``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text as plain
+text (Markdown syntax taken out: see ``summary``), and ``meta``
+``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
 (``None`` otherwise).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -84,6 +88,77 @@ def head(text: str) -> str:
     )
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_FENCE = re.compile(r"^[ \t]*(?:```+|~~~+)[^\n]*$", re.M)
+_LINE_MARKERS = re.compile(
+    r"^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]?|(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)",
+    re.M,
+)
+_RULE = re.compile(r"^[ \t]{0,3}(?:[-*_][ \t]*){3,}$", re.M)
+_HEADING_CLOSE = re.compile(r"[ \t]+#+[ \t]*$", re.M)
+_IMAGE_OR_LINK = re.compile(r"(?:\[|!\[)([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
+_EMPHASIS = (  # (a character the pattern needs, the pattern); a literal first is fast
+    ("*", re.compile(r"\*\*(?<![\w*]\*\*)(?=\S)(.+?)(?<=\S)\*\*(?![\w*])", re.S)),
+    ("_", re.compile(r"__(?<![\w_]__)(?=\S)(.+?)(?<=\S)__(?![\w_])", re.S)),
+    ("*", re.compile(r"\*(?<![\w*]\*)(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])", re.S)),
+    ("_", re.compile(r"_(?<![\w_]_)(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])", re.S)),
+    ("~", re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S)),
+)
+_CUT_OPENER = re.compile(r"(?<![\w*_~])(?:\*\*\*?|__|~~)(?=[^\s*_~])")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
+
+
+def plain_text(markdown: str) -> str:
+    """The words of a Markdown text without its syntax, for one-line summaries.
+
+    Headings, quotes, list markers, rules and code fences lose their markers; emphasis,
+    strikethrough and code spans keep only their content; links and images keep their
+    text; an escaped character stays, without its backslash. What is not Markdown
+    syntax stays as it is (``2 * 3 * 4``, ``snake_case``, a lone ``*``), and so does
+    the inside of a code span. Cheap regular expressions, not a parser: a summary of
+    10,000 rows is built when a panel opens.
+    """
+    codes: list[str] = []
+
+    def keep(kept: str) -> str:
+        codes.append(kept)
+        return f"\0{len(codes) - 1}\0"
+
+    text = markdown.replace("\0", "")
+    if "`" in text or "~" in text:
+        text = _FENCE.sub("", text)
+        text = _CODE_SPAN.sub(lambda m: keep(m.group(2).strip() or m.group(2)), text)
+    if "\\" in text:
+        text = _ESCAPE.sub(lambda m: keep(m.group(1)), text)
+    text = _LINE_MARKERS.sub("", _RULE.sub("", text))
+    if "#" in text:
+        text = _HEADING_CLOSE.sub("", text)
+    if "[" in text:
+        text = _IMAGE_OR_LINK.sub(r"\1", text)
+    if "<" in text:
+        text = _AUTOLINK.sub(r"\1", text)
+    for _ in range(2):  # nested emphasis: ***both***, **bold _and italic_**
+        before = text
+        for mark, pattern in _EMPHASIS:
+            if mark in text:
+                text = pattern.sub(lambda m: m.group(m.lastindex or 1), text)
+        if text == before:
+            break
+    return re.sub("\0(\\d+)\0", lambda m: codes[int(m.group(1))], text) if codes else text
+
+
+def summary(text: str) -> str:
+    """``head`` of the plain text (see ``plain_text``): what a tree row shows."""
+    window = HEAD_CHARS * 4
+    plain = " ".join(plain_text(text[:window]).split())
+    if len(plain) <= HEAD_CHARS and len(text) <= window:
+        return plain
+    if len(text) > window:  # an emphasis closed beyond the window left its opening mark
+        plain = _CUT_OPENER.sub("", plain)
+    return plain[:HEAD_CHARS] + "…"
+
+
 def meta_summary(node: Node) -> list[Any] | None:
     """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply."""
     meta = node.meta
@@ -104,7 +179,7 @@ def node_row(node: Node, parent_index: int) -> Row:
         node.id,
         parent_index,
         role_code(node),
-        head(display_text(node.message)),
+        summary(display_text(node.message)),
         meta_summary(node),
     ]
 

@@ -6,10 +6,13 @@ and never touch the tree themselves, so any number of views of one session (and 
 size of the session: the tree summary is sent once, then only small custom messages
 (see ``_widget_protocol``), and a node's full text travels only when it is opened.
 
-While a cell runs the kernel handles no comm messages, so a click then waits; the
+A kernel may handle comm messages only between cells, so a click then waits; the
 browser says so after a moment (it gets an ``ack`` as soon as the kernel picks an
-action up). An action from the widget runs inside the comm handler, and what it
-streams reaches the browser from there.
+action up). ipykernel 7 handles them *during* a cell, on another thread: a click while
+a ``%%chat`` cell streams then meets ``SessionBusy``, and the widget says plainly that a
+reply is being written (``BUSY_TEXT``) instead of interleaving with it; the message goes
+away when that reply ends. An action from the widget runs inside the comm handler, and
+what it streams reaches the browser from there.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from ._widget_protocol import (
     display_text,
     head,
     meta_summary,
+    summary,
     text_payload,
 )
-from .errors import ChatError, TreeError
+from .errors import ChatError, SessionBusy, TreeError
 from .session import (
     Event,
     LeafChanged,
@@ -51,6 +55,11 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 MAX_TEXTS_PER_REQUEST = 200
+BUSY_TEXT = (
+    "Busy: a reply is being written in this session (a %%chat cell or another view); "
+    "wait for it to finish, then try again."
+)
+"""What a view shows when its action meets ``SessionBusy`` (kept in step with model.ts)."""
 
 _NOT_BUILT = """
 export function render({ el }) {
@@ -113,6 +122,8 @@ class _SessionWidget(anywidget.AnyWidget):
                 self.send({"t": "s", "p": event.parent_id})
         elif isinstance(event, ReplyEnded):
             self.busy = False
+            if self.error == BUSY_TEXT:
+                self.error = ""  # the reply it waited for is done: try again now
             if event.parent_id == self._stream_parent:
                 self._coalescer.flush()
                 ended: dict[str, Any] = {"t": "e", "p": event.parent_id}
@@ -153,10 +164,13 @@ class _SessionWidget(anywidget.AnyWidget):
         req = content.get("req")
         self.send({"t": "ack", "req": req})
         error: str | None = None
+        busy = False
         try:
             turn = self._act(str(content["a"]), content)
             if turn is not None and turn.error is not None:
                 error = str(turn.error)
+        except SessionBusy:
+            error, busy = BUSY_TEXT, True
         except ChatError as exc:
             error = str(exc)
         except TurnInterrupted:
@@ -169,6 +183,8 @@ class _SessionWidget(anywidget.AnyWidget):
         done: dict[str, Any] = {"t": "done", "req": req}
         if error:
             done["err"] = error
+        if busy:
+            done["busy"] = 1
         self.send(done)
 
     def _act(self, action: str, content: dict[str, Any]) -> Turn | None:
@@ -343,7 +359,13 @@ class TurnControl(_SessionWidget):
             self.send(
                 {
                     "t": "n",
-                    "r": [node.id, -1, "a", head(display_text(node.message)), meta_summary(node)],
+                    "r": [
+                        node.id,
+                        -1,
+                        "a",
+                        summary(display_text(node.message)),
+                        meta_summary(node),
+                    ],
                     "s": 1,
                 }
             )

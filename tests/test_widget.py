@@ -8,6 +8,7 @@ front end sends. A scripted provider and a fake clock make streaming determinist
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,17 @@ from typing import Any
 import pytest
 from widget_comm import Recorder, RecordingComm, recording_comms
 
-from jupyter_tree_chat._widget_protocol import HEAD_CHARS, DeltaCoalescer, head
+from jupyter_tree_chat._widget_protocol import (
+    HEAD_CHARS,
+    DeltaCoalescer,
+    head,
+    plain_text,
+    summary,
+)
 from jupyter_tree_chat.errors import Overloaded
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
 from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.widget import TreePanel, TurnControl
+from jupyter_tree_chat.widget import BUSY_TEXT, TreePanel, TurnControl
 
 
 class FakeClock:
@@ -105,9 +112,16 @@ def test_panel_summary_is_one_short_row_per_node(session: Session, provider: Scr
     assert user is not None
     assert panel.nodes == [
         [user.id, -1, "u", head(user.text), None],
-        [reply.id, 0, "a", head(reply.text), ["scripted-1", 10, 1, reply.meta["duration_ms"], 0]],
+        [
+            reply.id,
+            0,
+            "a",
+            summary(reply.text),
+            ["scripted-1", 10, 1, reply.meta["duration_ms"], 0],
+        ],
     ]
     assert len(panel.nodes[0][3]) == HEAD_CHARS + 1 and panel.nodes[0][3].endswith("…")
+    assert panel.nodes[1][3].startswith("Paris is the capital. Paris")  # no raw `**`
     assert panel.leaf == reply.id
 
 
@@ -126,6 +140,37 @@ def test_a_new_node_is_one_small_message_and_the_tree_is_never_resent(
     assert [r[2] for r in rows] == ["u", "a"]
     assert rows[0][1] == 199  # the parent's index among the rows: the last reply
     assert panel.nodes[-1] == rows[1]  # the trait stays current for a reloaded page
+
+
+@pytest.mark.parametrize(
+    ("markdown", "plain"),
+    [
+        ("**Paris** is the *capital*.", "Paris is the capital."),
+        ("# Title\n\n- item _one_\n- item __two__\n> a quote", "Title item one item two a quote"),
+        ("1. first\n2) second\n\n---\n## Head ##", "first second Head"),
+        (
+            "see [the docs](http://x.y), ![a cat](c.png) and <http://z.example>",
+            "see the docs, a cat and http://z.example",
+        ),
+        ("***both*** and ~~gone~~, **bold _and italic_**", "both and gone, bold and italic"),
+        ("```python\nprint(1)\n```", "print(1)"),
+        ('`tool call: add({"a": 1})`', 'tool call: add({"a": 1})'),
+        # not Markdown syntax: left as written
+        ("What is 2 + 3 * 4?", "What is 2 + 3 * 4?"),
+        ("2*3*4, snake_case_name, a ** b", "2*3*4, snake_case_name, a ** b"),
+        ("call `__init__` or `a*b*c`", "call __init__ or a*b*c"),
+        ("\\*not emphasis\\*", "*not emphasis*"),
+    ],
+)
+def test_tree_row_summaries_are_plain_text(markdown: str, plain: str):
+    assert " ".join(plain_text(markdown).split()) == plain
+    assert summary(markdown) == plain
+
+
+def test_a_long_summary_is_cut_after_the_markdown_is_taken_out():
+    text = "**" + "word " * 100 + "**"
+    assert summary(text) == ("word " * 20)[:HEAD_CHARS] + "…"
+    assert "*" not in summary("Some *emphasis* " * 40)
 
 
 # -- streaming -------------------------------------------------------------------------
@@ -268,6 +313,58 @@ def test_a_failed_reply_started_from_the_widget_says_so(session: Session, provid
     assert "overloaded" in panel.error and panel.busy is False
     kept = session.tree.get(session.leaf)
     assert kept.text == "half an " and kept.meta["interrupted"] is True
+
+
+def test_an_action_while_a_reply_is_written_says_busy_and_changes_nothing(
+    session: Session, recorder: Recorder
+):
+    """ipykernel 7 delivers a panel click while a %%chat cell streams, on another thread."""
+    first = session.ask("hello")
+    panel = TreePanel(session)
+    control = TurnControl.for_turn(session, first)
+    assert control is not None
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        name = "slow"
+        default_model = "slow-1"
+
+        def stream(self, request: ReplyRequest) -> Iterator[Any]:
+            yield TextDelta("thinking ")
+            started.set()
+            assert release.wait(10)
+            yield Finished(
+                {"role": "assistant", "content": [{"type": "text", "text": "thinking done"}]},
+                "slow-1",
+                "end_turn",
+                {"input_tokens": 1, "output_tokens": 2},
+            )
+
+    session.provider = Slow()
+    cell = threading.Thread(target=session.ask, args=("a slow question",))
+    cell.start()
+    try:
+        assert started.wait(10)
+        assert panel.busy and control.busy  # the views disable Retry / Edit on this
+        before = Path(session.location).read_text()
+        recorder.clear()
+        reply_id = first.replies[0].id
+        comm_of(recorder, control).deliver({"a": "retry", "id": reply_id, "req": 1})
+        comm_of(recorder, panel).deliver({"a": "switch", "id": reply_id, "req": 2})
+        comm_of(recorder, panel).deliver({"a": "edit", "id": first.user.id, "text": "x", "req": 3})
+        dones = [m for m in recorder.customs() if m["t"] == "done"]
+        assert dones == [{"t": "done", "req": n, "err": BUSY_TEXT, "busy": 1} for n in (1, 2, 3)]
+        assert control.error == panel.error == BUSY_TEXT
+        assert "\n" not in BUSY_TEXT and "wait for it to finish" in BUSY_TEXT
+        assert Path(session.location).read_text() == before  # nothing written by the clicks
+    finally:
+        release.set()
+        cell.join(10)
+    # the reply ended: the busy message goes, and the same click now works
+    assert not panel.busy and panel.error == control.error == ""
+    comm_of(recorder, control).deliver({"a": "retry", "id": first.replies[0].id, "req": 4})
+    assert recorder.customs()[-1] == {"t": "done", "req": 4}
+    assert len(session.tree.siblings(first.replies[0].id)) == 2
 
 
 # -- views in step -------------------------------------------------------------------

@@ -8,7 +8,7 @@
 import { h } from '../render/dom';
 import { setSanitizedHtml } from '../render/safety';
 import { renderMarkdown } from './markdown';
-import { Action, Store, metaLine, shortId } from './model';
+import { Action, Store, WAIT_TITLE, metaLine, shortId } from './model';
 
 export const FIRST_SHOWN = 30;
 
@@ -118,12 +118,13 @@ export class Conversation {
     const label = s.labels[id];
     const meta = s.metas[i];
     const answered = s.children[i].length > 0;
+    const replying = s.replying;
     const actions: Array<HTMLElement | null> = [
       role === 'u'
-        ? h('button', { class: 'jtw-button', 'data-act': 'edit', 'data-id': id, title: 'Edit this message: saving makes a new branch' }, 'Edit')
+        ? h('button', { class: 'jtw-button', 'data-act': 'edit', 'data-id': id, disabled: replying, title: replying ? WAIT_TITLE : 'Edit this message: saving makes a new branch' }, 'Edit')
         : null,
       role === 'a' || !answered
-        ? h('button', { class: 'jtw-button', 'data-act': 'retry', 'data-id': id, title: 'Ask again: a new answer beside this one' }, 'Retry')
+        ? h('button', { class: 'jtw-button', 'data-act': 'retry', 'data-id': id, disabled: replying, title: replying ? WAIT_TITLE : 'Ask again: a new answer beside this one' }, 'Retry')
         : null,
       siblings.length > 1
         ? h('button', { class: 'jtw-button', 'data-act': 'compare', 'data-id': id, title: 'These versions side by side' }, `Compare ${siblings.length}`)
@@ -232,7 +233,23 @@ export class Conversation {
 
   private startEdit(id: string): void {
     const box = h('textarea', { class: 'jtw-edit-box', rows: 3, 'aria-label': 'Edit the message' }) as HTMLTextAreaElement;
-    box.value = this.store.text(id)?.text ?? this.store.heads[this.store.index.get(id)!];
+    const full = this.store.text(id);
+    box.value = full ? full.text : this.store.heads[this.store.index.get(id)!];
+    if (!full) {
+      // the row's summary is cut and plain (no Markdown): the whole text replaces it when
+      // it arrives, unless typed over
+      this.store.requestTexts([id]);
+      const initial = box.value;
+      const stop = this.store.subscribe(what => {
+        const got = this.store.text(id);
+        if (what === 'texts' && got) {
+          if (box.value === initial) {
+            box.value = got.text;
+          }
+          stop();
+        }
+      });
+    }
     this.editing = { id, box };
     this.render();
     box.setSelectionRange(box.value.length, box.value.length);
@@ -245,6 +262,10 @@ export class Conversation {
     }
     const text = editing.box.value;
     if (!text.trim()) {
+      return;
+    }
+    if (this.store.replying) {
+      this.store.refuseWhileReplying(); // keep the box and its text: save once the reply is done
       return;
     }
     this.editing = null;

@@ -29,19 +29,25 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     }
     store.emit('tree');
   };
+  const onBusy = (): void => {
+    if (!store.replying) {
+      store.replyEnded();
+    }
+    onTree();
+  };
   const onStatus = (): void => store.emit('status');
   model.on('msg:custom', onMessage);
   model.on('change:leaf', onTree);
   model.on('change:labels', onTree);
   model.on('change:turn', onTree);
-  model.on('change:busy', onTree);
+  model.on('change:busy', onBusy);
   model.on('change:error', onStatus);
   return () => {
     model.off('msg:custom', onMessage);
     model.off('change:leaf', onTree);
     model.off('change:labels', onTree);
     model.off('change:turn', onTree);
-    model.off('change:busy', onTree);
+    model.off('change:busy', onBusy);
     model.off('change:error', onStatus);
     store.dispose();
     if (stores.get(uid) === store) {

@@ -61,7 +61,7 @@ export type KernelMessage =
   | { t: 'e'; p: string; err?: string }
   | { t: 'texts'; req?: number; texts: Record<string, FullText> }
   | { t: 'ack'; req: number }
-  | { t: 'done'; req: number; err?: string }
+  | { t: 'done'; req: number; err?: string; busy?: 1 }
   | { t: 'note'; level: 'info' | 'warning' | 'error'; x: string };
 
 export interface FullText {
@@ -74,6 +74,17 @@ export type Action =
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string };
+
+/**
+ * What a view says when an action is refused because a reply is being written in this
+ * session (kept in step with BUSY_TEXT in jupyter_tree_chat/widget.py).
+ */
+export const BUSY_TEXT =
+  'Busy: a reply is being written in this session (a %%chat cell or another view); ' +
+  'wait for it to finish, then try again.';
+
+/** The title of Retry / Edit while they are disabled (a reply is being written). */
+export const WAIT_TITLE = 'A reply is being written in this session; wait for it to finish';
 
 /** After this long without an `ack`, the kernel is busy (a cell is running). */
 export const BUSY_AFTER_MS = 800;
@@ -113,6 +124,8 @@ export class Store {
   running = new Set<number>();
   kernelBusy = false;
   actionError = '';
+  /** the last action was refused: a reply is being written (`actionError` is BUSY_TEXT) */
+  actionBusy = false;
 
   private nextReq = 1;
   private requested = new Set<string>();
@@ -253,6 +266,7 @@ export class Store {
         this.waiting.delete(message.req);
         this.running.delete(message.req);
         this.actionError = message.err ?? '';
+        this.actionBusy = message.busy === 1;
         this.updateBusy();
         break;
       case 'note':
@@ -276,9 +290,30 @@ export class Store {
     this.model.send({ a: 'text', ids: wanted, req: this.nextReq++ });
   }
 
+  /** A reply is being written in this session (by a cell or any view of it). */
+  get replying(): boolean {
+    return Boolean(this.model.get('busy'));
+  }
+
+  /** Say, without asking the kernel, that an action must wait for the reply. */
+  refuseWhileReplying(): void {
+    this.actionError = BUSY_TEXT;
+    this.actionBusy = true;
+    this.emit('status');
+  }
+
+  /** The reply that was being written ended: a "busy" refusal is no longer true. */
+  replyEnded(): void {
+    if (this.actionBusy) {
+      this.actionBusy = false;
+      this.actionError = '';
+    }
+  }
+
   act(action: Action): void {
     const req = this.nextReq++;
     this.actionError = '';
+    this.actionBusy = false;
     this.waiting.set(req, Date.now());
     this.model.send({ ...action, req });
     this.scheduleBusyCheck();

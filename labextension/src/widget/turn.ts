@@ -8,7 +8,7 @@
 import { h } from '../render/dom';
 import { setSanitizedHtml } from '../render/safety';
 import { renderMarkdown } from './markdown';
-import { Store, TurnInfo, metaLine } from './model';
+import { Store, TurnInfo, WAIT_TITLE, metaLine } from './model';
 import { renderStatus } from './status';
 
 export class TurnView {
@@ -71,8 +71,8 @@ export class TurnView {
     const parts: Array<HTMLElement | null> = [
       q.count > 1 ? this.switcher('question', 'q', q.pos, q.count) : null,
       r ? this.switcher('answer', 'r', r.pos, r.count) : h('span', { class: 'jtw-meta' }, 'no answer yet'),
-      h('button', { class: 'jtw-button', 'data-act': 'retry', disabled: busy, title: 'A new answer beside this one' }, '↻ Retry'),
-      h('button', { class: 'jtw-button', 'data-act': 'edit', disabled: busy, title: 'Edit the question: a new branch' }, '✎ Edit'),
+      h('button', { class: 'jtw-button', 'data-act': 'retry', disabled: busy, title: busy ? WAIT_TITLE : 'A new answer beside this one' }, '↻ Retry'),
+      h('button', { class: 'jtw-button', 'data-act': 'edit', disabled: busy, title: busy ? WAIT_TITLE : 'Edit the question: a new branch' }, '✎ Edit'),
       r?.meta ? h('span', { class: 'jtw-meta' }, metaLine(r.meta)) : null,
       turn.onPath ? null : h('span', { class: 'jtw-hint', title: 'Another branch is current; switching here makes this one current' }, 'not on the current branch')
     ];
@@ -167,6 +167,10 @@ export class TurnView {
     const turn = this.turn;
     const box = this.editing;
     if (!turn || !box || !box.value.trim()) {
+      return;
+    }
+    if (this.store.replying) {
+      this.store.refuseWhileReplying(); // keep the box and its text: save once the reply is done
       return;
     }
     this.editing = null;
