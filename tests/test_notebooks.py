@@ -10,7 +10,6 @@ user would see: the session files each notebook leaves behind and the trees in t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -176,8 +175,6 @@ def test_compare_notebook_runs(tmp_path: Path) -> None:
 @pytest.mark.kernel
 def test_demo_execution_step_leaves_notebook_session_and_tree(tmp_path: Path) -> None:
     """``scripts/demo.sh --no-setup DIR``: what the README's demo does after the setup."""
-    if importlib.util.find_spec("jupyter_tree_chat.cli") is None:
-        pytest.skip("the demo prints the tree with `jupyter-tree-chat show`: no cli.py yet")
     out = tmp_path / "demo"
     env = kernel_env(out / "quickstart.ipynb")
     env.pop("JPY_SESSION_NAME")  # the script sets it itself
