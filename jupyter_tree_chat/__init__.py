@@ -71,3 +71,8 @@ def unload_ipython_extension(ipython: Any) -> None:
     if installed is not None and installed.config in ipython.configurables:
         ipython.configurables.remove(installed.config)
     kernel_sessions.install(None)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where ``jupyter labextension develop .`` finds the built session-file viewer."""
+    return [{"src": "labextension", "dest": "jupyter-tree-chat"}]
