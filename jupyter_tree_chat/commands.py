@@ -20,7 +20,8 @@ from .errors import AmbiguousId, ChatError, NodeNotFound
 from .kernel_sessions import KernelSessions
 from .output import show_markdown
 from .session import Session
-from .store import list_sessions
+from .store import SESSION_SUFFIX, list_sessions
+from .textview import draw_tree, path_markdown
 from .tree import Node
 
 HELP = """\
@@ -105,8 +106,6 @@ class Commands:
 
     def do_tree(self, args: list[str]) -> None:
         self._expect(args, 0, 0, "tree")
-        from .textview import draw_tree
-
         session = self.session
         if not len(session.tree):
             print(f"The session is empty ({session.location}); run a %%chat cell.")
@@ -216,8 +215,6 @@ class Commands:
     def do_export(self, args: list[str]) -> None:
         if not args or args[0] != "md" or len(args) > 2:
             raise UsageError("usage: %chat export md [FILE]")
-        from .textview import path_markdown
-
         session = self.session
         if session.leaf is None:
             raise UsageError("the session is empty; run a %%chat cell first")
@@ -226,6 +223,11 @@ class Commands:
             show_markdown(markdown)
             return
         target = Path(args[1]).expanduser()
+        if target.name.endswith(SESSION_SUFFIX):
+            raise UsageError(
+                f"{target} is a session file, which is never overwritten; "
+                "export to a .md file instead"
+            )
         try:
             target.write_text(markdown, encoding="utf-8")
         except OSError as error:

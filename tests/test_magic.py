@@ -317,3 +317,28 @@ def test_footer_shows_id_model_tokens_cache_and_position():
     line = footer(session, reply)
     assert line.startswith(reply.id[:7] + " · ")
     assert "12 in · 3,400 out · 2,048 cache read · reply 1/1" in line
+
+
+def test_tree_and_export_show_what_the_user_built(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "", "first question")
+    ip.run_line_magic("chat", "retry")
+    capsys.readouterr()
+
+    ip.run_line_magic("chat", "tree")
+    drawn = capsys.readouterr().out
+    assert "first question" in drawn and "[2 replies]" in drawn and "← current" in drawn
+
+    target = tmp_path / "path.md"
+    ip.run_line_magic("chat", f"export md {target}")
+    exported = target.read_text()
+    assert "first question" in exported and "Offline teaching model" in exported
+    assert "Wrote the current path (2 messages)" in capsys.readouterr().out
+
+
+def test_export_never_overwrites_a_session_file(ip, tmp_path):
+    ip.run_cell_magic("chat", "", "keep me")
+    session_file = tmp_path / "nb.chat.jsonl"
+    before = session_file.read_bytes()
+    message = one_line_usage_error(ip, f"export md {session_file}")
+    assert "never overwritten" in message
+    assert session_file.read_bytes() == before
