@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,7 +79,7 @@ class _Lines(Mapping[str, int]):
 
 def _kind(value: Any) -> str:
     kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
-    kinds.update({bool: "a boolean", type(None): "null"})
+    kinds.update({bool: "a boolean", type(None): "null", dict: "an object"})
     return kinds.get(type(value), type(value).__name__)
 
 
@@ -111,7 +111,7 @@ def _parse(data: bytes) -> LoadResult:
     get_node = nodes.get
     set_node = nodes.setdefault
     loads = orjson.loads
-    make_node = Node
+    new_object = object.__new__
     decode_error = orjson.JSONDecodeError
     leaf: str | None = None
     orphans: list[tuple[int, str, str]] = []
@@ -147,17 +147,21 @@ def _parse(data: bytes) -> LoadResult:
         except (KeyError, TypeError):
             leaf = _other_record(record, number, result, leaf)
             continue
-        if record.get("type") is not None:  # a typed record that also has node fields
+        if len(record) == 3:  # id, parentId and message only: no type, no meta
+            meta = None
+        elif record.get("type") is not None:  # a typed record that also has node fields
             leaf = _other_record(record, number, result, leaf)
             continue
+        else:
+            meta = record.get("meta")
         if type(node_id) is not str or not node_id or type(message) is not dict:
             report(Problem(number, _why_not_a_node(record)))
             continue
         parent_node = None
+        role = message.get("role")
         if parent is None:
             pass
         elif type(parent) is str and (parent_node := get_node(parent)) is not None:
-            role = message.get("role")
             if parent_node.message.get("role") == role and node_id not in nodes:
                 why = f"{_a(role)} message under {_a(role)} message (kept as written)"
                 report(Problem(number, f"node {node_id!r}: {why}"))
@@ -168,10 +172,13 @@ def _parse(data: bytes) -> LoadResult:
             else:
                 orphans.append((number, node_id, parent))
             continue
-        meta = record.get("meta")
-        if meta is not None and type(meta) is not dict:
-            meta = None  # the chapter's records have none
-        node = make_node(node_id, parent, message, meta, number)
+        node = new_object(Node)  # Node.__init__ written out: calling it costs half again
+        node.id = node_id
+        node.parent_id = parent
+        node.message = message
+        node.meta = meta
+        node.line = number
+        node.kids = None
         if set_node(node_id, node) is not node:  # one lookup both checks and inserts
             first = nodes[node_id].line
             report(Problem(number, f"duplicate id {node_id!r}, first on line {first} (ignored)"))
@@ -183,12 +190,43 @@ def _parse(data: bytes) -> LoadResult:
         else:
             siblings.append(node_id)
         leaf = node_id
+        if (
+            (role != "user" and role != "assistant")
+            or ((kind := type(message.get("content"))) is not str and kind is not list)
+            or (meta is not None and type(meta) is not dict)
+        ):  # rare: a kept node whose fields are not what the format says
+            _odd_node(node, record, number, report)
     if orphans:
         problems.extend(_orphan_problems(orphans, lines_of))
     if orphans or crlf:
         problems.sort(key=lambda p: p.line)  # stable: a line's own problems keep their order
     tree.leaf = leaf
     return result
+
+
+def _odd_node(
+    node: Node, record: dict[str, Any], number: int, report: Callable[[Problem], None]
+) -> None:
+    """Report a kept node's role, content or meta that the format does not allow.
+
+    The message stays as written (it is the user's data); a meta that is not an
+    object is dropped from the node, as nothing reads it.
+    """
+    message, name = node.message, node.id
+    if "role" not in message:
+        report(Problem(number, f"node {name!r}: message has no role (kept as written)"))
+    elif (role := message["role"]) != "user" and role != "assistant":
+        why = f"role {role!r} is not 'user' or 'assistant' (kept as written)"
+        report(Problem(number, f"node {name!r}: {why}"))
+    if "content" not in message:
+        report(Problem(number, f"node {name!r}: message has no content (kept as written)"))
+    elif type(content := message["content"]) is not str and type(content) is not list:
+        why = f"content is {_kind(content)}, not a string or a list (kept as written)"
+        report(Problem(number, f"node {name!r}: {why}"))
+    meta = record.get("meta")
+    if meta is not None and type(meta) is not dict:
+        report(Problem(number, f"node {name!r}: meta is {_kind(meta)}, not an object (ignored)"))
+        node.meta = None
 
 
 def _a(role: Any) -> str:

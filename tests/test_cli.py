@@ -121,6 +121,25 @@ def test_check_lists_every_problem_and_exits_1(
     ]
 
 
+def test_check_reports_a_role_content_or_meta_the_format_does_not_allow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    path.write_bytes(
+        CHAPTER.encode()
+        + b'{"id":"s","parentId":null,"message":{"role":"system","content":"be brief"}}\n'
+        + b'{"id":"c","parentId":"msg_004","message":{"role":"assistant","content":5}}\n'
+        + b'{"id":"m","parentId":"c","message":{"role":"user","content":"x"},"meta":"fast"}\n'
+    )
+    status, out, _ = run(capsys, "check", str(path))
+    assert status == 1
+    assert out.splitlines() == [
+        "line 5: node 's': role 'system' is not 'user' or 'assistant' (kept as written)",
+        "line 6: node 'c': content is a number, not a string or a list (kept as written)",
+        "line 7: node 'm': meta is a string, not an object (ignored)",
+    ]
+
+
 def test_check_of_a_clean_file_exits_0_silently(
     chapter: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

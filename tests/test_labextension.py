@@ -204,6 +204,26 @@ EDGE_CASES: list[bytes] = [
     + b'{"type":"\\ud800","x":1}\n{"type":123456789012345678901234567890,"y":"\\ud800"}\n'
     + b'{"type":1e400,"y":"\\ud800"}\n[1, "\\ud800"]\n"\\ud800\\u0041"\n'
     + b'{"type":"leaf","id":"\\ud800"}\n',
+    # a kept node whose role, content or meta the format does not allow
+    GOOD
+    + line({"id": "m1", "parentId": "a1", "message": {"role": "system", "content": "x"}})
+    + line({"id": "m2", "parentId": "m1", "message": {"role": "system"}, "meta": "fast"})
+    + line({"id": "m3", "parentId": None, "message": {"content": {"a": [1, None]}}, "meta": [1]})
+    + line({"id": "m4", "parentId": "a1", "message": {"role": "user", "content": None}})
+    + line(
+        {"id": "m5", "parentId": "a1", "message": {"role": "user", "content": "x"}, "meta": None}
+    )
+    + line(
+        {"id": "m6", "parentId": "a1", "message": {"role": "user", "content": True}, "meta": 1.5}
+    )
+    + line({"id": "m7", "parentId": "nowhere", "message": {"role": "system"}})
+    + line({"id": "m1", "parentId": None, "message": {}, "meta": "x"})
+    + b'{"id":"m8","parentId":null,"message":{"role":1e16,"content":1.0}}\n'
+    + b'{"id":"m9","parentId":null,"message":{"role":{"b":1,"a":[1.5,null,"\\ud800"]}}}\n'
+    + b'{"id":"m10","parentId":null,"message":{"role":"\\udc00","content":7},"meta":false}\n'
+    + b'{"id":"m11","parentId":null,"message":{"role":123456789012345678901234567890},'
+    b'"meta":"\\ud800","content":"x"}\n'
+    + b'{"id":"m12","parentId":null,"message":{"role":"user","role":"x","content":[]}}\n',
     GOOD
     + line({"type": "label", "id": "u1", "label": {"a": 1}})
     + line({"type": "label", "id": "u1", "label": None})

@@ -147,6 +147,103 @@ def test_role_order_breaks_in_a_file_are_reported_but_kept_as_written() -> None:
     assert parse_session(data).tree.leaf == "a2"
 
 
+def record(node_id: str, parent: str | None, message: Any, **extra: Any) -> bytes:
+    return encode_record({"id": node_id, "parentId": parent, "message": message, **extra})
+
+
+def test_a_role_that_is_missing_or_not_user_or_assistant_is_reported_and_kept() -> None:
+    data = (
+        record("s", None, {"role": "system", "content": "be brief"})
+        + record("n", None, {"content": "no role"})
+        + record("z", None, {"role": None, "content": "x"})
+        + record("i", None, {"role": 1, "content": "x"})
+        + record("l", None, {"role": ["user"], "content": "x"})
+    )
+    assert problems(data) == [
+        "line 1: node 's': role 'system' is not 'user' or 'assistant' (kept as written)",
+        "line 2: node 'n': message has no role (kept as written)",
+        "line 3: node 'z': role None is not 'user' or 'assistant' (kept as written)",
+        "line 4: node 'i': role 1 is not 'user' or 'assistant' (kept as written)",
+        "line 5: node 'l': role ['user'] is not 'user' or 'assistant' (kept as written)",
+    ]
+    tree = parse_session(data).tree
+    assert [n.id for n in tree] == ["s", "n", "z", "i", "l"]
+    assert tree.get("s").message == {"role": "system", "content": "be brief"}  # as written
+
+
+def test_content_that_is_missing_or_not_a_string_or_list_is_reported_and_kept() -> None:
+    data = (
+        GOOD
+        + record("u2", "a1", {"role": "user"})
+        + record("u3", "a1", {"role": "user", "content": 5})
+        + record("u4", "a1", {"role": "user", "content": {"type": "text", "text": "x"}})
+        + record("u5", "a1", {"role": "user", "content": None})
+        + record("u6", "a1", {"role": "user", "content": [{"type": "text", "text": "ok"}]})
+    )
+    assert problems(data) == [
+        "line 3: node 'u2': message has no content (kept as written)",
+        "line 4: node 'u3': content is a number, not a string or a list (kept as written)",
+        "line 5: node 'u4': content is an object, not a string or a list (kept as written)",
+        "line 6: node 'u5': content is null, not a string or a list (kept as written)",
+    ]
+    tree = parse_session(data).tree
+    assert [n.id for n in tree.branches("a1")] == ["u2", "u3", "u4", "u5", "u6"]
+    assert tree.get("u4").message["content"] == {"type": "text", "text": "x"}
+
+
+def test_a_meta_that_is_not_an_object_is_reported_and_ignored() -> None:
+    data = (
+        GOOD
+        + record("u2", "a1", {"role": "user", "content": "x"}, meta="fast")
+        + record("u3", "a1", {"role": "user", "content": "x"}, meta=[1])
+        + record("u4", "a1", {"role": "user", "content": "x"}, meta=None)  # as if absent
+        + record("u5", "a1", {"role": "user", "content": "x"}, meta={"model": "m"})
+    )
+    assert problems(data) == [
+        "line 3: node 'u2': meta is a string, not an object (ignored)",
+        "line 4: node 'u3': meta is an array, not an object (ignored)",
+    ]
+    tree = parse_session(data).tree
+    metas = [tree.get(i).meta for i in ("u2", "u3", "u4", "u5")]
+    assert metas == [None, None, None, {"model": "m"}]
+
+
+def test_a_nodes_own_problems_follow_its_role_order_problem_on_the_same_line() -> None:
+    data = record("s1", None, {"role": "system"}, meta=3) + record(
+        "s2", "s1", {"role": "system", "content": "x"}
+    )
+    assert problems(data) == [
+        "line 1: node 's1': role 'system' is not 'user' or 'assistant' (kept as written)",
+        "line 1: node 's1': message has no content (kept as written)",
+        "line 1: node 's1': meta is a number, not an object (ignored)",
+        "line 2: node 's2': a system message under a system message (kept as written)",
+        "line 2: node 's2': role 'system' is not 'user' or 'assistant' (kept as written)",
+    ]
+
+
+def test_a_node_that_is_not_kept_reports_only_why() -> None:
+    data = (
+        GOOD
+        + record("u1", None, {"role": "system"})  # duplicate: ignored
+        + record("x", "nowhere", {"content": 1})  # orphan: not attached
+    )
+    assert problems(data) == [
+        "line 3: duplicate id 'u1', first on line 1 (ignored)",
+        "line 4: node 'x' is an orphan: its parent 'nowhere' has not appeared earlier"
+        " (not attached)",
+    ]
+
+
+def test_loaded_nodes_have_every_field_a_constructed_node_has() -> None:
+    # the loader writes Node.__init__ out for speed: a field added there must be added here
+    loaded = parse_session(GOOD + node("u2", "a1")).tree.get("a1")
+    made = Node("a1", "u1", {"role": "assistant", "content": "a1"}, None, 2)
+    made.kids = ["u2"]
+    assert {k: getattr(loaded, k) for k in Node.__slots__} == {
+        k: getattr(made, k) for k in Node.__slots__
+    }
+
+
 def test_leaf_and_label_records_restore_the_switch_and_names() -> None:
     data = (
         GOOD

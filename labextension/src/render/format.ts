@@ -72,7 +72,7 @@ function kindOf(value: unknown): string {
     case 'boolean':
       return 'a boolean';
     case 'object':
-      return value === null ? 'null' : 'dict';
+      return value === null ? 'null' : 'an object';
     default:
       return 'null';
   }
@@ -110,6 +110,45 @@ function aRole(text: string, value: unknown): string {
   }
   const message = taggedLine(text).entries.get('message') as PyDict;
   return `a ${pyStr(message.entries.get('role') as PyValue | undefined)}`;
+}
+
+/** `message.role` as Python prints it with `{role!r}`. */
+function reprRole(text: string, value: unknown): string {
+  if (typeof value === 'string') {
+    return reprString(value);
+  }
+  const message = taggedLine(text).entries.get('message') as PyDict;
+  return pyRepr(message.entries.get('role'));
+}
+
+/**
+ * `_odd_node` in store.py: a kept node whose role, content or meta the format does not
+ * allow. The message stays as written; a meta that is not an object is dropped.
+ */
+function oddNodeProblems(
+  text: string,
+  nodeId: string,
+  message: Record<string, unknown>,
+  meta: unknown
+): string[] {
+  const name = reprString(nodeId);
+  const found: string[] = [];
+  if (!own(message, 'role')) {
+    found.push(`node ${name}: message has no role (kept as written)`);
+  } else if (message.role !== 'user' && message.role !== 'assistant') {
+    const role = reprRole(text, message.role);
+    found.push(`node ${name}: role ${role} is not 'user' or 'assistant' (kept as written)`);
+  }
+  if (!own(message, 'content')) {
+    found.push(`node ${name}: message has no content (kept as written)`);
+  } else if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
+    const kind = kindOf(message.content);
+    found.push(`node ${name}: content is ${kind}, not a string or a list (kept as written)`);
+  }
+  if (meta !== undefined && meta !== null && !isRecord(meta)) {
+    found.push(`node ${name}: meta is ${kindOf(meta)}, not an object (ignored)`);
+  }
+  return found;
 }
 
 /**
@@ -304,6 +343,9 @@ export function parseSession(data: Uint8Array | string): ChatSession {
         siblings.push(nodeId);
       }
       leaf = nodeId;
+      for (const why of oddNodeProblems(text!, nodeId, message, meta)) {
+        report(number, why);
+      }
     } else if (kind === 'leaf') {
       const target = record.id;
       if (typeof target === 'string' && nodes.has(target)) {
