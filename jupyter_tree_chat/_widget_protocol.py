@@ -8,7 +8,9 @@ kernel) so the shapes can be tested and measured on their own.
 
 Kernel -> browser custom messages (``t`` is the type)::
 
-    {"t": "n", "r": ROW, "s": 1}       a node was added; "s": its text is the streamed text
+    {"t": "n", "r": ROW, "i": I, "s": 1}  a node was added as row I (panel; -1 in a turn
+                                       control); "s": its text is the streamed text
+    {"t": "rows", "from": I, "rows": [ROW, ...]}  the rows from I on (answer to ``rows``)
     {"t": "s", "p": PARENT}            a reply started under user node PARENT
     {"t": "d", "x": TEXT}              more text for the reply being streamed (coalesced)
     {"t": "e", "p": PARENT, "err": E}  the reply ended (E: the error line, or absent)
@@ -20,7 +22,10 @@ Kernel -> browser custom messages (``t`` is the type)::
     {"t": "note", "level": L, "x": TEXT}  a session notice
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
-``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``text`` (ids).
+``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``text`` (ids), ``rows``
+(from). A view asks for ``rows`` once when it starts, and again if a row's number shows
+it missed one: messages sent before the front end had loaded are lost, and a panel
+displayed just before a ``%%chat`` cell would otherwise miss that cell's question.
 
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or

@@ -8,10 +8,11 @@ size of the session: the tree summary is sent once, then only small custom messa
 
 A kernel may handle comm messages only between cells, so a click then waits; the
 browser says so after a moment (it gets an ``ack`` as soon as the kernel picks an
-action up). ipykernel 7 handles them *during* a cell, on another thread: a click while
-a ``%%chat`` cell streams then meets ``SessionBusy``, and the widget says plainly that a
-reply is being written (``BUSY_TEXT``) instead of interleaving with it; the message goes
-away when that reply ends. An action from the widget runs inside the comm handler, and
+action up). With JupyterLab's comms over subshells, ipykernel 7 handles them *during* a
+cell, on another thread (see ``_take_clicks_where_sent``): a click while a ``%%chat``
+cell streams then meets ``SessionBusy``, and the widget says plainly that a reply is
+being written (``BUSY_TEXT``) instead of interleaving with it; the message goes away
+when that reply ends. An action from the widget runs inside the comm handler, and
 what it streams reaches the browser from there.
 """
 
@@ -94,6 +95,7 @@ class _SessionWidget(anywidget.AnyWidget):
         self._coalescer = DeltaCoalescer(self._send_delta, clock=clock or time.monotonic)
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
+        _take_clicks_where_sent(self.comm)
 
     def close(self) -> None:
         """Stop listening to the session (a closed view must not keep streaming)."""
@@ -187,6 +189,9 @@ class _SessionWidget(anywidget.AnyWidget):
             done["busy"] = 1
         self.send(done)
 
+    def _send_rows(self, start: Any) -> None:
+        """Only the panel keeps rows."""
+
     def _act(self, action: str, content: dict[str, Any]) -> Turn | None:
         """Carry out one browser action as a ``Session`` call."""
         session = self.session
@@ -195,6 +200,9 @@ class _SessionWidget(anywidget.AnyWidget):
             ids = [str(i) for i in content.get("ids", [])][:MAX_TEXTS_PER_REQUEST]
             texts = {i: text_payload(session.tree.get(i)) for i in ids if i in session.tree}
             self.send({"t": "texts", "req": content.get("req"), "texts": texts})
+            return None
+        if action == "rows":
+            self._send_rows(content.get("from"))
             return None
         self.error = ""
         if action == "retry":
@@ -245,11 +253,16 @@ class TreePanel(_SessionWidget):
     def _streams(self, parent_id: str) -> bool:
         return True
 
+    def _send_rows(self, start: Any) -> None:
+        rows = self._rows.rows
+        begin = start if isinstance(start, int) and 0 <= start <= len(rows) else len(rows)
+        self.send({"t": "rows", "from": begin, "rows": rows[begin:]})
+
     def _add_node(self, node: Node) -> None:
         row = self._rows.add(node)
         if row is None:
             return
-        message: dict[str, Any] = {"t": "n", "r": row}
+        message: dict[str, Any] = {"t": "n", "r": row, "i": self._rows.index[node.id]}
         if self._streamed_text_matches(node):
             message["s"] = 1
         self.send(message)
@@ -374,6 +387,22 @@ class TurnControl(_SessionWidget):
     def _follow_leaf(self, leaf: str | None) -> None:
         self._follow(leaf)
         self._refresh()
+
+
+def _take_clicks_where_sent(comm: Any) -> None:
+    """Let the browser's messages run on the subshell it sent them to, even during a cell.
+
+    JupyterLab 4.4+ sends comm messages to a kernel subshell ("comms over subshells"),
+    which ipykernel 7 runs on its own thread while a cell runs. But ipykernel routes a
+    comm's messages back to the subshell the comm last *published* from, so that a cell
+    waiting for a widget's reply gets it; a widget made and updated by cells publishes
+    from the main shell, so every click would wait behind the running cell. Nothing here
+    waits for the browser, and ``Session`` refuses a second action (``SessionBusy``), so
+    the message is taken where the browser sent it: a click during a long cell lands at
+    once, and one during a streaming reply is told the session is busy.
+    """
+    if comm is not None and callable(getattr(comm, "_reply_subshell_for", None)):
+        comm._reply_subshell_for = lambda _data, default: default
 
 
 def _question_of(session: Session, node: Node) -> Node:

@@ -173,6 +173,22 @@ def test_a_long_summary_is_cut_after_the_markdown_is_taken_out():
     assert "*" not in summary("Some *emphasis* " * 40)
 
 
+def test_a_view_that_missed_rows_gets_them_again(session: Session, provider, recorder):
+    """Messages sent while the browser was still loading the front end reach nobody."""
+    session.ask("one")
+    panel = TreePanel(session)
+    recorder.clear()
+    session.ask("two")  # rows 2 and 3, announced as such
+    assert [m["i"] for m in recorder.customs() if m["t"] == "n"] == [2, 3]
+    recorder.clear()
+    comm_of(recorder, panel).deliver({"a": "rows", "from": 2, "req": 1})
+    (rows,) = [m for m in recorder.customs() if m["t"] == "rows"]
+    assert rows == {"t": "rows", "from": 2, "rows": panel.nodes[2:]} and len(rows["rows"]) == 2
+    recorder.clear()
+    comm_of(recorder, panel).deliver({"a": "rows", "from": "x", "req": 2})
+    assert next(m for m in recorder.customs() if m["t"] == "rows")["rows"] == []
+
+
 # -- streaming -------------------------------------------------------------------------
 
 

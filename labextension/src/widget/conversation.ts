@@ -123,7 +123,7 @@ export class Conversation {
       role === 'u'
         ? h('button', { class: 'jtw-button', 'data-act': 'edit', 'data-id': id, disabled: replying, title: replying ? WAIT_TITLE : 'Edit this message: saving makes a new branch' }, 'Edit')
         : null,
-      role === 'a' || !answered
+      role === 'a' || !answered || id === s.leaf // the leaf: a failed reply left it unanswered here
         ? h('button', { class: 'jtw-button', 'data-act': 'retry', 'data-id': id, disabled: replying, title: replying ? WAIT_TITLE : 'Ask again: a new answer beside this one' }, 'Retry')
         : null,
       siblings.length > 1

@@ -55,7 +55,8 @@ export interface WidgetModel {
 // -- messages ------------------------------------------------------------------------
 
 export type KernelMessage =
-  | { t: 'n'; r: Row; s?: 1 }
+  | { t: 'n'; r: Row; s?: 1; i?: number }
+  | { t: 'rows'; from: number; rows: Row[] }
   | { t: 's'; p: string }
   | { t: 'd'; x: string }
   | { t: 'e'; p: string; err?: string }
@@ -131,12 +132,15 @@ export class Store {
   private requested = new Set<string>();
   private listeners = new Set<(what: string) => void>();
   private busyTimer: ReturnType<typeof setTimeout> | null = null;
+  private rowsAsked = false;
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
       for (const row of model.get('nodes') ?? []) {
         this.addRow(row);
       }
+      // rows added while this front end was loading were announced to nobody: catch up
+      this.requestRows();
     }
   }
 
@@ -207,7 +211,7 @@ export class Store {
 
   addRow(row: Row): void {
     const [id, parent, role, head, meta] = row;
-    if (this.index.has(id)) {
+    if (this.index.has(id) || parent >= this.ids.length) {
       return;
     }
     const i = this.ids.length;
@@ -228,11 +232,24 @@ export class Store {
           this.texts.set(message.r[0], { text: this.stream.text, meta: {} });
         }
         if (this.model.get('mode') === 'panel') {
-          this.addRow(message.r);
+          if (message.i !== undefined && message.i > this.size) {
+            this.requestRows(); // a row was missed: its parent numbers would be wrong
+          } else {
+            this.addRow(message.r);
+          }
         }
         this.emit('tree');
         break;
       }
+      case 'rows':
+        this.rowsAsked = false;
+        message.rows.forEach((row, k) => {
+          if (message.from + k === this.size) {
+            this.addRow(row);
+          }
+        });
+        this.emit('tree');
+        break;
       case 's':
         this.stream = { parent: message.p, text: '', done: false };
         this.emit('stream');
@@ -258,17 +275,21 @@ export class Store {
         this.emit('texts');
         break;
       case 'ack':
-        this.waiting.delete(message.req);
-        this.running.add(message.req);
+        if (this.waiting.delete(message.req)) {
+          this.running.add(message.req); // an action (text and rows requests are not kept)
+        }
         this.updateBusy();
         break;
-      case 'done':
-        this.waiting.delete(message.req);
-        this.running.delete(message.req);
-        this.actionError = message.err ?? '';
-        this.actionBusy = message.busy === 1;
+      case 'done': {
+        // only an action's end says how it went, not a text or rows request's
+        const acted = this.waiting.delete(message.req) || this.running.delete(message.req);
+        if (acted) {
+          this.actionError = message.err ?? '';
+          this.actionBusy = message.busy === 1;
+        }
         this.updateBusy();
         break;
+      }
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
@@ -277,6 +298,14 @@ export class Store {
   }
 
   // -- store -> kernel -----------------------------------------------------------------
+
+  /** Ask the kernel for the rows from the first one this store lacks. */
+  requestRows(): void {
+    if (!this.rowsAsked) {
+      this.rowsAsked = true;
+      this.model.send({ a: 'rows', from: this.size, req: this.nextReq++ });
+    }
+  }
 
   /** Ask the kernel for the full text of these nodes (once each, in one message). */
   requestTexts(ids: string[]): void {
