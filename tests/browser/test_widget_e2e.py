@@ -43,15 +43,27 @@ def write_notebook(path: Path, cells: list[str]) -> None:
     path.write_text(json.dumps(notebook))
 
 
-def open_and_run_all(page, lab, name: str) -> None:
+def open_and_run_all(page, lab, name: str, *, wait: bool = True):
+    """Open the notebook ``name``, run all its cells; returns the locator of its tab.
+
+    With ``wait`` this returns when every cell has run, else as soon as they are queued.
+
+    The workspace brings back earlier tests' tabs, and one of them may be current for a
+    moment: wait for this notebook to be the current one before running anything.
+    """
     page.goto(f"{lab.url}/lab/tree/{name}")
     page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return k && k.status === 'idle'; }",
+        "name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.context && w.context.path === name && w.sessionContext"
+        " && w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return k && k.status === 'idle'; }",
+        arg=name,
         timeout=90_000,
     )
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    widget_id = page.evaluate("window.jupyterapp.shell.currentWidget.id")
+    run = "window.jupyterapp.commands.execute('notebook:run-all-cells')"
+    page.evaluate(run if wait else f"() => {{ {run}; }}")
+    return page.locator(f"[id='{widget_id}']")
 
 
 def records(path: Path) -> list[dict]:
@@ -81,8 +93,7 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
             "%chat panel",
         ],
     )
-    open_and_run_all(page, lab, "flow.ipynb")
-    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells = open_and_run_all(page, lab, "flow.ipynb").locator(".jp-Cell")
     turn = cells.nth(1).locator(".jtw-turn")
     panel = cells.nth(2).locator(".jtw-panel")
     answer_pos = turn.locator('.jtw-position[data-side="r"]')
@@ -214,12 +225,12 @@ display(control, TreePanel(session))
 def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log, screenshot):
     ensure_built()
     write_notebook(lab.root / "xss.ipynb", [HOSTILE_CELL])
-    open_and_run_all(page, lab, "xss.ipynb")
-    panel = page.locator(".jtw-panel")
+    area = open_and_run_all(page, lab, "xss.ipynb")
+    panel = area.locator(".jtw-panel")
     conversation = panel.locator(".jtw-conversation")
     expect(conversation.locator(".jtw-markdown")).to_have_count(2, timeout=60_000)
     expect(conversation).to_contain_text("Payloads follow.")
-    turn = page.locator(".jtw-turn")
+    turn = area.locator(".jtw-turn")
     expect(turn.locator(".jtw-turn-body .jtw-markdown")).to_contain_text("Payloads follow.")
     # click what could be clicked, open the compare view (plain text), wait a moment
     for link in (
@@ -251,5 +262,5 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
     assert found["links"] >= 2  # the links are still there, harmless
     assert not [url for url in page_log.requests if "pixel.png" in url]
-    blocked = page.locator(".jtw-widget img.jtc-blocked")
+    blocked = area.locator(".jtw-widget img.jtc-blocked")
     expect(blocked.first).to_have_attribute("data-jtc-blocked-src", "http://127.0.0.1:9/pixel.png")

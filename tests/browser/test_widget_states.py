@@ -1,0 +1,305 @@
+"""The widget's states in a real JupyterLab: a click while a ``%%chat`` cell streams (the
+session is busy), a request that fails, and both of JupyterLab's themes.
+
+ipykernel 7 handles widget messages while a cell runs, on another thread, so a panel
+click during a streaming cell reaches the ``Session`` and meets ``SessionBusy``: the
+widget must say so plainly and write nothing. Retry / Edit are disabled meanwhile; the
+click that still gets through is one that left before the view heard of the reply.
+
+Screenshots land in test-artifacts/browser/ (the themes as ``*-light.png`` and
+``*-dark.png``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+from test_widget_e2e import open_and_run_all, records, write_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fake_anthropic import FakeAnthropic
+from widget_page import ensure_built
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+
+BUSY = "Busy: a reply is being written in this session"
+SLOW_QUESTION = "Tell me, slowly and at length, " + "about the branches of a tree " * 12
+
+
+@pytest.fixture(scope="module")
+def fake():
+    ensure_built()
+    with FakeAnthropic() as server:
+        yield server
+
+
+def nodes(path: Path) -> list[dict]:
+    return [r for r in records(path) if "message" in r]
+
+
+def test_a_click_while_a_cell_streams_says_busy_and_writes_nothing(lab, page, page_log, screenshot):
+    ensure_built()
+    write_notebook(
+        lab.root / "busy.ipynb",
+        [
+            "%load_ext jupyter_tree_chat\n%config TreeChat.provider = 'offline'",
+            "%%chat\nWhat is a tree?",
+            "%chat panel",
+            "%config TreeChat.offline_delay = 0.5",  # about 30 s of streaming
+            f"%%chat\n{SLOW_QUESTION}",
+        ],
+    )
+    cells = open_and_run_all(page, lab, "busy.ipynb", wait=False).locator(".jp-Cell")
+    turn = cells.nth(1).locator(".jtw-turn")
+    panel = cells.nth(2).locator(".jtw-panel")
+    replying = panel.locator('[data-status="replying"]')
+    expect(replying).to_be_visible(timeout=60_000)
+    file = lab.root / "busy.chat.jsonl"
+    assert len(nodes(file)) == 3  # Q1, A1, and the slow cell's question; its reply streams
+
+    # while it streams: Retry / Edit are disabled in the earlier cell's control and the panel
+    expect(turn.get_by_role("button", name="Retry")).to_be_disabled()
+    expect(turn.get_by_role("button", name="Edit")).to_be_disabled()
+    for button in panel.locator('.jtw-conversation [data-act="retry"]').all():
+        expect(button).to_be_disabled()
+    for button in panel.locator('.jtw-conversation [data-act="edit"]').all():
+        expect(button).to_be_disabled()
+    screenshot("1-streaming")
+
+    # a click that left before the view knew a reply was being written (the button still
+    # enabled): the kernel refuses it and the control says why
+    retry = turn.get_by_role("button", name="Retry")
+    retry.evaluate("button => { button.disabled = false; }")
+    # dispatch_event, not click(): while the page streams, Playwright's click() returns
+    # only when the stream ends (the page itself answers within a frame meanwhile)
+    retry.dispatch_event("click")
+    busy = turn.locator('[data-status="session-busy"]')
+    # (the answer is seen to take from a second up to the rest of the stream to show here;
+    # the kernel refuses at once: nothing is written, and the refusal is what is shown)
+    expect(busy).to_contain_text(BUSY, timeout=60_000)
+    expect(busy).to_contain_text("wait for it to finish, then try again")
+    screenshot("2-busy-message")
+    assert len(nodes(file)) == 3  # the refused click wrote nothing
+
+    # the cell finishes: the busy message goes; the refused retry left no node behind
+    expect(panel.locator(".jtw-streaming")).to_have_count(0, timeout=90_000)
+    expect(busy).to_have_count(0)
+    q1, a1, q2, a2 = nodes(file)
+    assert a2["parentId"] == q2["id"] and q2["parentId"] == a1["id"]
+
+    # and now the same Retry works: a second answer beside the first (quickly, this time)
+    page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+        ".requestExecute({code: 'from jupyter_tree_chat.kernel_sessions import current_session;"
+        " current_session().provider.delay = 0'}).done"
+    )
+    expect(retry).to_be_enabled()
+    retry.click()
+    answer_pos = turn.locator('.jtw-position[data-side="r"]')
+    expect(answer_pos).to_have_text("2/2", timeout=60_000)
+    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(5)
+    screenshot("3-retry-after")
+    after = nodes(file)
+    assert len(after) == 5 and after[-1]["parentId"] == q1["id"]
+    assert not page_log.page_errors and not page_log.dialogs
+
+
+def test_a_failed_request_is_one_clear_line_in_the_widget(lab, page, page_log, screenshot, fake):
+    fake.reset()
+    fake.enqueue("A first answer.", model="claude-a")
+    fake.enqueue_error(500, times=3, retry_after_ms=1)  # the SDK's two retries fail too
+    write_notebook(
+        lab.root / "fails.ipynb",
+        [
+            "import os\n"
+            "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
+            f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
+            "%load_ext jupyter_tree_chat",
+            "%%chat\nHello?",
+            "%chat panel",
+        ],
+    )
+    cells = open_and_run_all(page, lab, "fails.ipynb").locator(".jp-Cell")
+    panel = cells.nth(2).locator(".jtw-panel")
+    answer = panel.locator(".jtw-conversation .jtw-msg.jtw-role-a")
+    expect(answer).to_contain_text("A first answer.", timeout=60_000)
+    answer.get_by_role("button", name="Retry").click()
+    error = panel.locator('.jtw-status [data-status="error"]')
+    expect(error).to_contain_text("The Anthropic API failed (500)", timeout=30_000)
+    expect(error).to_contain_text("retry later")
+    text = error.inner_text()
+    assert "\n" not in text.strip() and len(text) < 200, text
+    assert "Traceback" not in text and "sk-test" not in text
+    line_height = float(error.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 16"))
+    assert error.bounding_box()["height"] < 2.5 * line_height  # one line at this width
+    screenshot("failed")
+    # nothing was stored for the failed reply; the next try works and clears the line
+    assert len(nodes(lab.root / "fails.chat.jsonl")) == 2
+    # the failed retry left the question as the current branch's end: Retry is there
+    fake.enqueue("A second answer.", model="claude-a")
+    question = panel.locator(".jtw-conversation .jtw-msg.jtw-role-u")
+    question.get_by_role("button", name="Retry").click()
+    expect(panel.locator(".jtw-conversation")).to_contain_text("A second answer.")
+    expect(error).to_have_count(0)
+    assert not page_log.page_errors and not page_log.dialogs
+
+
+# -- themes --------------------------------------------------------------------------
+
+MARKDOWN = """Here is **the answer**, with `inline code` and a [link](https://example.org).
+
+- a list item with *emphasis*
+- another item
+
+> a quoted line
+
+```python
+print("a code block")
+```
+"""
+
+THEME_CELL = f"""
+from jupyter_tree_chat.providers.base import Finished, TextDelta
+from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.widget import TreePanel, TurnControl
+from IPython.display import display
+
+TEXTS = [{MARKDOWN!r}, "Here is the answer, said differently.", "And a third one."]
+
+class Markdown:
+    name = "markdown"
+    default_model = "markdown-1"
+    def stream(self, request):
+        text = TEXTS.pop(0)
+        yield TextDelta(text)
+        yield Finished({{"role": "assistant", "content": [{{"type": "text", "text": text}}]}},
+                       "markdown-1", "end_turn", {{"input_tokens": 12, "output_tokens": 34}})
+
+session = Session.in_memory(Markdown())
+turn = session.ask("What does **a tree** look like?")
+second = session.retry()
+session.retry()
+control = TurnControl.for_turn(session, second)  # as if a cell printed the second answer
+session.switch(turn.replies[0].id)  # the control follows, and shows the first below
+session.label(turn.replies[0].id, "best")
+panel = TreePanel(session)
+panel.error = "The Anthropic API failed (500): retry later."
+display(control, panel)
+"""
+
+# Every element with its own text in the widget: its colour against what is behind it,
+# the backgrounds of its ancestors composited, opacity taken into account. Disabled
+# controls are exempt (WCAG 1.4.3).
+CONTRAST_JS = """
+root => {
+  const parse = c => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return [0, 0, 0, 0];
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, bottom) => {
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
+  };
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] >= 1) break;
+    }
+    let bg = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) bg = over(layer, bg);
+    return bg;
+  };
+  const opacity = el => {
+    let o = 1;
+    for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity);
+    return o;
+  };
+  const lum = c => {
+    const [r, g, b] = c.slice(0, 3).map(v => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const out = [];
+  for (const el of root.querySelectorAll('*')) {
+    const own = Array.from(el.childNodes)
+      .filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join(' ').trim();
+    if (!own || el.closest(':disabled') || !el.getClientRects().length) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden') continue;
+    const bg = background(el);
+    const fg = parse(style.color);
+    const o = opacity(el);
+    const seen = over([fg[0], fg[1], fg[2], fg[3] * o], bg);
+    const [l1, l2] = [lum(seen), lum(bg)].sort((a, b) => b - a);
+    out.push({
+      what: el.localName + (el.className && typeof el.className === 'string'
+        ? '.' + el.className.trim().split(/\\s+/).join('.') : '')
+        + ' in ' + (el.parentElement.className || el.parentElement.localName),
+      text: own.slice(0, 40),
+      color: style.color,
+      background: 'rgb(' + bg.slice(0, 3).map(Math.round).join(', ') + ')',
+      ratio: Math.round(((l1 + 0.05) / (l2 + 0.05)) * 100) / 100,
+    });
+  }
+  return out;
+}
+"""
+
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_widget_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log, screenshot, theme):
+    ensure_built()
+    write_notebook(lab.root / f"theme-{theme}.ipynb", [THEME_CELL])
+    area = open_and_run_all(page, lab, f"theme-{theme}.ipynb")
+    page.evaluate(
+        "theme => window.jupyterapp.commands.execute('apputils:change-theme', {theme})",
+        THEMES[theme],
+    )
+    page.wait_for_function(
+        "light => document.body.dataset.jpThemeLight === light", arg=str(theme == "light").lower()
+    )
+    panel = area.locator(".jtw-panel")
+    turn = area.locator(".jtw-turn")
+    expect(panel.locator(".jtw-conversation pre")).to_contain_text("a code block", timeout=60_000)
+    expect(turn.locator(".jtw-turn-body")).to_contain_text("Here is the answer")
+    conversation = panel.locator(".jtw-conversation")
+    answer = conversation.locator(".jtw-msg.jtw-role-a")
+    answer.get_by_role("button", name="Info").click()
+    answer.get_by_role("button", name="Compare 3").click()
+    expect(panel.locator("mark.jtw-diff").first).to_be_visible()
+    panel.locator(".jtw-tree .jtw-row").nth(2).hover()  # a hovered row, as a user sees it
+    page.wait_for_timeout(400)  # the theme's CSS variables settle
+    screenshot(theme)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    area.locator(".jp-Cell").first.locator(".jp-OutputArea").screenshot(
+        path=str(ARTIFACTS / f"widget-theme-{theme}.png")
+    )
+    surface = panel.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert (surface == "rgb(255, 255, 255)") == (theme == "light"), surface  # theme applied
+
+    found = []
+    for widget in (turn, panel):
+        found += widget.evaluate(CONTRAST_JS)
+    kinds = {f["what"].split(" in ")[0] for f in found}
+    # what the test set out to measure is there: conversation text, tree rows, buttons
+    for needed in ("p", "span.jtw-first-line", "button.jtw-button", "span.jtw-role", "code"):
+        assert any(k == needed or k.startswith(needed + ".") for k in kinds), (needed, kinds)
+    failing = [f for f in found if f["ratio"] < 4.5]
+    assert not failing, "\n".join(
+        f"{f['ratio']:>5}  {f['what']}: {f['text']!r} {f['color']} on {f['background']}"
+        for f in failing
+    )
+    assert not page_log.page_errors
