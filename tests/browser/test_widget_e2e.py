@@ -195,7 +195,7 @@ HOSTILE = """Payloads follow.
 <details open ontoggle="window.__pwned = 'toggle'"><summary>s</summary>x</details>
 <form action="javascript:window.__pwned='form'"><button id="formbutton">go</button></form>
 
-![pixel](http://127.0.0.1:9/pixel.png)
+![pixel](http://127.0.0.1:9/pixel.png) and [a safe link](https://example.org/docs)
 """
 
 HOSTILE_CELL = f"""
@@ -255,12 +255,21 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
               .filter(a => a.name.startsWith('on')).map(a => e.localName + ' ' + a.name)),
             urls: all.flatMap(e => ['href', 'src', 'action', 'xlink:href']
               .map(n => e.getAttribute(n) || '')).filter(u => /^\\s*javascript:/i.test(u)),
-            links: all.filter(e => e.localName === 'a').length,
+            links: all.filter(e => e.localName === 'a').map(e => e.getAttribute('href')),
           };
         }"""
     )
     assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
-    assert found["links"] >= 2  # the links are still there, harmless
+    # raw HTML is text (as in the cell output); the Markdown links are still links: the
+    # javascript: one without its URL, the https one as written (one per message)
+    assert found["links"].count(None) >= 2 and "javascript" not in str(found["links"]), found
+    safe = panel.locator("a[href='https://example.org/docs']")
+    expect(safe).to_have_count(2)
+    expect(safe.first).to_have_attribute("target", "_blank")
+    expect(conversation.locator(".jtw-markdown").first).to_contain_text(
+        '<a href="javascript:window.__pwned=\'a\'" id="rawlink">raw link</a>'
+    )
+    assert conversation.locator("#rawlink").count() == 0
     assert not [url for url in page_log.requests if "pixel.png" in url]
     blocked = area.locator(".jtw-widget img.jtc-blocked")
     expect(blocked.first).to_have_attribute("data-jtc-blocked-src", "http://127.0.0.1:9/pixel.png")

@@ -1,17 +1,25 @@
 /**
  * Markdown to safe HTML for the widget: model and user text is untrusted input.
  *
- * `marked` turns Markdown (and any raw HTML in it) into HTML; DOMPurify, limited to its
- * HTML profile (no SVG, no MathML), removes scripts, event handlers, `javascript:` URLs
- * and everything else that could run; `neutraliseRemote` (shared render module) then
- * stops remote images from loading by themselves. The result is put into the page with
- * `setSanitizedHtml`, which parses it inert.
+ * Raw HTML in a message is text, as in the kernel's renderer (markdown-it `html=False`,
+ * jupyter_tree_chat/safe_html.py): `<b>x</b>` is shown as `<b>x</b>`. `marked` is given
+ * no HTML tokenizer (block or inline), so a line like `<div>` is an ordinary paragraph
+ * and the Markdown around and inside it is parsed as usual; should an `html` token still
+ * come from somewhere, its renderer escapes it. Without this, markup that the browser's
+ * HTML parser swallows (an unclosed `<noscript>`, `<!--`, `<template>`, `<textarea>`,
+ * `<title>`, `<style>` ...) would hide the rest of the message even though nothing runs.
+ *
+ * DOMPurify, limited to its HTML profile (no SVG, no MathML), still runs afterwards as a
+ * second line of defence (it removes `javascript:` URLs from Markdown links, among other
+ * things); `neutraliseRemote` (shared render module) then stops remote images from
+ * loading by themselves. The result is put into the page with `setSanitizedHtml`, which
+ * parses it inert.
  */
 
 import DOMPurify from 'dompurify';
-import { marked } from 'marked';
+import { Marked, type Tokens } from 'marked';
 
-import { neutraliseRemote } from '../render/safety';
+import { escapeHtml, neutraliseRemote } from '../render/safety';
 
 const PURIFY = {
   USE_PROFILES: { html: true },
@@ -19,6 +27,32 @@ const PURIFY = {
   FORBID_ATTR: ['style', 'srcdoc', 'formaction', 'action'],
   ALLOW_DATA_ATTR: false
 };
+
+/** `marked` with raw HTML as text: its own instance, the global `marked` is untouched. */
+const markdown = new Marked({
+  async: false,
+  gfm: true,
+  tokenizer: {
+    // `undefined` (not `false`, which falls back to the built-in rule): no token here,
+    // the lexer goes on to its next rule and the text ends up in a paragraph / text
+    html: () => undefined,
+    tag: () => undefined
+  },
+  renderer: {
+    html: (token: Tokens.HTML | Tokens.Tag) =>
+      'block' in token && token.block
+        ? `<p>${escapeHtml(token.text.trimEnd())}</p>\n`
+        : escapeHtml(token.text)
+  }
+});
+
+/**
+ * The HTML `marked` makes of a Markdown text, before any sanitizing: raw HTML in the
+ * text comes out escaped. Exported for the Node test (tests/test_widget_markdown.py).
+ */
+export function markdownToHtml(text: string): string {
+  return markdown.parse(text, { async: false }) as string;
+}
 
 const cache = new Map<string, string>();
 const CACHE_LIMIT = 500;
@@ -31,12 +65,9 @@ export function renderMarkdown(text: string): string {
   }
   let html: string;
   try {
-    html = marked.parse(text, { async: false, gfm: true }) as string;
+    html = markdownToHtml(text);
   } catch {
-    html = '';
-    const pre = document.createElement('pre');
-    pre.textContent = text;
-    html = pre.outerHTML;
+    html = `<pre>${escapeHtml(text)}</pre>`;
   }
   const clean = neutraliseRemote(DOMPurify.sanitize(html, PURIFY) as unknown as string);
   if (cache.size >= CACHE_LIMIT) {
