@@ -25,6 +25,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from lab_notebooks import open_and_run_all, write_notebook
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -150,28 +151,6 @@ def test_kernel_side_renderer_neutralises_each_payload(payload: dict) -> None:
 # -- in a real browser --------------------------------------------------------------------
 
 
-def write_notebook(path: Path, cells: list[str]) -> None:
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": f"cell{i:04d}",
-                "metadata": {},
-                "source": source,
-                "outputs": [],
-                "execution_count": None,
-            }
-            for i, source in enumerate(cells)
-        ],
-    }
-    path.write_text(json.dumps(notebook))
-
-
 SETUP_CELL = f"""
 import os, sys
 sys.path.insert(0, {str(TESTS)!r})
@@ -209,17 +188,7 @@ def test_hostile_cell_output_and_widget_run_nothing(lab, page, page_log, screens
         lab.root / "hostile-cells.ipynb",
         [SETUP_CELL, "%%chat --raw\n" + HOSTILE, "%chat panel"],
     )
-    page.goto(f"{lab.url}/lab/tree/hostile-cells.ipynb")
-    # the workspace brings back earlier tests' notebooks, one of which may be current for
-    # a moment: run the cells only once this one is
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.context && w.context.path === 'hostile-cells.ipynb'"
-        " && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return k && k.status === 'idle'; }",
-        timeout=90_000,
-    )
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    open_and_run_all(page, lab, "hostile-cells.ipynb")
     outputs = page.locator(".jp-OutputArea-output")
     expect(outputs.filter(has_text="The end.").first).to_be_visible(timeout=90_000)
     panel = page.locator(".jtw-panel")

@@ -7,11 +7,11 @@ Screenshots of each state land in test-artifacts/browser/.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
+from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,55 +19,6 @@ from fake_anthropic import FakeAnthropic
 from widget_page import ensure_built
 
 pytestmark = pytest.mark.browser
-
-
-def write_notebook(path: Path, cells: list[str]) -> None:
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": f"cell{i:04d}",
-                "metadata": {},
-                "source": source,
-                "outputs": [],
-                "execution_count": None,
-            }
-            for i, source in enumerate(cells)
-        ],
-    }
-    path.write_text(json.dumps(notebook))
-
-
-def open_and_run_all(page, lab, name: str, *, wait: bool = True):
-    """Open the notebook ``name``, run all its cells; returns the locator of its tab.
-
-    With ``wait`` this returns when every cell has run, else as soon as they are queued.
-
-    The workspace brings back earlier tests' tabs, and one of them may be current for a
-    moment: wait for this notebook to be the current one before running anything.
-    """
-    page.goto(f"{lab.url}/lab/tree/{name}")
-    page.wait_for_function(
-        "name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.context && w.context.path === name && w.sessionContext"
-        " && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }",
-        arg=name,
-        timeout=90_000,
-    )
-    widget_id = page.evaluate("window.jupyterapp.shell.currentWidget.id")
-    run = "window.jupyterapp.commands.execute('notebook:run-all-cells')"
-    page.evaluate(run if wait else f"() => {{ {run}; }}")
-    return page.locator(f"[id='{widget_id}']")
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
-from test_widget_e2e import open_and_run_all, records, write_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fake_anthropic import FakeAnthropic
