@@ -12,11 +12,10 @@ from __future__ import annotations
 import base64
 import json
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from node_runner import node_module
 
 from jupyter_tree_chat.store import parse_session
 
@@ -25,7 +24,7 @@ LABEXT = ROOT / "labextension"
 DATA = Path(__file__).parent / "data"
 
 RUNNER = """
-import { parseSession, formatProblem } from './format.mjs';
+import { parseSession, formatProblem } from './bundle.mjs';
 import { readFileSync } from 'node:fs';
 const files = JSON.parse(readFileSync(0, 'utf8'));
 const out = files.map(b64 => {
@@ -45,37 +44,10 @@ process.stdout.write(JSON.stringify(out));
 @pytest.fixture(scope="module")
 def ts_parse(tmp_path_factory):
     """Parse many files with the TypeScript reader in one Node process."""
-    esbuild = LABEXT / "node_modules" / ".bin" / "esbuild"
-    node = shutil.which("node")
-    if node is None or not esbuild.exists():
-        pytest.fail(
-            "the TypeScript reader cannot be run: needs Node and `npm ci` in labextension/ "
-            f"(node: {node}, esbuild: {esbuild.exists()})"
-        )
-    work = tmp_path_factory.mktemp("ts-format")
-    subprocess.run(
-        [
-            str(esbuild),
-            str(LABEXT / "src" / "render" / "format.ts"),
-            "--bundle",
-            "--format=esm",
-            "--platform=node",
-            f"--outfile={work / 'format.mjs'}",
-            "--log-level=warning",
-        ],
-        check=True,
-    )
-    (work / "run.mjs").write_text(RUNNER)
+    call = node_module("src/render/format.ts", RUNNER, tmp_path_factory.mktemp("ts-format"))
 
     def parse(files: list[bytes]) -> list[dict]:
-        done = subprocess.run(
-            [node, str(work / "run.mjs")],
-            input=json.dumps([base64.b64encode(f).decode() for f in files]),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return json.loads(done.stdout)
+        return call([base64.b64encode(f).decode() for f in files])
 
     return parse
 

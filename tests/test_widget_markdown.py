@@ -14,12 +14,11 @@ in Chromium. Needs `npm ci` in labextension/.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from node_runner import node_module
 
 from jupyter_tree_chat.safe_html import markdown_to_html
 
@@ -28,7 +27,7 @@ LABEXT = ROOT / "labextension"
 CORPUS = json.loads((Path(__file__).parent / "data" / "xss_payloads.json").read_text())
 
 RUNNER = """
-import { markdownToHtml } from './markdown.mjs';
+import { markdownToHtml } from './bundle.mjs';
 import { readFileSync } from 'node:fs';
 const texts = JSON.parse(readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify(texts.map(markdownToHtml)));
@@ -48,39 +47,7 @@ SWALLOWING = ["<noscript>", "<!--", "<template>", "<textarea>", "<title>", "<sty
 @pytest.fixture(scope="module")
 def to_html(tmp_path_factory):
     """Markdown to HTML with the widget's ``marked`` setup, many texts per Node process."""
-    esbuild = LABEXT / "node_modules" / ".bin" / "esbuild"
-    node = shutil.which("node")
-    if node is None or not esbuild.exists():
-        pytest.fail(
-            "the widget's Markdown step cannot be run: needs Node and `npm ci` in "
-            f"labextension/ (node: {node}, esbuild: {esbuild.exists()})"
-        )
-    work = tmp_path_factory.mktemp("ts-markdown")
-    subprocess.run(
-        [
-            str(esbuild),
-            str(LABEXT / "src" / "widget" / "markdown.ts"),
-            "--bundle",
-            "--format=esm",
-            "--platform=node",
-            f"--outfile={work / 'markdown.mjs'}",
-            "--log-level=warning",
-        ],
-        check=True,
-    )
-    (work / "run.mjs").write_text(RUNNER)
-
-    def run(texts: list[str]) -> list[str]:
-        done = subprocess.run(
-            [node, str(work / "run.mjs")],
-            input=json.dumps(texts),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return json.loads(done.stdout)
-
-    return run
+    return node_module("src/widget/markdown.ts", RUNNER, tmp_path_factory.mktemp("ts-markdown"))
 
 
 class _Read(HTMLParser):
