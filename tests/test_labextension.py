@@ -19,8 +19,6 @@ from node_runner import node_module
 
 from jupyter_tree_chat.store import parse_session
 
-ROOT = Path(__file__).resolve().parent.parent
-LABEXT = ROOT / "labextension"
 DATA = Path(__file__).parent / "data"
 
 RUNNER = """

@@ -22,8 +22,6 @@ from node_runner import node_module
 
 from jupyter_tree_chat.safe_html import markdown_to_html
 
-ROOT = Path(__file__).resolve().parent.parent
-LABEXT = ROOT / "labextension"
 CORPUS = json.loads((Path(__file__).parent / "data" / "xss_payloads.json").read_text())
 
 RUNNER = """
