@@ -132,7 +132,8 @@ def test_a_cell_asks_and_leaves_the_reply_for_python(ip, tmp_path, capsys):
     assert "> hello there" in out
     stored = nodes(tmp_path / "nb.chat.jsonl")
     assert [n["message"]["role"] for n in stored] == ["user", "assistant"]
-    assert ip.user_ns["_chat"].startswith("**Offline teaching model**")
+    assert ip.user_ns["_chat"].startswith("I was sent **1 message** on the active path: user.")
+    assert "Offline teaching model" in ip.user_ns["_chat"]
     assert ip.user_ns["_chat_id"] == stored[1]["id"]
     assert reply_text(stored[1]["id"][:6]) == ip.user_ns["_chat"]
     assert ip.run_line_magic("chat", f"text {stored[0]['id'][:6]}") == "hello there"

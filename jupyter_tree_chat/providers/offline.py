@@ -158,7 +158,7 @@ def _teaching_reply(request: ReplyRequest) -> str:
     messages = request.messages
     last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
     # The first line is what trees and summaries show: make it the lesson itself.
-    parts = [f"**Offline teaching model** (no network): {_seen(messages)}"]
+    parts = [_seen(messages), "*(Offline teaching model: deterministic, no network.)*"]
     if last_user is not None:
         question = message_text(last_user)
         parts.append("The last user message was:\n\n" + _quote(question))
