@@ -190,7 +190,8 @@ class SessionTree:
 
     def __iter__(self) -> Iterator[Node]:
         """Nodes in append order."""
-        return iter(self._nodes.values())
+        # a snapshot (one C-level copy): a view thread may iterate while a turn appends
+        return iter(list(self._nodes.values()))
 
     def get(self, node_id: str) -> Node:
         try:
@@ -205,7 +206,7 @@ class SessionTree:
             return node
         if not ref:
             raise NodeNotFound("empty node id; give an id or a unique prefix of one")
-        matches = [nid for nid in self._nodes if nid.startswith(ref)]
+        matches = [nid for nid in list(self._nodes) if nid.startswith(ref)]
         if not matches:
             raise NodeNotFound(f"no node id starts with {ref!r}; `show` lists the ids")
         if len(matches) > 1:
@@ -238,7 +239,7 @@ class SessionTree:
 
     def leaves(self) -> list[Node]:
         """Every node with no children, in append order: one per branch."""
-        return [n for n in self._nodes.values() if not n.kids]
+        return [n for n in list(self._nodes.values()) if not n.kids]
 
     def path_nodes(self, leaf_id: str) -> list[Node]:
         """Nodes from the root down to ``leaf_id``. Cost grows with depth, not tree size."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -288,3 +289,27 @@ def test_a_node_taken_from_one_tree_into_another_leaves_the_first_intact() -> No
     second.fork("A", "B2", assistant("other"))
     assert [n.id for n in first.branches("A")] == ["B"]
     assert [n.id for n in second.branches("A")] == ["B", "B2"]
+
+
+def test_iterating_while_another_thread_appends_never_fails() -> None:
+    """The panel reads the tree on a kernel subshell thread while a turn appends."""
+    tree = SessionTree()
+    tree.fork(None, "r", {"role": "user", "content": "root"})
+    stop = threading.Event()
+
+    def append_forever() -> None:
+        number = 0
+        while not stop.is_set():
+            number += 1
+            tree.fork("r", f"a{number}", {"role": "assistant", "content": "x"})
+
+    writer = threading.Thread(target=append_forever)
+    writer.start()
+    try:
+        for _ in range(200):
+            assert len(list(tree)) >= 1
+            assert tree.leaves()
+            tree.resolve("r")
+    finally:
+        stop.set()
+        writer.join()
