@@ -26,6 +26,7 @@ __all__ = [
     "Turn",
     "__version__",
     "load_ipython_extension",
+    "panel",
     "register_tool",
     "reply_text",
     "tool",
@@ -46,6 +47,17 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
             return ""
         return current.tree.get(current.leaf).text
     return current.resolve(node_id).text
+
+
+def panel(session: str | None = None) -> Any:
+    """The full panel over this notebook's session (the same one ``%%chat`` uses).
+
+    The last expression of a cell displays it, as ``%chat panel`` does.
+    """
+    from .kernel_sessions import current_session
+    from .widget import TreePanel
+
+    return TreePanel(current_session(session))
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -343,3 +343,16 @@ def test_export_never_overwrites_a_session_file(ip, tmp_path):
     message = one_line_usage_error(ip, f"export md {session_file}")
     assert "never overwritten" in message
     assert session_file.read_bytes() == before
+
+
+def test_the_panel_from_python_is_over_the_magics_own_session(ip, tmp_path):
+    from jupyter_tree_chat import panel
+    from jupyter_tree_chat.widget import TreePanel
+
+    ip.run_cell_magic("chat", "", "hello panel")
+    view = panel()
+    assert isinstance(view, TreePanel)
+    assert view.session is kernel_sessions.current_session()
+    ip.run_cell_magic("chat", "", "and again")
+    assert view.session.leaf == kernel_sessions.current_session().leaf
+    view.close()
