@@ -12,10 +12,9 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
-from .errors import ChatError
-from .store import LoadResult, parse_session
+from .errors import ChatError, StoreError
+from .store import LoadResult, parse_session, read_session_bytes
 from .textview import draw_tree, path_markdown, short_id_length, summary
 from .tree import SessionTree, api_message
 
@@ -55,14 +54,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _load(name: str) -> LoadResult:
     try:
-        with open(Path(name), "rb") as handle:
-            data = handle.read()
+        data = read_session_bytes(name)
     except FileNotFoundError:
         raise CliError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise CliError(f"{name}: is a directory; give a *.chat.jsonl file") from None
-    except OSError as exc:  # permission denied, also on a folder on the way
-        raise CliError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except StoreError as exc:  # a directory, a pipe, permission denied
+        raise CliError(str(exc)) from None
     result = parse_session(data)
     if data and not len(result.tree) and result.header is None and not _is_utf8(data):
         raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")

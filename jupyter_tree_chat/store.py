@@ -343,21 +343,30 @@ def _why_not_a_node(record: dict[str, Any]) -> str:
     return "not a message record: 'id' is not a non-empty string (ignored)"
 
 
-def load_file(path: str | os.PathLike[str]) -> LoadResult:
-    """Load a session file; a missing file is an empty session."""
+def read_session_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a session file; ``FileNotFoundError`` passes, the rest is one line.
+
+    Only regular files are read: a FIFO would hang the reader, ``/dev/zero`` fill memory.
+    """
     path = Path(path)
     try:
         if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
-            # reading a FIFO would hang the kernel, /dev/zero would fill its memory
             raise StoreError(f"{path} is a device or a pipe, not a session file")
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return LoadResult(SessionTree())
+        raise
     except IsADirectoryError:
         raise StoreError(f"{path} is a directory, not a session file") from None
-    except OSError as exc:
+    except OSError as exc:  # permission denied, also on a folder on the way
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_session(data)
+
+
+def load_file(path: str | os.PathLike[str]) -> LoadResult:
+    """Load a session file; a missing file is an empty session."""
+    try:
+        return parse_session(read_session_bytes(path))
+    except FileNotFoundError:
+        return LoadResult(SessionTree())
 
 
 # -- records ---------------------------------------------------------------------------

@@ -233,3 +233,13 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert done.stdout == "n0 user  x\n" and "Traceback" not in done.stderr
+
+
+def test_a_pipe_is_refused_in_one_line_instead_of_hanging(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "s.chat.jsonl"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    status, out, err = run(capsys, "check", str(fifo))
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and "is a device or a pipe" in err
