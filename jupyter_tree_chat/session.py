@@ -35,7 +35,15 @@ from .errors import (
 from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
 from .providers.tools import ToolRegistry
 from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
-from .tree import Message, Node, SessionTree, is_real_user_message, is_tool_result, tool_uses
+from .tree import (
+    Message,
+    Node,
+    SessionTree,
+    is_real_user_message,
+    is_tool_result,
+    message_text,
+    tool_uses,
+)
 
 log = logging.getLogger(__name__)
 
@@ -450,14 +458,7 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        request = ReplyRequest(
-            messages=self.tree.active_path(parent.id),
-            model=settings.model or self.provider.default_model,
-            max_tokens=settings.max_tokens,
-            system=settings.system,
-            temperature=settings.temperature,
-            tools=specs,
-        )
+        request = self._request(self.tree.active_path(parent.id), settings, specs)
         self.tree.switch(parent.id)
         self._emit(ReplyStarted(parent.id))
         partial = _PartialReply()
@@ -540,25 +541,12 @@ class Session:
     def _collect_text(
         self, messages: list[Message], settings: ChatSettings
     ) -> tuple[str, ProviderError | None]:
-        request = ReplyRequest(
-            messages=messages,
-            model=settings.model or self.provider.default_model,
-            max_tokens=settings.max_tokens,
-            system=settings.system,
-            temperature=settings.temperature,
-        )
+        request = self._request(messages, settings)
         text = ""
         try:
             for event in self.provider.stream(request):
                 if isinstance(event, Finished):
-                    text = (
-                        "".join(
-                            b.get("text", "")
-                            for b in event.message.get("content", [])
-                            if isinstance(b, dict) and b.get("type") == "text"
-                        )
-                        or text
-                    )
+                    text = message_text(event.message) or text
                 elif isinstance(event, TextDelta):
                     text += event.text
         except ProviderError as error:
@@ -566,6 +554,18 @@ class Session:
         return text, None
 
     # -- plumbing ----------------------------------------------------------------------
+
+    def _request(
+        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+    ) -> ReplyRequest:
+        return ReplyRequest(
+            messages=messages,
+            model=settings.model or self.provider.default_model,
+            max_tokens=settings.max_tokens,
+            system=settings.system,
+            temperature=settings.temperature,
+            tools=tools,
+        )
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:
         return self.settings if settings is None else settings
