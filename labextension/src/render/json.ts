@@ -110,19 +110,27 @@ class Parser {
     }
     for (;;) {
       items.push(this.value());
-      this.skipSpace();
-      const c = this.text[this.pos++];
-      if (c === ']') {
+      if (this.endsWith(']')) {
         break;
       }
-      if (c !== ',') {
-        this.pos--;
-        this.fail();
-      }
-      this.skipSpace();
     }
     this.depth--;
     return items;
+  }
+
+  /** After an item: `close` ends the container (true), a comma means another item. */
+  private endsWith(close: string): boolean {
+    this.skipSpace();
+    const c = this.text[this.pos++];
+    if (c === close) {
+      return true;
+    }
+    if (c !== ',') {
+      this.pos--;
+      this.fail();
+    }
+    this.skipSpace();
+    return false;
   }
 
   private object(): unknown {
@@ -156,16 +164,9 @@ class Parser {
           configurable: true
         });
       }
-      this.skipSpace();
-      const c = this.text[this.pos++];
-      if (c === '}') {
+      if (this.endsWith('}')) {
         break;
       }
-      if (c !== ',') {
-        this.pos--;
-        this.fail();
-      }
-      this.skipSpace();
     }
     this.depth--;
     return this.tagged ? dict : plain;
