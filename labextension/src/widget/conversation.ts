@@ -7,6 +7,7 @@
 
 import { h } from '../render/dom';
 import { setSanitizedHtml } from '../render/safety';
+import { saveOrCancel } from './keys';
 import { renderMarkdown } from './markdown';
 import { Action, Store, WAIT_TITLE, metaLine, shortId } from './model';
 
@@ -337,28 +338,17 @@ export class Conversation {
   private handleKey(event: KeyboardEvent): void {
     const target = event.target as HTMLElement;
     if (this.editing && target === this.editing.box) {
-      if (event.key === 'Enter' && !event.shiftKey) {
-        event.preventDefault();
-        this.save();
-      } else if (event.key === 'Escape') {
-        event.preventDefault();
-        event.stopPropagation();
-        this.cancel();
-      }
+      saveOrCancel(event, () => this.save(), () => this.cancel());
       return;
     }
-    if (this.labeling && target === this.labeling.box) {
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        const { id, box } = this.labeling;
+    const labeling = this.labeling;
+    if (labeling && target === labeling.box) {
+      const saveLabel = () => {
         this.labeling = null;
-        this.callbacks.act({ a: 'label', id, label: box.value.trim() });
+        this.callbacks.act({ a: 'label', id: labeling.id, label: labeling.box.value.trim() });
         this.render();
-      } else if (event.key === 'Escape') {
-        event.preventDefault();
-        event.stopPropagation();
-        this.cancel();
-      }
+      };
+      saveOrCancel(event, saveLabel, () => this.cancel(), { multiline: false });
       return;
     }
     const message = target.closest<HTMLElement>('.jtw-msg[data-id]');

@@ -7,6 +7,7 @@
 
 import { h } from '../render/dom';
 import { setSanitizedHtml } from '../render/safety';
+import { saveOrCancel } from './keys';
 import { renderMarkdown } from './markdown';
 import { Store, TurnInfo, WAIT_TITLE, metaLine } from './model';
 import { renderStatus } from './status';
@@ -220,15 +221,11 @@ export class TurnView {
   private handleKey(event: KeyboardEvent): void {
     const target = event.target as HTMLElement;
     if (this.editing && target === this.editing) {
-      if (event.key === 'Enter' && !event.shiftKey) {
-        event.preventDefault();
-        this.save();
-      } else if (event.key === 'Escape') {
-        event.preventDefault();
-        event.stopPropagation();
+      const cancel = () => {
         this.editing = null;
         this.renderBody();
-      }
+      };
+      saveOrCancel(event, () => this.save(), cancel);
       return;
     }
     if (target === this.bar && (event.key === 'ArrowLeft' || event.key === 'ArrowRight')) {
