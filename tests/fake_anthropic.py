@@ -420,19 +420,7 @@ class FakeAnthropic:
         ]
         if index == 0:
             events.append(_event("ping", {"type": "ping"}))
-        events += [
-            _event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "text_delta", "text": piece},
-                },
-            )
-            for piece in pieces
-        ]
-        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
-        return events
+        return events + _deltas_and_stop(index, "text_delta", "text", pieces)
 
     def _tool_use_block(self, index: int, tool_use: dict[str, Any]) -> list[SseEvent]:
         block = {
@@ -449,19 +437,19 @@ class FakeAnthropic:
                 {"type": "content_block_start", "index": index, "content_block": block},
             )
         ]
-        events += [
-            _event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece},
-                },
-            )
-            for piece in pieces
-        ]
-        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
-        return events
+        return events + _deltas_and_stop(index, "input_json_delta", "partial_json", pieces)
+
+
+def _deltas_and_stop(index: int, kind: str, field: str, pieces: list[str]) -> list[SseEvent]:
+    """A block's content_block_delta events, one a piece, then its content_block_stop."""
+    deltas = [
+        _event(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}},
+        )
+        for piece in pieces
+    ]
+    return [*deltas, _event("content_block_stop", {"type": "content_block_stop", "index": index})]
 
 
 def _event(name: str, data: dict[str, Any]) -> SseEvent:
