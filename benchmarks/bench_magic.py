@@ -14,7 +14,7 @@ question to disk before sending it, renders the reply as Markdown updated in pla
    alike; cell times are the kernel's own (``pre_run_cell`` → ``post_run_cell``).
    Target: at most 1.2× for a 2,000-token reply.
 
-    /work/venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
+    .venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ interleaved so drift hits both alike, and prints the medians and their ratio (ta
 ≤ 1.1×). The provider reads ``messages.create(stream=True)`` events, so the floor under
 it, (c) a loop over those raw events keeping nothing, is timed too.
 
-    /work/venv/bin/python benchmarks/bench_provider.py [--runs 20] [--tokens 2000]
+    .venv/bin/python benchmarks/bench_provider.py [--runs 20] [--tokens 2000]
 """
 
 from __future__ import annotations

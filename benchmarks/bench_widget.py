@@ -11,7 +11,7 @@
    tests/widget_page.py): time from ``render()`` to the first frame. Target: < 300 ms.
    Full texts are not part of it: the view asks for them when it shows them.
 
-    /work/venv/bin/python benchmarks/bench_widget.py [--nodes 10000] [--tokens 4000]
+    .venv/bin/python benchmarks/bench_widget.py [--nodes 10000] [--tokens 4000]
 """
 
 from __future__ import annotations

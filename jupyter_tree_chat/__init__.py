@@ -39,7 +39,7 @@ register_tool = tool
 
 def reply_text(node_id: str | None = None, *, session: str | None = None) -> str:
     """A node's text by id prefix or label (default: the current leaf, the last reply)."""
-    from .kernel_sessions import current_session
+    from .kernel.sessions import current_session
 
     current = current_session(session)
     if node_id is None:
@@ -54,28 +54,31 @@ def panel(session: str | None = None) -> Any:
 
     The last expression of a cell displays it, as ``%chat panel`` does.
     """
-    from .kernel_sessions import current_session
-    from .widget import TreePanel
+    from .kernel.sessions import current_session
+    from .widget.widgets import TreePanel
 
     return TreePanel(current_session(session))
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jupyter_tree_chat``: register ``%%chat``/``%chat`` and ``TreeChat``."""
-    from . import _widget_hooks, kernel_sessions
-    from .magic import make_magics
+    from .kernel import sessions as kernel_sessions
+    from .kernel.magics import make_magics
+    from .widget import hooks as widget_hooks
 
     magics, sessions = make_magics(ipython)
     ipython.register_magics(magics)
     if sessions.config not in ipython.configurables:
         ipython.configurables.append(sessions.config)
     kernel_sessions.install(sessions)
-    sessions.turn_hooks.append(_widget_hooks.turn_hook)  # the per-turn control (widget)
+    # the one hook between views: the kernel's cells show the widget's views
+    sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
+    sessions.panel_hook = widget_hooks.show_panel  # what `%chat panel` displays
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jupyter_tree_chat``: forget the magics and the kernel's sessions."""
-    from . import kernel_sessions
+    from .kernel import sessions as kernel_sessions
 
     installed = kernel_sessions._registry
     for kind in ("line", "cell"):

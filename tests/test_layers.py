@@ -1,4 +1,12 @@
-"""The layers of DESIGN.md import in one direction: tree ← store ← providers ← session ← views."""
+"""The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
+
+- The core (``errors tree store session cellrule textview``, and ``formats/``) and
+  ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
+- Inside the core and providers, imports go one way: tree ← store ← providers ← session.
+- The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
+  the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
+  which the package root wires up, so only ``__init__`` names both.
+"""
 
 from __future__ import annotations
 
@@ -8,48 +16,114 @@ from pathlib import Path
 import jupyter_tree_chat
 
 PACKAGE = Path(jupyter_tree_chat.__file__).parent
-
-LAYER = {"errors": 0, "tree": 1, "store": 2, "providers": 3, "cellrule": 4, "session": 4}
-VIEWS = 5  # everything else: the magic, the widget, the CLI and their helpers
 PREFIX = "jupyter_tree_chat."
+
+CORE_LAYER = {
+    "errors": 0,
+    "tree": 1,
+    "formats": 2,
+    "store": 2,
+    "providers": 3,
+    "cellrule": 4,
+    "session": 4,
+    "textview": 4,
+}
+VIEWS = {"kernel", "widget", "cli"}
+FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
+
+
+def top_of(module: str) -> str:
+    return module.split(".")[0]
 
 
 def layer_of(module: str) -> int:
-    return LAYER.get(module.split(".")[0], VIEWS)
+    return CORE_LAYER.get(top_of(module), 5)
 
 
-def package_imports(path: Path) -> set[str]:
-    """Modules of this package that ``path`` imports, as dotted names below the package."""
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "static" in path.parts or "labextension" in path.relative_to(PACKAGE).parts:
+            continue
+        found.append((".".join(path.relative_to(PACKAGE).with_suffix("").parts), path))
+    return found
+
+
+def imports(path: Path) -> tuple[set[str], set[str]]:
+    """(modules of this package, outside top-level packages) that ``path`` imports."""
     here = path.relative_to(PACKAGE).with_suffix("").parts
-    found: set[str] = set()
+    if path.name == "__init__.py":
+        here = (*here, "")  # relative imports are relative to the package itself
+    ours: set[str] = set()
+    outside: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = list(here[: len(here) - node.level])
             target = [*base, *(node.module.split(".") if node.module else [])]
             if target:
-                found.add(".".join(target))
+                ours.add(".".join(target))
             else:  # from . import x
-                found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "jupyter_tree_chat."
-        ):
-            found.add((node.module or "").removeprefix(PREFIX))
-    return found
+                ours.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith(PREFIX):
+                ours.add(node.module.removeprefix(PREFIX))
+            else:
+                outside.add(top_of(node.module))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(PREFIX):
+                    ours.add(alias.name.removeprefix(PREFIX))
+                else:
+                    outside.add(top_of(alias.name))
+    return ours, outside
 
 
-def test_no_module_imports_a_layer_below_it():
+def is_front_end(package: str) -> bool:
+    return package.startswith(FRONT_END_PACKAGES)
+
+
+def test_the_core_and_providers_import_no_jupyter_package():
     wrong = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
-        if module == "__init__":
-            continue  # the package's front door re-exports from every layer
-        for imported in package_imports(path):
-            if layer_of(imported) > layer_of(module):
+    for module, path in modules():
+        if top_of(module) in CORE_LAYER and module != "__init__":
+            _, outside = imports(path)
+            wrong += [f"{module} imports {name}" for name in sorted(outside) if is_front_end(name)]
+    assert wrong == []
+
+
+def test_the_core_imports_in_one_direction():
+    wrong = []
+    for module, path in modules():
+        if top_of(module) not in CORE_LAYER:
+            continue
+        for imported in imports(path)[0]:
+            if top_of(imported) in VIEWS or layer_of(imported) > layer_of(module):
                 wrong.append(f"{module} imports {imported}")
     assert wrong == []
 
 
-def test_the_checker_sees_a_wrong_import(tmp_path):
-    assert layer_of("magic") > layer_of("session") > layer_of("store") > layer_of("tree")
-    assert "session" in package_imports(PACKAGE / "output.py")
-    assert "tree" in package_imports(PACKAGE / "providers" / "offline.py")
+def test_views_never_import_each_other():
+    wrong = []
+    for module, path in modules():
+        view = top_of(module)
+        if view not in VIEWS:
+            continue
+        for imported in imports(path)[0]:
+            if top_of(imported) in VIEWS and top_of(imported) != view:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []
+
+
+def test_every_module_lives_in_a_known_room():
+    rooms = set(CORE_LAYER) | VIEWS | {"__init__"}
+    assert sorted({top_of(module) for module, _ in modules()} - rooms) == []
+
+
+def test_the_checker_sees_wrong_imports(tmp_path):
+    assert layer_of("kernel.magics") > layer_of("session") > layer_of("store") > layer_of("tree")
+    assert "session" in imports(PACKAGE / "kernel" / "output.py")[0]
+    assert "tree" in imports(PACKAGE / "providers" / "offline.py")[0]
+    assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
+    assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
+    assert is_front_end("ipykernel") and is_front_end("jupyter_client")
+    assert not is_front_end("orjson")

@@ -14,11 +14,12 @@ from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
-from jupyter_tree_chat import kernel_sessions, load_ipython_extension, reply_text
-from jupyter_tree_chat._magic_args import parse_cell_line, parse_tool_names, substitute
-from jupyter_tree_chat.config import TreeChat
-from jupyter_tree_chat.notebook import cell_id_from_metadata, notebook_path
-from jupyter_tree_chat.output import DisplayReply, footer
+from jupyter_tree_chat import load_ipython_extension, reply_text
+from jupyter_tree_chat.kernel import sessions as kernel_sessions
+from jupyter_tree_chat.kernel.config import TreeChat
+from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_path
+from jupyter_tree_chat.kernel.options import parse_cell_line, parse_tool_names, substitute
+from jupyter_tree_chat.kernel.output import DisplayReply, footer
 from jupyter_tree_chat.store import load_file
 
 
@@ -283,11 +284,11 @@ def test_settings_are_traitlets():
 def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
     sent: list[str] = []
     monkeypatch.setattr(
-        "jupyter_tree_chat.output.display",
+        "jupyter_tree_chat.kernel.output.display",
         lambda *a, **k: type("H", (), {"display_id": "d1"})(),
     )
     monkeypatch.setattr(
-        "jupyter_tree_chat.output.update_display",
+        "jupyter_tree_chat.kernel.output.update_display",
         lambda bundle, **k: sent.append(bundle["text/plain"]),
     )
     now = [0.0]

@@ -20,7 +20,7 @@ import pytest
 from fake_anthropic import FakeAnthropic
 from kernel_harness import CellRun, Kernel
 
-from jupyter_tree_chat.output import INTERRUPTED_MARK
+from jupyter_tree_chat.kernel.output import INTERRUPTED_MARK
 from jupyter_tree_chat.store import load_file
 from jupyter_tree_chat.tree import SessionTree
 

@@ -42,5 +42,5 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     share = "jupyter_tree_chat-0.1.0.data/data/share/jupyter/labextensions/jupyter-tree-chat/"
     assert share + "package.json" in names and share + "install.json" in names
     assert any(n.startswith(share + "static/") and n.endswith(".js") for n in names)
-    assert "jupyter_tree_chat/static/widget.js" in names
+    assert "jupyter_tree_chat/widget/static/widget.js" in names
     assert not any("node_modules" in n for n in names)

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from widget_comm import Recorder, RecordingComm, recording_comms
 
-from jupyter_tree_chat._widget_protocol import (
+from jupyter_tree_chat.errors import Overloaded
+from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
+from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.widget.protocol import (
     HEAD_CHARS,
     DeltaCoalescer,
     head,
     plain_text,
     summary,
 )
-from jupyter_tree_chat.errors import Overloaded
-from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.widget import BUSY_TEXT, TreePanel, TurnControl
+from jupyter_tree_chat.widget.widgets import BUSY_TEXT, TreePanel, TurnControl
 
 
 class FakeClock:

@@ -1,5 +1,5 @@
 """The widget's Markdown step (labextension/src/widget/markdown.ts) shows raw HTML as text,
-as the kernel's renderer does (markdown-it ``html=False``, jupyter_tree_chat/safe_html.py).
+as the kernel's renderer does (markdown-it ``html=False``, jupyter_tree_chat/kernel/safe_html.py).
 
 Markup the browser's HTML parser swallows (an unclosed ``<noscript>``, ``<!--``,
 ``<template>``, ``<textarea>``, ``<title>``, ``<style>`` ...) used to reach DOMPurify as
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from node_runner import node_module
 
-from jupyter_tree_chat.safe_html import markdown_to_html
+from jupyter_tree_chat.kernel.safe_html import markdown_to_html
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "xss_payloads.json").read_text())
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-WIDGET_JS = REPO / "jupyter_tree_chat" / "static" / "widget.js"
-WIDGET_CSS = REPO / "jupyter_tree_chat" / "static" / "widget.css"
+WIDGET_JS = REPO / "jupyter_tree_chat" / "widget" / "static" / "widget.js"
+WIDGET_CSS = REPO / "jupyter_tree_chat" / "widget" / "static" / "widget.css"
 ORIGIN = "http://widget.test"
 
 PAGE = """<!DOCTYPE html>

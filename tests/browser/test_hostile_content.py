@@ -33,10 +33,10 @@ from scripted_provider import ScriptedProvider
 from widget_comm import recording_comms
 from widget_page import ensure_built, open_widget, panel_traits
 
-from jupyter_tree_chat._widget_protocol import text_payload
-from jupyter_tree_chat.safe_html import markdown_to_html
+from jupyter_tree_chat.kernel.safe_html import markdown_to_html
 from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.widget import TreePanel
+from jupyter_tree_chat.widget.protocol import text_payload
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS = json.loads((TESTS / "data" / "xss_payloads.json").read_text())

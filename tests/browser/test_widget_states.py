@@ -95,7 +95,7 @@ def test_a_click_while_a_cell_streams_says_busy_and_writes_nothing(lab, page, pa
     # and now the same Retry works: a second answer beside the first (quickly, this time)
     page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-        ".requestExecute({code: 'from jupyter_tree_chat.kernel_sessions import current_session;"
+        ".requestExecute({code: 'from jupyter_tree_chat.kernel.sessions import current_session;"
         " current_session().provider.delay = 0'}).done"
     )
     expect(retry).to_be_enabled()

@@ -1,6 +1,6 @@
 /**
  * The anywidget front end of jupyter-tree-chat (`TreePanel` and `TurnControl` in
- * jupyter_tree_chat/widget.py). Built by `npm run build:widget` into
+ * jupyter_tree_chat/widget/widgets.py). Built by `npm run build:widget` into
  * jupyter_tree_chat/static/widget.js.
  *
  * `initialize` runs once per model and owns the store, so every view of one widget

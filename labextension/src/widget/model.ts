@@ -1,13 +1,13 @@
 /**
  * The browser side of one widget model: a typed mirror of the synced traits, and a store
- * that applies the kernel's small custom messages (see jupyter_tree_chat/_widget_protocol.py).
+ * that applies the kernel's small custom messages (see jupyter_tree_chat/widget/protocol.py).
  *
  * One store per model, made in `initialize`, so two views of the same widget share it
  * and a message is applied once. Views never change the tree: they call `act`, the
  * kernel runs the Session action, and its events come back here.
  */
 
-// -- the synced traits (keep in step with jupyter_tree_chat/widget.py) -----------------
+// -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
 
 /** `[model, input_tokens, output_tokens, duration_ms, interrupted]` of a reply. */
 export type MetaSummary = [string | null, number | null, number | null, number | null, 0 | 1];
@@ -78,7 +78,7 @@ export type Action =
 
 /**
  * What a view says when an action is refused because a reply is being written in this
- * session (kept in step with BUSY_TEXT in jupyter_tree_chat/widget.py).
+ * session (kept in step with BUSY_TEXT in jupyter_tree_chat/widget/widgets.py).
  */
 export const BUSY_TEXT =
   'Busy: a reply is being written in this session (a %%chat cell or another view); ' +

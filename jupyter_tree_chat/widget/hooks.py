@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .session import Session, Turn
+from ..session import Session, Turn
 
 
 def turn_hook(session: Session, turn: Turn) -> None:
@@ -20,7 +20,7 @@ def turn_hook(session: Session, turn: Turn) -> None:
     shell = get_ipython()
     if shell is None or getattr(shell, "kernel", None) is None:
         return
-    from .widget import show_turn_control
+    from .widgets import show_turn_control
 
     show_turn_control(session, turn, cell_id=_cell_id(shell))
 
@@ -29,7 +29,7 @@ def show_panel(session: Session) -> Any:
     """Display the full panel for ``session`` and return it."""
     from IPython.display import display
 
-    from .widget import TreePanel
+    from .widgets import TreePanel
 
     panel = TreePanel(session)
     display(panel)

@@ -2,8 +2,8 @@
 
 The magic translates a cell into one ``Session.run_cell`` call (the notebook-native
 rule lives in the session), a line into one ``%chat`` command (commands.py), and leaves
-parsing to _magic_args.py, rendering to output.py and _turn.py, and the one shared
-Session per session file to kernel_sessions.py.
+parsing to options.py, rendering to output.py and turn.py, and the one shared
+Session per session file to sessions.py.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
-from . import _turn
-from ._magic_args import CellOptions, chat_arguments, parse_cell_line, substitute
+from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..session import ChatSettings, Session
+from . import turn as _turn
 from .commands import HELP, Commands
 from .config import TreeChat
-from .errors import AmbiguousId, ChatError, NodeNotFound
-from .kernel_sessions import KernelSessions
 from .notebook import current_cell_id
-from .session import ChatSettings, Session
+from .options import CellOptions, chat_arguments, parse_cell_line, substitute
+from .sessions import KernelSessions
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # IPython types its decorators as returning a union; these say what they do here.

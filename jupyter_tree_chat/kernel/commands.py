@@ -2,7 +2,7 @@
 
 A command never changes the tree itself; it resolves ids (by unique prefix or label),
 turns every user mistake into a one-line ``UsageError`` that says the fix, and leaves
-turns that ask the model to ``_turn.run_turn`` so they look exactly like a ``%%chat`` cell.
+turns that ask the model to ``turn.run_turn`` so they look exactly like a ``%%chat`` cell.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from . import _turn, _widget_hooks
-from ._magic_args import substitute
-from .errors import AmbiguousId, ChatError, NodeNotFound
-from .kernel_sessions import KernelSessions
+from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..session import Session
+from ..store import SESSION_SUFFIX, list_sessions
+from ..textview import draw_tree, path_markdown
+from ..tree import Node
+from . import turn as _turn
+from .options import substitute
 from .output import show_markdown
-from .session import Session
-from .store import SESSION_SUFFIX, list_sessions
-from .textview import draw_tree, path_markdown
-from .tree import Node
+from .sessions import KernelSessions
 
 HELP = """\
 %chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
@@ -156,8 +156,13 @@ class Commands:
         tree = self.session.tree
         print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {_snippet(tree.get(leaf).text)}")
 
-    def do_panel(self, args: list[str]) -> None:  # the widget's panel: see _widget_hooks
-        _widget_hooks.show_panel(self.session)
+    def do_panel(self, args: list[str]) -> None:  # the widget's panel: see sessions.panel_hook
+        show = self.sessions.panel_hook
+        if show is None:
+            raise UsageError(
+                "%chat panel: no panel is installed; run `%load_ext jupyter_tree_chat`"
+            )
+        show(self.session)
 
     def do_label(self, args: list[str]) -> None:
         self._expect(args, 1, 2, "label ID NAME")

@@ -16,8 +16,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from .errors import ChatError, ProviderError
-from .kernel_sessions import KernelSessions
+from ..errors import ChatError, ProviderError
+from ..session import Session, Turn, TurnInterrupted
 from .output import (
     DisplayReply,
     PrintReply,
@@ -27,7 +27,7 @@ from .output import (
     notice_line,
     show_footer,
 )
-from .session import Session, Turn, TurnInterrupted
+from .sessions import KernelSessions
 
 #: the user-namespace names a turn leaves behind (documented in the magic's help)
 REPLY_VARIABLE = "_chat"

@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .tree import Node, is_tool_result, message_text
+from ..tree import Node, is_tool_result, message_text
 
 HEAD_CHARS = 80
 DELTA_INTERVAL_S = 0.05

@@ -13,9 +13,9 @@ from typing import Any
 from traitlets import Bool, CFloat, CInt, Enum, Unicode, validate
 from traitlets.config import Configurable
 
-from .providers import PROVIDER_NAMES
-from .session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
-from .store import validate_session_name
+from ..providers import PROVIDER_NAMES
+from ..session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
+from ..store import validate_session_name
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"

@@ -4,7 +4,7 @@ Both are thin: they render ``Session`` events and turn clicks into ``Session`` c
 and never touch the tree themselves, so any number of views of one session (and the
 ``%%chat`` magic) stay in step without re-running cells. Costs are kept flat in the
 size of the session: the tree summary is sent once, then only small custom messages
-(see ``_widget_protocol``), and a node's full text travels only when it is opened.
+(see ``protocol``), and a node's full text travels only when it is opened.
 
 A kernel may handle comm messages only between cells, so a click then waits; the
 browser says so after a moment (it gets an ``ack`` as soon as the kernel picks an
@@ -28,17 +28,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ._widget_protocol import (
-    DeltaCoalescer,
-    RowIndex,
-    display_text,
-    head,
-    meta_summary,
-    summary,
-    text_payload,
-)
-from .errors import ChatError, SessionBusy, TreeError
-from .session import (
+from ..errors import ChatError, SessionBusy, TreeError
+from ..session import (
     Event,
     LeafChanged,
     NodeAdded,
@@ -50,7 +41,16 @@ from .session import (
     Turn,
     TurnInterrupted,
 )
-from .tree import Node, is_real_user_message
+from ..tree import Node, is_real_user_message
+from .protocol import (
+    DeltaCoalescer,
+    RowIndex,
+    display_text,
+    head,
+    meta_summary,
+    summary,
+    text_payload,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,8 @@ BUSY_TEXT = (
 _NOT_BUILT = """
 export function render({ el }) {
   el.textContent = "jupyter-tree-chat: the widget front end is not built; "
-    + "run `npm run build:widget` in labextension/ (it writes jupyter_tree_chat/static/widget.js).";
+    + "run `npm run build:widget` in labextension/ "
+    + "(it writes jupyter_tree_chat/widget/static/widget.js).";
 }
 """
 
@@ -224,7 +225,7 @@ class _SessionWidget(anywidget.AnyWidget):
 class TreePanel(_SessionWidget):
     """The whole session: tree, active path, inline edit, retry, switch, compare.
 
-    ``nodes`` is the compact summary (see ``_widget_protocol``). It is sent once and then
+    ``nodes`` is the compact summary (see ``protocol``). It is sent once and then
     kept current *in place* on this side, so a page reload gets the current tree while
     each change travels only as a small message.
     """
@@ -421,15 +422,6 @@ def _on_path(session: Session, node_id: str, leaf: str) -> bool:
             return True
         current = tree.get(current).parent_id
     return False
-
-
-def panel(session: Session | None = None) -> TreePanel:
-    """The full panel for ``session`` (default: the one ``%%chat`` uses); display it."""
-    if session is None:
-        from .kernel_sessions import current_session
-
-        session = current_session()
-    return TreePanel(session)
 
 
 _controls_by_cell: dict[tuple[int, str], TurnControl] = {}

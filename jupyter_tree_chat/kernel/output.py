@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
+from ..session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
+from ..tree import Node
 from .safe_html import markdown_to_html
-from .session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
-from .tree import Node
 
 INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
 

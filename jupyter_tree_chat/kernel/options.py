@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from .providers import PROVIDER_NAMES
+from ..providers import PROVIDER_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,11 +6,13 @@ hands out that one object per (notebook, session name), keeps its provider and s
 in step with ``TreeChat``, and says once per kernel what a user must know (the offline
 model is in use; there is no notebook path, so where the file went).
 
-For views::
+For views (this is the one documented hook between ``kernel/`` and other views: the
+kernel never imports ``widget/``; ``load_ipython_extension`` plugs the widget in here)::
 
-    from jupyter_tree_chat import kernel_sessions
-    session = kernel_sessions.current_session()      # what the next %%chat cell uses
-    remove = kernel_sessions.add_turn_hook(hook)     # hook(session, turn) after each turn
+    from jupyter_tree_chat.kernel import sessions
+    session = sessions.current_session()      # what the next %%chat cell uses
+    remove = sessions.add_turn_hook(hook)     # hook(session, turn) after each turn
+    sessions.registry().panel_hook = show     # show(session) is what `%chat panel` displays
 
 A turn hook runs inside the cell that ran the turn, after its footer, so anything it
 displays (a per-turn control) appears under that cell's reply.
@@ -23,16 +25,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..providers import Provider, choose_provider
+from ..providers.tools import default_registry
+from ..session import Session, Turn
+from ..store import session_path
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
-from .providers import Provider, choose_provider
-from .providers.tools import default_registry
-from .session import Session, Turn
-from .store import session_path
 
 log = logging.getLogger(__name__)
 
 TurnHook = Callable[[Session, Turn], None]
+PanelHook = Callable[[Session], Any]
 
 
 class KernelSessions:
@@ -43,6 +46,7 @@ class KernelSessions:
         self.config = config
         self.say = say
         self.turn_hooks: list[TurnHook] = []
+        self.panel_hook: PanelHook | None = None
         self._sessions: dict[Path, Session] = {}
         self._providers: dict[str | None, Provider] = {}
         self._said: set[str] = set()
