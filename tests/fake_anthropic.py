@@ -20,25 +20,16 @@ prompt-cache accounting, and records every request so tests can check what was s
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
-Prompt caching follows the real API's rules, simplified: the prompt is the sequence
-tools → system → message content blocks; each block carrying ``cache_control`` ends a
-cacheable prefix. A breakpoint whose prefix (or, looking back up to 20 blocks, an
-earlier prefix) was written before reports ``cache_read_input_tokens``; prefixes not
-seen before are written and reported as ``cache_creation_input_tokens``; the tokens
-after the last breakpoint are ``input_tokens``. Prefixes shorter than
-``min_cache_tokens`` (1024, as for Sonnet) are not cached. Tokens are characters / 4.
-
-Like the real API it refuses (400) a message with keys other than role and content, more
-than 4 ``cache_control`` blocks, and ``cache_control`` on an empty text block; with
-``api_key`` set it refuses (401) any other key.
+Prompt caching follows the real API's rules (``fake_cache.py``). Like the real API it
+refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
+use answered by tool results, message shape, cache breakpoints); with ``api_key`` set it
+refuses (401) any other key.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import math
 import socket
 import threading
 from collections import deque
@@ -48,10 +39,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from fake_cache import PromptCache, estimate_tokens
+from fake_rules import validate
+
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
-CACHE_LOOKBACK_BLOCKS = 20
-MAX_CACHE_BREAKPOINTS = 4
 _WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -115,109 +107,9 @@ class SseEvent:
         return f"event: {self.name}\ndata: {self.data}\n\n".encode()
 
 
-def estimate_tokens(text: str) -> int:
-    """The fake's token count: characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
-
-
 def long_text(tokens: int) -> list[str]:
     """``tokens`` deterministic word pieces, one per stream delta."""
     return [("" if i == 0 else " ") + _WORDS[i % len(_WORDS)] for i in range(tokens)]
-
-
-class PromptCache:
-    """Remembers prefix hashes written at breakpoints and prices a new request."""
-
-    def __init__(self, min_cache_tokens: int) -> None:
-        self.min_cache_tokens = min_cache_tokens
-        self._written: set[str] = set()
-        self._lock = threading.Lock()
-
-    def usage(self, body: dict[str, Any]) -> dict[str, int]:
-        blocks = list(prompt_blocks(body))
-        digests, cumulative = [], []
-        running, total = hashlib.sha256(str(body.get("model")).encode()), 0
-        for block, _ in blocks:
-            canonical = json.dumps(block, sort_keys=True, separators=(",", ":"))
-            running.update(canonical.encode())
-            digests.append(running.hexdigest())
-            total += estimate_tokens(canonical if block.get("type") != "text" else block["text"])
-            cumulative.append(total)
-        breakpoints = [i for i, (_, marked) in enumerate(blocks) if marked]
-        with self._lock:
-            read_end = self._longest_hit(breakpoints, digests)
-            write_end = read_end
-            for i in breakpoints:
-                if cumulative[i] >= self.min_cache_tokens and i > read_end:
-                    self._written.add(digests[i])
-                    write_end = i
-        read = cumulative[read_end] if read_end >= 0 else 0
-        written = cumulative[write_end] - read if write_end >= 0 else 0
-        return {
-            "input_tokens": total - read - written,
-            "cache_creation_input_tokens": written,
-            "cache_read_input_tokens": read,
-        }
-
-    def _longest_hit(self, breakpoints: list[int], digests: list[str]) -> int:
-        best = -1
-        for end in breakpoints:
-            for i in range(end, max(-1, end - CACHE_LOOKBACK_BLOCKS), -1):
-                if digests[i] in self._written:
-                    best = max(best, i)
-                    break
-        return best
-
-
-def prompt_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
-    """The prompt in cache order (tools, system, messages), each block without its
-    ``cache_control`` and whether it carried one."""
-    system = body.get("system")
-    if isinstance(system, str):
-        system = [{"type": "text", "text": system}]
-    message_blocks: list[Any] = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        message_blocks.extend({"role": message.get("role"), **block} for block in content or [])
-    for block in [*body.get("tools", []), *(system or []), *message_blocks]:
-        stripped = {k: v for k, v in block.items() if k != "cache_control"}
-        yield stripped, "cache_control" in block
-
-
-def validate(body: Any) -> str | None:
-    """The first reason the real API would refuse this body with a 400, or None."""
-    if not isinstance(body, dict):
-        return "request body must be a JSON object"
-    for key in ("model", "max_tokens", "messages"):
-        if key not in body:
-            return f"{key}: Field required"
-    for n, message in enumerate(body["messages"]):
-        extra = sorted(set(message) - {"role", "content"})
-        if extra:
-            return f"messages.{n}.{extra[0]}: Extra inputs are not permitted"
-        if message.get("role") not in ("user", "assistant"):
-            return f"messages.{n}.role: Input should be 'user' or 'assistant'"
-    marked = [block for block, has_mark in prompt_blocks_raw(body) if has_mark]
-    if len(marked) > MAX_CACHE_BREAKPOINTS:
-        return (
-            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
-            f"provided. Found {len(marked)}."
-        )
-    if any(block.get("type") == "text" and not block.get("text") for block in marked):
-        return "cache_control cannot be set for empty text blocks"
-    return None
-
-
-def prompt_blocks_raw(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
-    system = body.get("system")
-    blocks = [*body.get("tools", []), *(system if isinstance(system, list) else [])]
-    for message in body.get("messages", []):
-        if isinstance(message.get("content"), list):
-            blocks.extend(message["content"])
-    for block in blocks:
-        yield block, isinstance(block, dict) and "cache_control" in block
 
 
 class FakeAnthropic:

@@ -1,0 +1,87 @@
+"""The fake Messages API's prompt cache: which prefixes were written, what a request reads.
+
+It follows the real API's rules, simplified: the prompt is the sequence tools → system →
+message content blocks; each block carrying ``cache_control`` ends a cacheable prefix. A
+breakpoint whose prefix (or, looking back up to 20 blocks, an earlier prefix) was written
+before reports ``cache_read_input_tokens``; prefixes not seen before are written and
+reported as ``cache_creation_input_tokens``; the tokens after the last breakpoint are
+``input_tokens``. Prefixes shorter than ``min_cache_tokens`` (1024, as for Sonnet) are
+not cached. Tokens are characters / 4.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+CACHE_LOOKBACK_BLOCKS = 20
+
+
+def estimate_tokens(text: str) -> int:
+    """The fake's token count: characters / 4, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+class PromptCache:
+    """Remembers prefix hashes written at breakpoints and prices a new request."""
+
+    def __init__(self, min_cache_tokens: int) -> None:
+        self.min_cache_tokens = min_cache_tokens
+        self._written: set[str] = set()
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        blocks = list(prompt_blocks(body))
+        digests, cumulative = [], []
+        running, total = hashlib.sha256(str(body.get("model")).encode()), 0
+        for block, _ in blocks:
+            canonical = json.dumps(block, sort_keys=True, separators=(",", ":"))
+            running.update(canonical.encode())
+            digests.append(running.hexdigest())
+            total += estimate_tokens(canonical if block.get("type") != "text" else block["text"])
+            cumulative.append(total)
+        breakpoints = [i for i, (_, marked) in enumerate(blocks) if marked]
+        with self._lock:
+            read_end = self._longest_hit(breakpoints, digests)
+            write_end = read_end
+            for i in breakpoints:
+                if cumulative[i] >= self.min_cache_tokens and i > read_end:
+                    self._written.add(digests[i])
+                    write_end = i
+        read = cumulative[read_end] if read_end >= 0 else 0
+        written = cumulative[write_end] - read if write_end >= 0 else 0
+        return {
+            "input_tokens": total - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
+
+    def _longest_hit(self, breakpoints: list[int], digests: list[str]) -> int:
+        best = -1
+        for end in breakpoints:
+            for i in range(end, max(-1, end - CACHE_LOOKBACK_BLOCKS), -1):
+                if digests[i] in self._written:
+                    best = max(best, i)
+                    break
+        return best
+
+
+def prompt_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The prompt in cache order (tools, system, messages), each block without its
+    ``cache_control`` and whether it carried one."""
+    system = body.get("system")
+    if isinstance(system, str):
+        system = [{"type": "text", "text": system}]
+    message_blocks: list[Any] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        message_blocks.extend({"role": message.get("role"), **block} for block in content or [])
+    for block in [*body.get("tools", []), *(system or []), *message_blocks]:
+        stripped = {k: v for k, v in block.items() if k != "cache_control"}
+        yield stripped, "cache_control" in block

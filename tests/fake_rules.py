@@ -1,0 +1,174 @@
+"""The rules by which the real Messages API refuses a request (HTTP 400), for the fake.
+
+A test that passes against the fake should pass against the real API, so the fake refuses
+what the real one refuses, with the real message where it is known. ``validate(body)``
+returns the first broken rule as the API words it, or None. Each rule is a small function
+over the parsed body; add new ones to ``RULES``.
+
+The rules (from the API reference and the errors it returns):
+- ``model``, ``max_tokens`` and a non-empty ``messages`` are required;
+- a message has only ``role`` and ``content``; roles are ``user`` or ``assistant``;
+- the first message is a user message and roles alternate (this project never relies on
+  the API's merging of consecutive turns, so the fake holds it to alternation);
+- every message has non-empty content, except an optional final assistant message;
+- every ``tool_use`` block is answered by a ``tool_result`` with its id in the very next
+  message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
+  tool results come first in their message's content;
+- tool-use ids match ``^[a-zA-Z0-9_-]+$``;
+- at most 4 blocks carry ``cache_control``, never an empty text block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+MAX_CACHE_BREAKPOINTS = 4
+TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+Rule = Callable[[dict[str, Any]], "str | None"]
+
+
+def validate(body: Any) -> str | None:
+    """The first reason the real API would refuse this body with a 400, or None."""
+    if not isinstance(body, dict):
+        return "request body must be a JSON object"
+    for rule in RULES:
+        problem = rule(body)
+        if problem:
+            return problem
+    return None
+
+
+def required_fields(body: dict[str, Any]) -> str | None:
+    for key in ("model", "max_tokens", "messages"):
+        if key not in body:
+            return f"{key}: Field required"
+    if not isinstance(body["messages"], list) or not body["messages"]:
+        return "messages: at least one message is required"
+    return None
+
+
+def message_shape(body: dict[str, Any]) -> str | None:
+    for n, message in enumerate(body["messages"]):
+        if not isinstance(message, dict):
+            return f"messages.{n}: Input should be a valid dictionary"
+        extra = sorted(set(message) - {"role", "content"})
+        if extra:
+            return f"messages.{n}.{extra[0]}: Extra inputs are not permitted"
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{n}.role: Input should be 'user' or 'assistant'"
+        content = message.get("content")
+        if not isinstance(content, (str, list)):
+            return f"messages.{n}.content: Input should be a valid string or list"
+    return None
+
+
+def role_order(body: dict[str, Any]) -> str | None:
+    messages = body["messages"]
+    if messages[0]["role"] != "user":
+        return 'messages: first message must use the "user" role'
+    for n in range(1, len(messages)):
+        if messages[n]["role"] == messages[n - 1]["role"]:
+            return (
+                f'messages.{n}: roles must alternate between "user" and "assistant", '
+                f'but found multiple "{messages[n]["role"]}" roles in a row'
+            )
+    return None
+
+
+def non_empty_content(body: dict[str, Any]) -> str | None:
+    messages = body["messages"]
+    for n, message in enumerate(messages):
+        final_assistant = n == len(messages) - 1 and message["role"] == "assistant"
+        if not message["content"] and not final_assistant:
+            return (
+                f"messages.{n}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+    return None
+
+
+def tool_pairs(body: dict[str, Any]) -> str | None:
+    messages = body["messages"]
+    for n, message in enumerate(messages):
+        uses = [block["id"] for block in blocks_of(message, "tool_use")]
+        for use_id in uses:
+            if not isinstance(use_id, str) or not TOOL_USE_ID.match(use_id):
+                return (
+                    f"messages.{n}.content: tool_use.id: String should match pattern "
+                    "'^[a-zA-Z0-9_-]+$'"
+                )
+        answered = (
+            [block.get("tool_use_id") for block in blocks_of(messages[n + 1], "tool_result")]
+            if n + 1 < len(messages)
+            else None
+        )
+        if uses and answered is not None:
+            missing = [use_id for use_id in uses if use_id not in answered]
+            if missing:
+                return (
+                    f"messages.{n}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must have "
+                    "a corresponding `tool_result` block in the next message."
+                )
+        results = [block.get("tool_use_id") for block in blocks_of(message, "tool_result")]
+        offered = [block["id"] for block in blocks_of(messages[n - 1], "tool_use")] if n > 0 else []
+        unexpected = [result for result in results if result not in offered]
+        if unexpected:
+            return (
+                f"messages.{n}.content: unexpected `tool_use_id` found in `tool_result` blocks: "
+                f"{', '.join(map(str, unexpected))}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )
+        content = message["content"] if isinstance(message["content"], list) else []
+        kinds = [block.get("type") for block in content if isinstance(block, dict)]
+        first_other = next((i for i, kind in enumerate(kinds) if kind != "tool_result"), None)
+        if first_other is not None and "tool_result" in kinds[first_other:]:
+            return (
+                f"messages.{n}: `tool_result` blocks must come first in the content, "
+                "before any other block"
+            )
+    return None
+
+
+def cache_breakpoints(body: dict[str, Any]) -> str | None:
+    marked = [block for block, has_mark in marked_blocks(body) if has_mark]
+    if len(marked) > MAX_CACHE_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
+            f"provided. Found {len(marked)}."
+        )
+    if any(block.get("type") == "text" and not block.get("text") for block in marked):
+        return "cache_control cannot be set for empty text blocks"
+    return None
+
+
+RULES: list[Rule] = [
+    required_fields,
+    message_shape,
+    role_order,
+    non_empty_content,
+    tool_pairs,
+    cache_breakpoints,
+]
+
+
+def blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """The content blocks of ``kind`` in a message (none when its content is a string)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == kind]
+
+
+def marked_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Every block that may carry ``cache_control`` and whether it does."""
+    system = body.get("system")
+    blocks = [*body.get("tools", []), *(system if isinstance(system, list) else [])]
+    for message in body.get("messages", []):
+        if isinstance(message.get("content"), list):
+            blocks.extend(message["content"])
+    for block in blocks:
+        yield block, isinstance(block, dict) and "cache_control" in block
