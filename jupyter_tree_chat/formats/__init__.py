@@ -1,0 +1,155 @@
+"""Other tools' session files read into this project's records: pure, beside the store.
+
+    read(sources, fmt="auto") → Imported   records of a *.chat.jsonl file, problems, counts
+    detect(data)                           which tool wrote a file (or None)
+    open_source(path)                      a file's bytes, read-only, as a Source
+    load(imported)                         the tree, built by the store's own loader
+
+One module per format (``claude_code``, ``pi``, ``chatgpt``, ``open_webui``) turns a
+source into entries; ``builder`` applies the rules every format shares (one assistant
+node per API message, tool results joined, roles repaired, orphans and cycles as
+reported roots, the leaf and labels carried through). Nothing here writes: sources are
+opened read-only and the records go wherever the caller puts them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import FormatError
+from ..store import LoadResult, encode_record, header_record, parse_session, read_session_bytes
+from . import chatgpt, claude_code, open_webui, pi
+from .builder import TreeBuilder
+from .common import Source, SourceProblem
+from .detect import NATIVE, detect
+
+FORMATS = (claude_code.NAME, pi.NAME, chatgpt.NAME, open_webui.NAME)
+LABELS = {
+    claude_code.NAME: "Claude Code",
+    pi.NAME: "pi",
+    chatgpt.NAME: "ChatGPT",
+    open_webui.NAME: "Open WebUI",
+    NATIVE: "jupyter-tree-chat",
+}
+
+__all__ = [
+    "FORMATS",
+    "LABELS",
+    "NATIVE",
+    "Imported",
+    "Source",
+    "SourceProblem",
+    "detect",
+    "load",
+    "open_source",
+    "read",
+]
+
+
+@dataclass
+class Imported:
+    """A source read into records: what an import writes and what a view shows."""
+
+    format: str
+    sources: list[str]
+    records: list[dict[str, Any]]
+    problems: list[SourceProblem] = field(default_factory=list)
+    nodes: int = 0
+    roots: int = 0
+    branch_points: int = 0
+    leaf: str | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def data(self) -> bytes:
+        """The records as the lines of a session file."""
+        return b"".join(map(encode_record, self.records))
+
+    def summary(self) -> str:
+        """One line: what was read, the tree's shape, the leaf, what was merged or skipped."""
+        label = LABELS.get(self.format, self.format)
+        shape = (
+            f"{self.nodes} nodes, {self.roots} root{'s' * (self.roots != 1)}, "
+            f"{self.branch_points} branch point{'s' * (self.branch_points != 1)}"
+        )
+        parts = [f"{label} ({', '.join(self.sources)}): {shape}"]
+        parts.append(f"current leaf {self.leaf[:12]}" if self.leaf else "no current leaf")
+        done = [f"{n} {what}" for what, n in sorted(self.counts.items()) if n]
+        if done:
+            parts.append("; ".join(done))
+        if self.problems:
+            first = self.problems[0]
+            more = len(self.problems)
+            parts.append(f"{more} problem{'s' * (more != 1)} reported (first: {first})")
+        else:
+            parts.append("no problems")
+        return "; ".join(parts)
+
+
+def open_source(path: str | os.PathLike[str]) -> Source:
+    """A source file's bytes, read once and never written (the store's regular-file check)."""
+    return Source.of(path, read_session_bytes(Path(path)))
+
+
+def read(
+    sources: list[Source],
+    fmt: str = "auto",
+    *,
+    conversation: str | None = None,
+    sidechains: bool = True,
+) -> Imported:
+    """Read sources of one format into records; damage is reported, never raised."""
+    if not sources:
+        raise FormatError("nothing to read: give at least one source file")
+    if fmt == "auto":
+        found = {source.name: detect(source.data) for source in sources}
+        kinds = {kind for kind in found.values()}
+        if None in kinds or NATIVE in kinds:
+            name = next(n for n, k in found.items() if k in (None, NATIVE))
+            what = (
+                "is already a jupyter-tree-chat session"
+                if found[name] == NATIVE
+                else ("is not a Claude Code, pi, ChatGPT or Open WebUI file")
+            )
+            raise FormatError(
+                f"{name} {what}; give --format to read it as one of: {', '.join(FORMATS)}"
+            )
+        if len(kinds) > 1:
+            listing = ", ".join(f"{n} ({k})" for n, k in found.items())
+            raise FormatError(
+                f"the sources are in different formats ({listing}); import them one at a time"
+            )
+        fmt = kinds.pop() or ""
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown format {fmt!r}; choose one of: auto, {', '.join(FORMATS)}")
+    builder = TreeBuilder(fmt)
+    if fmt == claude_code.NAME:
+        claude_code.read(sources, builder, sidechains=sidechains)
+    elif fmt == pi.NAME:
+        pi.read(sources, builder)
+    elif fmt == chatgpt.NAME:
+        chatgpt.read(sources, builder, conversation=conversation)
+    else:
+        open_webui.read(sources, builder, conversation=conversation)
+    names = [source.name for source in sources]
+    header = header_record(imported={"format": fmt, "sources": names}, **builder.header)
+    built = builder.build(header)
+    return Imported(
+        fmt,
+        names,
+        built.records,
+        builder.problems,
+        built.nodes,
+        built.roots,
+        built.branch_points,
+        built.leaf,
+        built.counts,
+    )
+
+
+def load(imported: Imported) -> LoadResult:
+    """The tree of an import, built by the store's loader from the records' bytes."""
+    return parse_session(imported.data())
