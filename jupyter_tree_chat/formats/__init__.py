@@ -4,12 +4,13 @@
     detect(data)                           which tool wrote a file (or None)
     open_source(path)                      a file's bytes, read-only, as a Source
     load(imported)                         the tree, built by the store's own loader
+    import_files(paths, out)               read, then write one new session file
 
 One module per format (``claude_code``, ``pi``, ``chatgpt``, ``open_webui``) turns a
 source into entries; ``builder`` applies the rules every format shares (one assistant
 node per API message, tool results joined, roles repaired, orphans and cycles as
-reported roots, the leaf and labels carried through). Nothing here writes: sources are
-opened read-only and the records go wherever the caller puts them.
+reported roots, the leaf and labels carried through). Sources are opened read-only and
+never written; ``import_files`` writes only its new session file, through the store.
 """
 
 from __future__ import annotations
@@ -20,14 +21,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
-from ..store import LoadResult, encode_record, header_record, parse_session, read_session_bytes
+from ..errors import FormatError, StoreError
+from ..store import (
+    SESSION_SUFFIX,
+    LoadResult,
+    create_session_file,
+    encode_record,
+    header_record,
+    parse_session,
+    read_session_bytes,
+)
 from . import chatgpt, claude_code, open_webui, pi
 from .builder import TreeBuilder
 from .common import Source, SourceProblem
 from .detect import NATIVE, detect
 
 FORMATS = (claude_code.NAME, pi.NAME, chatgpt.NAME, open_webui.NAME)
+# What the summary line says each count is (the counts themselves come from the readers).
+GROUPS = {
+    "merged": (
+        "split assistant records",
+        "tool result records",
+        "role-order repairs",
+        "continuations moved under tool results",
+        "compaction replays",
+        "repeated records",
+    ),
+    "left out": (
+        "non-message records",
+        "sidechain records",
+        "conversations not chosen",
+        "chats not chosen",
+        "system messages (in meta.system)",
+    ),
+    "added": ("synthetic questions",),
+    "read": ("conversations", "chats"),
+}
 LABELS = {
     claude_code.NAME: "Claude Code",
     pi.NAME: "pi",
@@ -43,7 +72,9 @@ __all__ = [
     "Imported",
     "Source",
     "SourceProblem",
+    "default_output",
     "detect",
+    "import_files",
     "load",
     "open_source",
     "read",
@@ -77,13 +108,13 @@ class Imported:
         )
         parts = [f"{label} ({', '.join(self.sources)}): {shape}"]
         parts.append(f"current leaf {self.leaf[:12]}" if self.leaf else "no current leaf")
-        done = [f"{n} {what}" for what, n in sorted(self.counts.items()) if n]
-        if done:
-            parts.append("; ".join(done))
+        for group, keys in GROUPS.items():
+            done = [f"{key} ({self.counts[key]})" for key in keys if self.counts.get(key)]
+            if done:
+                parts.append(f"{group}: {', '.join(done)}")
         if self.problems:
-            first = self.problems[0]
-            more = len(self.problems)
-            parts.append(f"{more} problem{'s' * (more != 1)} reported (first: {first})")
+            count, first = len(self.problems), self.problems[0]
+            parts.append(f"reported: {count} problem{'s' * (count != 1)} (first: {first})")
         else:
             parts.append("no problems")
         return "; ".join(parts)
@@ -137,11 +168,13 @@ def read(
     names = [source.name for source in sources]
     header = header_record(imported={"format": fmt, "sources": names}, **builder.header)
     built = builder.build(header)
+    order = {name: index for index, name in enumerate(names)}
+    problems = sorted(builder.problems, key=lambda p: (order.get(p.file, 0), p.line or 0))
     return Imported(
         fmt,
         names,
         built.records,
-        builder.problems,
+        problems,
         built.nodes,
         built.roots,
         built.branch_points,
@@ -153,3 +186,46 @@ def read(
 def load(imported: Imported) -> LoadResult:
     """The tree of an import, built by the store's loader from the records' bytes."""
     return parse_session(imported.data())
+
+
+def default_output(source: str | os.PathLike[str]) -> Path:
+    """Where an import of ``source`` goes by default: beside it, named ``*.chat.jsonl``."""
+    path = Path(source)
+    stem = path.name[: -len(path.suffix)] if path.suffix in (".jsonl", ".json") else path.name
+    return path.with_name(stem + SESSION_SUFFIX)
+
+
+def import_files(
+    paths: list[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    fmt: str = "auto",
+    replace: bool = False,
+    conversation: str | None = None,
+    sidechains: bool = True,
+) -> tuple[Path, Imported]:
+    """Read ``paths`` and write their tree to a new session file ``out``.
+
+    The sources are only read. ``out`` is never one of them, and an existing ``out`` is
+    left alone (``FileExistsError``) unless ``replace``. Other mistakes are one-line
+    ``FormatError``/``StoreError`` messages.
+    """
+    sources = []
+    for path in paths:
+        try:
+            sources.append(open_source(path))
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such file") from None
+    imported = read(sources, fmt, conversation=conversation, sidechains=sidechains)
+    if not imported.nodes:
+        raise FormatError(f"nothing to import, no messages were found: {imported.summary()}")
+    target = Path(out) if out is not None else default_output(paths[0])
+    if target.resolve() in {Path(path).resolve() for path in paths}:
+        raise FormatError(f"{target} is one of the sources, which are never written")
+    try:
+        create_session_file(target, imported.data(), replace=replace)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        raise StoreError(f"cannot write {target}: {error.strerror or error}") from None
+    return target, imported

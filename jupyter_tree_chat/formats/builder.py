@@ -135,7 +135,7 @@ class TreeBuilder:
             self._entries[entry.id] = entry  # keeps the first one's place in the order
             self.report(entry.source, f"id {entry.id!r}: this record replaces a damaged one")
             return True
-        self.counts["repeated records taken once"] += 1
+        self.counts["repeated records"] += 1
         if (first.role, first.content) != (entry.role, entry.content):
             self.report(entry.source, f"id {entry.id!r} repeated with other content (first kept)")
         return False
@@ -324,7 +324,7 @@ class TreeBuilder:
         for index, kid in enumerate(parent.kids):
             if kid.group == parent.group and kid.role == parent.role:
                 self._absorb(parent, kid, index)
-                self.counts["split records joined"] += 1
+                self.counts["split assistant records"] += 1
                 return True
         return False
 
@@ -333,7 +333,7 @@ class TreeBuilder:
         if len(parent.kids) != 1 or parent.kids[0].role != parent.role:
             return False
         self._absorb(parent, parent.kids[0], 0)
-        self.counts["role-order merges"] += 1
+        self.counts["role-order repairs"] += 1
         return True
 
     def _drop_replays(self, parent: _Node) -> bool:
@@ -352,7 +352,7 @@ class TreeBuilder:
                 parent.kids.remove(kid)
                 self._take_children(first, kid)
                 self._aliases[kid.id] = first.id
-                self.counts["replays taken once"] += 1
+                self.counts["compaction replays"] += 1
                 dropped = True
         return dropped
 
@@ -368,12 +368,12 @@ class TreeBuilder:
             self._own(holder).extend(blocks_of(kid.content))
             self._note_merged(holder, kid)
             self._take_children(holder, kid)
-            self.counts["tool results joined"] += 1
+            self.counts["tool result records"] += 1
         continuations = [k for k in parent.kids if k.role == "assistant"]
         for kid in continuations:
             parent.kids.remove(kid)
             holder.kids.append(kid)
-            self.counts["continuations moved under their tool results"] += 1
+            self.counts["continuations moved under tool results"] += 1
         if continuations:
             holder.kids.sort(key=_position)
         return len(results) > 1 or bool(continuations)
@@ -390,7 +390,7 @@ class TreeBuilder:
             kid.owned = True
             kid.meta["repeats"] = parent.id
             grand.kids.insert(grand.kids.index(parent) + 1, kid)
-            self.counts["role-order merges"] += 1
+            self.counts["role-order repairs"] += 1
         return same
 
     def _questions_for_answers(self, top: _Node) -> None:
@@ -406,7 +406,7 @@ class TreeBuilder:
             question.kids = [kid]
             top.kids[index] = question
             self._live[question.id] = question
-            self.counts["questions added above answers"] += 1
+            self.counts["synthetic questions"] += 1
 
     def _fresh_id(self, wanted: str) -> str:
         candidate, n = wanted, 1

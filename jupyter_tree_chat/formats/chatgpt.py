@@ -46,7 +46,7 @@ def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | Non
                 continue
             conv_id = str(item.get("conversation_id") or item.get("id") or index)
             if conversation is not None and not _matches(conversation, conv_id, item):
-                builder.counts["conversations left out"] += 1
+                builder.counts["conversations not chosen"] += 1
                 continue
             leaf = _conversation(item, conv_id, source.name, builder)
             updated = number(item.get("update_time"))
@@ -114,7 +114,7 @@ def _entry(
         text = _system_text(content)
         if text:
             system.append(text)
-        builder.counts["system messages"] += 1
+        builder.counts["system messages (in meta.system)"] += 1
         return Entry(node_id, parent, None, where)
     blocks = _blocks(content)
     meta: dict[str, Any] = {}

@@ -72,7 +72,7 @@ def _read_file(
         uuid = record.get("uuid")
         if kind == "user" or kind == "assistant":
             if record.get("isSidechain") is True and not sidechains:
-                counts["sidechain records left out"] += 1
+                counts["sidechain records"] += 1
                 continue
             entry = _message_entry(record, kind, uuid, name, number, report)
             if entry is not None:
@@ -87,12 +87,12 @@ def _read_file(
             if record.get("isSidechain") is True and not sidechains:
                 continue
             add(Entry(uuid, _parent(record), None, {"file": name, "line": number}))
-            counts["records that are not messages"] += 1
+            counts["non-message records"] += 1
             logical = record.get("logicalParentUuid")
             if record.get("subtype") == "compact_boundary" and type(logical) is str:
                 boundaries[uuid] = logical
             continue
-        counts["records that are not messages"] += 1
+        counts["non-message records"] += 1
         leaf = record.get("leafUuid")
         if (kind == "last-prompt" or kind == "summary") and type(leaf) is str:
             builder.prefer_leaf(leaf)

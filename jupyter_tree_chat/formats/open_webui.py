@@ -46,7 +46,7 @@ def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | Non
             if conversation is not None and not (
                 chat_id.startswith(conversation) or title == conversation
             ):
-                builder.counts["chats left out"] += 1
+                builder.counts["chats not chosen"] += 1
                 continue
             leaf = _chat(chat, history, chat_id, title, source.name, builder)
             updated = number(item.get("updated_at"))

@@ -134,7 +134,7 @@ def _entry(
             report(where["line"], "label entry without a targetId (ignored)")
     elif kind == "session_info" and type(record.get("name")) is str:
         builder.header["title"] = record["name"]
-    builder.counts["entries that are not messages"] += 1
+    builder.counts["non-message records"] += 1
     return Entry(entry_id, parent, None, where)
 
 
