@@ -56,7 +56,10 @@ def _read_file(source: Source, builder: TreeBuilder, header: dict[str, Any]) -> 
     previous: str | None = None  # v1: the entry before, which the next one hangs under
     by_index: list[str | None] = []  # v1: entry ids by position, header at 0
     last: str | None = None
+    seen_line, on_line = 0, 0  # v1 ids come from the line; glued records share one
     for number, record in json_lines(source.data, report):
+        on_line = on_line + 1 if number == seen_line else 0
+        seen_line = number
         if type(record) is not dict:
             report(number, "JSON but not a record (ignored)")
             continue
@@ -73,7 +76,7 @@ def _read_file(source: Source, builder: TreeBuilder, header: dict[str, Any]) -> 
             by_index.append(None)
             continue
         if version < 2:
-            entry_id = f"{chain_prefix}-{number}"
+            entry_id = f"{chain_prefix}-{number}" + (f".{on_line}" if on_line else "")
             parent = previous
         else:
             found_id, found_parent = record.get("id"), record.get("parentId")

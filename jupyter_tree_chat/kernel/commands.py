@@ -20,6 +20,7 @@ from ..store import SESSION_SUFFIX, list_sessions
 from ..textview import draw_tree, path_markdown
 from ..tree import Node
 from . import turn as _turn
+from .importing import import_session
 from .options import substitute
 from .output import show_markdown
 from .sessions import KernelSessions
@@ -38,6 +39,9 @@ HELP = """\
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   sessions              this notebook's sessions; * marks the one in use
   use NAME              use session NAME from now on ('default': the unnamed one)
+  import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
+                        a Claude Code, pi, ChatGPT or Open WebUI session as a new
+                        session of this notebook (SRC is only read), then use it
   model [NAME]          show or set the model (same as %config TreeChat.model)
   label ID NAME         name a node (an empty NAME removes the label)
   panel                 the session as an interactive panel (tree, edit, retry, compare)
@@ -262,6 +266,10 @@ class Commands:
             raise UsageError(f"%chat use: {error}") from None
         session = self.sessions.session()
         print(f"Using session {args[0]!r}: {session.location} ({len(session.tree)} nodes).")
+
+    def do_import(self, args: list[str]) -> None:
+        for line in import_session(self.sessions, args):
+            print(line)
 
     def do_model(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "model [NAME]")
