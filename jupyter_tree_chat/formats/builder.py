@@ -176,8 +176,13 @@ class TreeBuilder:
     def build(self, header: dict[str, Any]) -> Built:
         top = self._attach()
         stack: list[tuple[_Node, _Node | None]] = [(top, None)]
+        push = stack.append
         while stack:
             node, parent = stack.pop()
+            kids = node.kids
+            if len(kids) == 1 and _settled(node, kids[0]):  # the common case: a chain
+                push((kids[0], node))
+                continue
             hoisted = self._settle(node, parent)
             stack.extend((kid, parent) for kid in reversed(hoisted) if parent is not None)
             stack.extend((kid, node) for kid in reversed(node.kids))
@@ -463,20 +468,25 @@ class TreeBuilder:
         branch_points = 0
         by_pos: list[tuple[int, bool, str]] = []
         stack: list[tuple[_Node, str | None]] = [(k, None) for k in reversed(top.kids)]
+        push, add = stack.append, records.append
         while stack:
             node, parent_id = stack.pop()
-            live[node.id] = node
+            node_id = node.id
+            live[node_id] = node
             meta = node.meta
             if "compacted_from" in meta:  # a source id: the node that holds it now
                 meta["compacted_from"] = self.resolve(meta["compacted_from"])
             message: dict[str, Any] = {"role": node.role, "content": node.content}
             if node.timestamp is not None:
                 message["timestamp"] = node.timestamp
-            records.append({"id": node.id, "parentId": parent_id, "message": message, "meta": meta})
-            by_pos.append((node.last, bool(meta.get("sidechain")), node.id))
-            if len(node.kids) > 1:
+            add({"id": node_id, "parentId": parent_id, "message": message, "meta": meta})
+            by_pos.append((node.last, "sidechain" in meta, node_id))
+            kids = node.kids
+            if len(kids) == 1:
+                push((kids[0], node_id))
+            elif kids:
                 branch_points += 1
-            stack.extend((kid, node.id) for kid in reversed(node.kids))
+                stack.extend((kid, node_id) for kid in reversed(kids))
         self._live = live
         return records, {"nodes": len(live), "branch_points": branch_points, "_by_pos": by_pos}
 
@@ -508,6 +518,15 @@ class _Missing:
     """What ``_nearest`` finds when a parent id is not in the source."""
 
     id: str
+
+
+def _settled(parent: _Node, kid: _Node) -> bool:
+    """An only child no rule changes: another role, not a part of the parent's message."""
+    return (
+        parent.role is not None
+        and kid.role != parent.role
+        and (kid.group is None or kid.group != parent.group)
+    )
 
 
 def _position(node: _Node) -> int:
