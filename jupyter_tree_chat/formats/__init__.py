@@ -15,11 +15,14 @@ never written; ``import_files`` writes only its new session file, through the st
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ..errors import FormatError, StoreError
 from ..store import (
@@ -83,11 +86,16 @@ __all__ = [
 
 @dataclass
 class Imported:
-    """A source read into records: what an import writes and what a view shows."""
+    """A source read into records: what an import writes and what a view shows.
+
+    ``raw_records`` may hold message content still as the source's JSON
+    (``msgspec.Raw``), written as it is; ``records`` are the same records as Python
+    values, for anyone who wants to look inside.
+    """
 
     format: str
     sources: list[str]
-    records: list[dict[str, Any]]
+    raw_records: list[dict[str, Any]]
     problems: list[SourceProblem] = field(default_factory=list)
     nodes: int = 0
     roots: int = 0
@@ -97,7 +105,14 @@ class Imported:
 
     def data(self) -> bytes:
         """The records as the lines of a session file."""
-        return b"".join(map(encode_record, self.records))
+        try:
+            return _ENCODER.encode_lines(self.raw_records)
+        except (TypeError, ValueError, UnicodeEncodeError):  # a lone surrogate, say
+            return b"".join(encode_record(_python_record(r)) for r in self.raw_records)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [_python_record(record) for record in self.raw_records]
 
     def summary(self) -> str:
         """One line: what was read, the tree's shape, the leaf, what was merged or skipped."""
@@ -120,6 +135,23 @@ class Imported:
         return "; ".join(parts)
 
 
+_ENCODER = msgspec.json.Encoder()
+
+
+def _python_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with raw JSON content (one value, or a list of raw blocks) decoded."""
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return record
+    content = message.get("content")
+    if type(content) is msgspec.Raw or (
+        type(content) is list and any(type(block) is msgspec.Raw for block in content)
+    ):
+        decoded = msgspec.json.decode(msgspec.json.encode(content))
+        return {**record, "message": {**message, "content": decoded}}
+    return record
+
+
 def open_source(path: str | os.PathLike[str]) -> Source:
     """A source file's bytes, read once and never written (the store's regular-file check)."""
     return Source.of(path, read_session_bytes(Path(path)))
@@ -132,7 +164,22 @@ def read(
     conversation: str | None = None,
     sidechains: bool = True,
 ) -> Imported:
-    """Read sources of one format into records; damage is reported, never raised."""
+    """Read sources of one format into records; damage is reported, never raised.
+
+    The cyclic garbage collector is paused meanwhile, as the store's loader pauses it:
+    a big session makes millions of small objects it would otherwise rescan again and
+    again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(sources, fmt, conversation, sidechains)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(sources: list[Source], fmt: str, conversation: str | None, sidechains: bool) -> Imported:
     if not sources:
         raise FormatError("nothing to read: give at least one source file")
     if fmt == "auto":

@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import Entry, SourceProblem, blocks_of
+from .common import Entry, RawBlocks, SourceProblem, as_python, blocks_of, is_raw_list
 
 SYNTHETIC_QUESTION = "(this conversation starts with an answer; its question is not in the source)"
 
@@ -85,13 +85,18 @@ class _Node:
         self.group = entry.group
         self.stamp = entry.stamp
         self.timestamp = entry.timestamp
-        meta = {"source": {"format": fmt, **entry.source}}
-        if entry.meta:
-            meta.update(entry.meta)
-        self.meta = meta
+        source = entry.source
+        source["format"] = fmt  # the reader's own dict: named once, never copied
+        meta = entry.meta
+        if meta:
+            meta["source"] = source
+            self.meta = meta
+        else:
+            self.meta = {"source": source}
 
 
 def only_tool_results(content: Any) -> bool:
+    content = as_python(content)
     return (
         isinstance(content, list)
         and bool(content)
@@ -128,6 +133,9 @@ class TreeBuilder:
 
     def add(self, entry: Entry) -> bool:
         """Take the entry unless its id was seen; returns whether it was taken."""
+        if entry.id in self._aliases:  # already part of another record's message
+            self.counts["repeated records"] += 1
+            return False
         first = self._entries.setdefault(entry.id, entry)
         if first is entry:
             return True
@@ -141,7 +149,11 @@ class TreeBuilder:
         return False
 
     def has(self, source_id: str) -> bool:
-        return source_id in self._entries
+        return source_id in self._entries or source_id in self._aliases
+
+    def alias(self, source_id: str, holder_id: str) -> None:
+        """A record a reader joined into ``holder_id``'s entry (one API message)."""
+        self._aliases[source_id] = holder_id
 
     def entry(self, source_id: str) -> Entry | None:
         return self._entries.get(source_id)
@@ -180,9 +192,16 @@ class TreeBuilder:
         while stack:
             node, parent = stack.pop()
             kids = node.kids
-            if len(kids) == 1 and _settled(node, kids[0]):  # the common case: a chain
-                push((kids[0], node))
-                continue
+            if len(kids) == 1:  # the common case, a chain: an only child no rule changes
+                kid = kids[0]
+                role = node.role
+                if (
+                    role is not None
+                    and kid.role != role
+                    and (kid.group is None or kid.group != node.group)
+                ):
+                    push((kid, node))
+                    continue
             hoisted = self._settle(node, parent)
             stack.extend((kid, parent) for kid in reversed(hoisted) if parent is not None)
             stack.extend((kid, node) for kid in reversed(node.kids))
@@ -231,29 +250,34 @@ class TreeBuilder:
         top = _Node(None, -1)
         memo: dict[str, Any] = {}  # record id (not a message) → what _nearest found above it
         holder_of: dict[str, str] = {}
-        for node in nodes.values():
-            entry = entries[node.id]
-            target = self._nearest(entry.parent, nodes, memo)
+        backward = False
+        for node_id, node in nodes.items():
+            parent = entries[node_id].parent
+            target = parent if parent in nodes else self._nearest(parent, nodes, memo)
             if target is None:
                 top.kids.append(node)
             elif isinstance(target, _Missing):
                 self.report(
-                    entry.source,
-                    f"record {entry.id!r}: its parent {target.id!r} is not in the source "
+                    entries[node_id].source,
+                    f"record {node_id!r}: its parent {target.id!r} is not in the source "
                     "(imported as a root)",
                 )
                 self.counts["orphans"] += 1
                 top.kids.append(node)
             else:
-                nodes[target].kids.append(node)
-                holder_of[node.id] = target
+                holder = nodes[target]
+                holder.kids.append(node)
+                holder_of[node_id] = target
+                if holder.pos >= node.pos:  # a parent later in the source: a cycle may hide
+                    backward = True
         for entry in entries.values():  # for the leaf and labels: where a non-message points
             if entry.role is None:
                 found = (
                     memo[entry.id] if entry.id in memo else self._nearest(entry.parent, nodes, memo)
                 )
                 self._above[entry.id] = found if isinstance(found, str) else None
-        self._break_cycles(top, nodes, holder_of)
+        if backward:  # with every parent earlier in the source, no link can close a loop
+            self._break_cycles(top, nodes, holder_of)
         return top
 
     def _nearest(self, parent: str | None, nodes: dict[str, _Node], memo: dict[str, Any]) -> Any:
@@ -261,10 +285,14 @@ class TreeBuilder:
         chain: list[str] = []
         current = parent
         found: Any = None
+        aliases = self._aliases
         while current is not None:
             if current in nodes:
                 found = current
                 break
+            if current in aliases:
+                current = aliases[current]
+                continue
             if current in memo:
                 found = memo[current]
                 break
@@ -431,10 +459,19 @@ class TreeBuilder:
 
     def _absorb(self, holder: _Node, kid: _Node, index: int) -> None:
         """``kid`` becomes part of ``holder``; its children take its place."""
-        content = self._own(holder)
-        content.extend(blocks_of(kid.content))
-        if holder.role == "user":
-            holder.content = _results_first(content)
+        if holder.role == "assistant" and is_raw_list(holder.content) and is_raw_list(kid.content):
+            held = (
+                holder.content if type(holder.content) is RawBlocks else RawBlocks(holder.content)
+            )
+            held.parts.extend(
+                kid.content.parts if type(kid.content) is RawBlocks else [kid.content]
+            )
+            holder.content = held  # still raw: joined as JSON when written
+        else:
+            content = self._own(holder)
+            content.extend(blocks_of(kid.content))
+            if holder.role == "user":
+                holder.content = _results_first(content)
         for key in ("model", "usage", "stop_reason", "interrupted", "error"):
             if key in kid.meta:
                 holder.meta[key] = kid.meta[key]
@@ -476,7 +513,10 @@ class TreeBuilder:
             meta = node.meta
             if "compacted_from" in meta:  # a source id: the node that holds it now
                 meta["compacted_from"] = self.resolve(meta["compacted_from"])
-            message: dict[str, Any] = {"role": node.role, "content": node.content}
+            content = node.content
+            if type(content) is RawBlocks:
+                content = content.raw()
+            message: dict[str, Any] = {"role": node.role, "content": content}
             if node.timestamp is not None:
                 message["timestamp"] = node.timestamp
             add({"id": node_id, "parentId": parent_id, "message": message, "meta": meta})
@@ -518,15 +558,6 @@ class _Missing:
     """What ``_nearest`` finds when a parent id is not in the source."""
 
     id: str
-
-
-def _settled(parent: _Node, kid: _Node) -> bool:
-    """An only child no rule changes: another role, not a part of the parent's message."""
-    return (
-        parent.role is not None
-        and kid.role != parent.role
-        and (kid.group is None or kid.group != parent.group)
-    )
 
 
 def _position(node: _Node) -> int:

@@ -19,11 +19,14 @@ continues, as this project's own compaction does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from .builder import TreeBuilder
-from .common import ROLES, Entry, Source, iso_seconds
-from .lines import json_lines
+from .common import ROLES, Entry, RawBlocks, Source, is_raw_list, iso_seconds
+from .lines import recover, split_lines
 
 NAME = "claude-code"
 _FIRST_STAMP = re.compile(rb'"timestamp"\s*:\s*"([^"]+)"')
@@ -49,6 +52,79 @@ def read(sources: list[Source], builder: TreeBuilder, *, sidechains: bool = True
         builder.header["title"] = titles[-1]
 
 
+class _Message(msgspec.Struct, gc=False):
+    """The parts of an API message the import looks at; its content stays raw JSON."""
+
+    role: Any = None
+    id: Any = None
+    model: Any = None
+    stop_reason: Any = None
+    usage: Any = None
+    content: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Record(msgspec.Struct, gc=False):
+    """The fields of a Claude Code record the import reads (the rest is skipped unread)."""
+
+    type: Any = None
+    uuid: Any = None
+    parentUuid: Any = None  # Claude Code's field names
+    isSidechain: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    isApiErrorMessage: Any = None
+    agentId: Any = None
+    sessionId: Any = None
+    timestamp: Any = None
+    subtype: Any = None
+    logicalParentUuid: Any = None
+    leafUuid: Any = None
+    summary: Any = None
+    aiTitle: Any = None
+    customTitle: Any = None
+    message: _Message | msgspec.UnsetType = msgspec.UNSET
+
+
+class _LooseRecord(_Record, gc=False):
+    """A record whose ``message`` is not an object (damage): read, then reported."""
+
+    message: Any = msgspec.UNSET
+
+
+_record_of = msgspec.json.Decoder(_Record).decode
+_loose_record_of = msgspec.json.Decoder(_LooseRecord).decode
+_message_of = msgspec.json.Decoder(_Message).decode
+_Raw = msgspec.Raw
+
+
+def _records(data: bytes, report: Any) -> Iterator[tuple[int, _Record | None]]:
+    """``(line, record)`` for each line; ``None`` for JSON that is not a record.
+
+    Each line is decoded straight into ``_Record`` (content kept raw); a line msgspec
+    refuses goes through the tolerant reader (lone surrogates, glued records, damage).
+    """
+    lines, last = split_lines(data, report)
+    decode_error = msgspec.DecodeError
+    for number, line in enumerate(lines, 1):
+        try:
+            record: _Record = _record_of(line)
+        except decode_error:
+            try:
+                record = _loose_record_of(line)
+            except decode_error:
+                for value in recover(line, number, number == last, report):
+                    is_record = type(value) is dict
+                    yield number, msgspec.convert(value, _LooseRecord) if is_record else None
+                continue
+        if not line.isascii():  # raw values are not checked for UTF-8 by the decoder
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                report(number, "not valid UTF-8 (ignored)")
+                continue
+        yield number, record
+
+
 def _read_file(
     source: Source,
     builder: TreeBuilder,
@@ -60,89 +136,139 @@ def _read_file(
     add = builder.add
     counts = builder.counts
     boundaries: dict[str, str] = {}  # a /compact boundary's uuid → the leaf it continues
+    held: Entry | None = None  # the assistant message being read, one record per block
+    tail = ""  # the uuid of its last record
+    joined = 0
 
     def report(line: int | None, message: str) -> None:
         builder.report({"file": name, "line": line}, message)
 
-    for number, record in json_lines(source.data, report):
-        if type(record) is not dict:
+    for number, record in _records(source.data, report):
+        if record is None:
             report(number, "JSON but not a record (ignored)")
             continue
-        kind = record.get("type")
-        uuid = record.get("uuid")
+        kind = record.type
+        uuid = record.uuid
         if kind == "user" or kind == "assistant":
-            if record.get("isSidechain") is True and not sidechains:
+            if record.isSidechain is True and not sidechains:
                 counts["sidechain records"] += 1
                 continue
-            entry = _message_entry(record, kind, uuid, name, number, report)
-            if entry is not None:
-                if entry.parent in boundaries and entry.role is not None:
-                    entry.meta = {**(entry.meta or {}), "compacted_from": boundaries[entry.parent]}
-                add(entry)
-                session = record.get("sessionId")
-                if type(session) is str:
-                    sessions[session] = None
+            message = _message(record)
+            if (
+                held is not None
+                and record.parentUuid == tail
+                and message is not None
+                and message.id == held.group
+                and type(message.content) is _Raw
+                and memoryview(message.content)[:1] == b"["
+                and not builder.has(uuid)
+            ):  # the next block of the message just read: joined here, the common case
+                if type(held.content) is not RawBlocks:
+                    held.content = RawBlocks(held.content)
+                held.content.parts.append(message.content)
+                meta = held.meta if held.meta is not None else {}
+                held.meta = meta
+                meta.setdefault("merged", []).append({"id": uuid, "file": name, "line": number})
+                if message.usage is not None:  # the last record's are the final ones
+                    meta["usage"] = message.usage
+                if message.stop_reason is not None:
+                    meta["stop_reason"] = message.stop_reason
+                builder.alias(uuid, held.id)
+                joined += 1
+                tail = uuid
+                continue
+            entry = _message_entry(record, message, kind, uuid, name, number, report)
+            if entry is None:
+                continue
+            session = record.sessionId
+            if type(session) is str:
+                sessions[session] = None
+            if entry.parent in boundaries and entry.role is not None:
+                entry.meta = {**(entry.meta or {}), "compacted_from": boundaries[entry.parent]}
+            added = add(entry)
+            joinable = added and entry.group is not None and is_raw_list(entry.content)
+            held, tail = (entry, entry.id) if joinable else (None, "")
             continue
         if type(uuid) is str and uuid:
-            if record.get("isSidechain") is True and not sidechains:
+            if record.isSidechain is True and not sidechains:
                 continue
             add(Entry(uuid, _parent(record), None, {"file": name, "line": number}))
             counts["non-message records"] += 1
-            logical = record.get("logicalParentUuid")
-            if record.get("subtype") == "compact_boundary" and type(logical) is str:
+            logical = record.logicalParentUuid
+            if record.subtype == "compact_boundary" and type(logical) is str:
                 boundaries[uuid] = logical
             continue
         counts["non-message records"] += 1
-        leaf = record.get("leafUuid")
+        leaf = record.leafUuid
         if (kind == "last-prompt" or kind == "summary") and type(leaf) is str:
             builder.prefer_leaf(leaf)
         if kind in TITLE_TYPES:
-            title = record.get("summary") or record.get("aiTitle") or record.get("customTitle")
+            title = record.summary or record.aiTitle or record.customTitle
             if isinstance(title, str) and title:
                 titles.append(title)
+    counts["split assistant records"] += joined
 
 
-def _parent(record: dict[str, Any]) -> str | None:
-    parent = record.get("parentUuid")
+def _message(record: _Record) -> _Message | None:
+    """The record's API message, or None when it has none (or not an object)."""
+    message = record.message
+    if type(message) is _Message:
+        return message
+    if type(message) is dict:  # read by the tolerant reader: its content as raw JSON too
+        try:
+            return _message_of(msgspec.json.encode(message))
+        except (msgspec.DecodeError, msgspec.EncodeError):
+            return None
+    return None
+
+
+def _parent(record: _Record) -> str | None:
+    parent = record.parentUuid
     return parent if type(parent) is str and parent else None
 
 
 def _message_entry(
-    record: dict[str, Any], kind: str, uuid: Any, name: str, number: int, report: Any
+    record: _Record,
+    message: _Message | None,
+    kind: str,
+    uuid: Any,
+    name: str,
+    number: int,
+    report: Any,
 ) -> Entry | None:
     where = {"file": name, "line": number}
     if type(uuid) is not str or not uuid:
         report(number, f"a {kind} record without a uuid (skipped)")
         return None
-    message = record.get("message")
-    if type(message) is not dict:
+    if message is None:
         report(number, f"{kind} record {uuid!r} has no message object (bridged over)")
         return Entry(uuid, _parent(record), None, where, damaged=True)
-    role = message.get("role")
+    role = message.role
     if role not in ROLES:
         role = kind
-    content = message.get("content")
-    damaged = type(content) is not str and type(content) is not list
+    content: Any = message.content
+    start = memoryview(content)[:1] if type(content) is _Raw else b""
+    damaged = start != b"[" and start != b'"'
     if damaged:
         report(number, f"{kind} record {uuid!r} has no content (imported as empty)")
         content = ""
     meta: dict[str, Any] = {}
     group = None
     if kind == "assistant":
-        group = message.get("id") if type(message.get("id")) is str else None
+        group = message.id if type(message.id) is str else None
         for key in _ASSISTANT_META:
-            value = message.get(key)
+            value = getattr(message, key)
             if value is not None:
                 meta[key] = value
-        if record.get("isApiErrorMessage"):
+        if record.isApiErrorMessage:
             meta["error"] = "api_error"
-    if record.get("isSidechain") is True:
-        meta["sidechain"] = record.get("agentId") or True
-    if record.get("isMeta") is True:
+    if record.isSidechain is True:
+        meta["sidechain"] = record.agentId or True
+    if record.isMeta is True:
         meta["cli_meta"] = True  # the CLI's own bookkeeping, not a typed prompt
-    if record.get("isCompactSummary") is True:
+    if record.isCompactSummary is True:
         meta["compact_summary"] = True
-    stamp = record.get("timestamp")
+    stamp = record.timestamp
     return Entry(
         uuid,
         _parent(record),

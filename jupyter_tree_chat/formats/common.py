@@ -11,7 +11,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 ROLES = ("user", "assistant")
+_decode = msgspec.json.decode
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,59 @@ class Entry:
     damaged: bool = False  # read from a record missing a part: a later good copy wins
 
 
+class RawBlocks:
+    """The content blocks of one message, kept as the source's JSON (``msgspec.Raw``).
+
+    A big Claude Code session is mostly content that the import copies unchanged: kept
+    raw, it is neither turned into Python objects nor encoded again. The records of one
+    API message are joined here as parts, written as one JSON array.
+    """
+
+    __slots__ = ("parts",)
+
+    def __init__(self, *parts: msgspec.Raw) -> None:
+        self.parts = list(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is RawBlocks and self.parts == other.parts
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def raw(self) -> list[msgspec.Raw]:
+        """The blocks as one list to encode: each part's elements, raw, no copy made."""
+        pieces: list[msgspec.Raw] = []
+        for part in self.parts:
+            inner = memoryview(part)[1:-1]  # a raw value has no whitespace around it
+            if len(inner) > 8 or bytes(inner).strip():
+                pieces.append(msgspec.Raw(inner))
+        return pieces
+
+    def decoded(self) -> list[Any]:
+        found: list[Any] = []
+        for part in self.parts:
+            found.extend(_decode(part))
+        return found
+
+
+def is_raw_list(content: Any) -> bool:
+    """Raw JSON content that is an array (a list of blocks)."""
+    if type(content) is RawBlocks:
+        return True
+    return type(content) is msgspec.Raw and memoryview(content)[:1] == b"["
+
+
+def as_python(content: Any) -> Any:
+    """Content as Python values (raw JSON decoded; anything else as it is)."""
+    if type(content) is msgspec.Raw:
+        return _decode(content)
+    if type(content) is RawBlocks:
+        return content.decoded()
+    return content
+
+
 def blocks_of(content: Any) -> list[Any]:
     """Content as a new list of blocks: a string is one text block ("" is none)."""
+    content = as_python(content)
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     if isinstance(content, list):

@@ -21,8 +21,8 @@ _DECODER = json.JSONDecoder()
 _LINE_COLUMN = re.compile(r"line (\d+)")
 
 
-def json_lines(data: bytes, report: Report) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for every readable line, in order."""
+def split_lines(data: bytes, report: Report) -> tuple[list[bytes], int]:
+    """The lines of a source and the number of its last line if it is torn (else 0)."""
     if data.startswith(b"\xef\xbb\xbf"):
         report(1, "starts with a UTF-8 byte order mark (ignored)")
         data = data[3:]
@@ -31,26 +31,35 @@ def json_lines(data: bytes, report: Report) -> Iterator[tuple[int, Any]]:
     if lines[-1] == b"":
         lines.pop()
         last = 0
+    return lines, last
+
+
+def json_lines(data: bytes, report: Report) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for every readable line, in order."""
+    lines, last = split_lines(data, report)
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     for number, line in enumerate(lines, 1):
         try:
             yield number, loads(line)
-            continue
         except decode_error:
-            pass
-        value = _with_lone_surrogates(line)
-        if value is not None:
-            report(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
-            yield number, value
-            continue
-        glued = _glued(line)
-        if glued:
-            report(number, f"{len(glued)} records glued on one line (each read)")
-            for value in glued:
+            for value in recover(line, number, number == last, report):
                 yield number, value
-            continue
-        report(number, _why_not_json(line, number == last))
+
+
+def recover(line: bytes, number: int, is_last: bool, report: Report) -> list[Any]:
+    """What can be read of a line a JSON parser refused: lone surrogates replaced, or the
+    records glued on it; else nothing, and the damage is reported."""
+    value = _with_lone_surrogates(line)
+    if value is not None:
+        report(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
+        return [value]
+    glued = _glued(line)
+    if glued:
+        report(number, f"{len(glued)} records glued on one line (each read)")
+        return glued
+    report(number, _why_not_json(line, is_last))
+    return []
 
 
 def _glued(line: bytes) -> list[Any]:
