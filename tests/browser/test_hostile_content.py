@@ -191,16 +191,16 @@ def test_hostile_cell_output_and_widget_run_nothing(lab, page, page_log, screens
     open_and_run_all(page, lab, "hostile-cells.ipynb")
     outputs = page.locator(".jp-OutputArea-output")
     expect(outputs.filter(has_text="The end.").first).to_be_visible(timeout=90_000)
-    panel = page.locator(".jtw-panel")
-    expect(panel.locator(".jtw-conversation .jtw-markdown")).to_have_count(2, timeout=60_000)
+    panel = page.locator(".jtc-panel")
+    expect(panel.locator(".jtc-conversation .jtc-markdown")).to_have_count(2, timeout=60_000)
     # all of it: raw HTML is text in the widget too, so no payload hides what follows
-    for message in panel.locator(".jtw-conversation .jtw-markdown").all():
+    for message in panel.locator(".jtc-conversation .jtc-markdown").all():
         expect(message).to_contain_text("Payloads follow.")
         expect(message).to_contain_text("The end.")
         assert "The end." in message.inner_text()  # rendered, not only in the DOM
     screenshot("cells")
     cells = assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
-    widget = assert_nothing_ran(page, page_log, ".jtw-widget")
+    widget = assert_nothing_ran(page, page_log, ".jtc-root")
     assert not page_log.page_errors, page_log.page_errors
     print(
         f"\nSECURITY xss cells+widget: payloads={len(PAYLOADS)} "
@@ -241,7 +241,7 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
         " texts: Object.fromEntries(m.ids.map(id => [id, texts[id]]))}); }",
         texts,
     )
-    messages = page.locator(".jtw-conversation .jtw-markdown")
+    messages = page.locator(".jtc-conversation .jtc-markdown")
     expect(messages).to_have_count(2)
     question, reply = messages.nth(0), messages.nth(1)
     expect(question).to_contain_text("USERSENTINEL")
@@ -252,7 +252,7 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
         assert sentinel in shown, shown
         assert opener + RUNS in shown, shown  # the markup as written
     screenshot("widget")
-    assert_nothing_ran(page, page_log, ".jtw-widget")
+    assert_nothing_ran(page, page_log, ".jtc-root")
     assert page.evaluate("typeof window.__xss_3") == "undefined"
     assert not page_log.page_errors, page_log.page_errors
 
