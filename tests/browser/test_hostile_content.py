@@ -31,7 +31,7 @@ from playwright.sync_api import expect
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripted_provider import ScriptedProvider
 from widget_comm import recording_comms
-from widget_page import ensure_built, open_widget, panel_traits
+from widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 
 from jupyter_tree_chat.kernel.safe_html import markdown_to_html
 from jupyter_tree_chat.session import Session
@@ -234,13 +234,7 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
         traits = panel_traits(TreePanel(session))
     texts = {node.id: text_payload(node) for node in session.tree}
     open_widget(page, traits)
-    page.wait_for_function("() => window.jtw.sent.some(m => m.a === 'text')")
-    page.evaluate(  # play the kernel: the full texts the view asked for
-        "texts => { for (const m of window.jtw.sent.splice(0)) if (m.a === 'text')"
-        " window.jtw.message({t: 'texts', req: m.req,"
-        " texts: Object.fromEntries(m.ids.map(id => [id, texts[id]]))}); }",
-        texts,
-    )
+    answer_text_requests(page, texts)  # play the kernel: the full texts the view asked for
     messages = page.locator(".jtc-conversation .jtc-markdown")
     expect(messages).to_have_count(2)
     question, reply = messages.nth(0), messages.nth(1)

@@ -26,7 +26,10 @@ function display(value: unknown): string {
   }
 }
 
-/** What the details' keys are called (the known ones; any other key, from a file, as written). */
+/**
+ * What the details' keys are called: the tree's, and every `meta` key this project writes
+ * (a new one gets its name here); any other key, from another tool's file, as written.
+ */
 function keyNames(trans: Translation): Map<string, string> {
   // every name is spelled out, so a catalog extractor finds it; three to a line, a table
   return new Map(Object.entries({
@@ -37,7 +40,10 @@ function keyNames(trans: Translation): Map<string, string> {
     cell_id: trans._p('detail', 'cell id'), interrupted: trans._p('detail', 'interrupted'),
     input_tokens: trans._p('detail', 'input tokens'), output_tokens: trans._p('detail', 'output tokens'),
     cache_read_input_tokens: trans._p('detail', 'cache read input tokens'),
-    cache_creation_input_tokens: trans._p('detail', 'cache creation input tokens')
+    cache_creation_input_tokens: trans._p('detail', 'cache creation input tokens'),
+    duration_ms: trans._p('detail', 'duration ms'), error: trans._p('detail', 'error'),
+    edited_from: trans._p('detail', 'edited from'), compacted_from: trans._p('detail', 'compacted from'),
+    synthetic: trans._p('detail', 'synthetic')
   }));
 }
 
