@@ -366,7 +366,8 @@ class TreeBuilder:
         if len(parent.kids) != 1 or parent.kids[0].role != parent.role:
             return False
         self._absorb(parent, parent.kids[0], 0)
-        self.counts["role-order repairs"] += 1
+        results = parent.role == "user" and only_tool_results(parent.content)
+        self.counts["tool result records" if results else "role-order repairs"] += 1
         return True
 
     def _drop_replays(self, parent: _Node) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .builder import TreeBuilder
 from .common import Entry, Source, number, obj, seconds, text_block, walk_mapping
-from .lines import json_document
+from .exports import current, finish_conversation, read_exports
 
 NAME = "chatgpt"
 _SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
@@ -27,34 +27,19 @@ _TEXT_FIELDS = ("text", "result", "content", "summary")
 
 
 def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | None = None) -> None:
-    newest: tuple[float, str] | None = None
-    for source in sources:
+    def one(item: Any, index: int, file: str) -> tuple[str | None, float] | None:
+        if type(item) is not dict or type(item.get("mapping")) is not dict:
+            where = {"file": file, "key": f"conversation {index}"}
+            builder.report(where, "not a conversation (no mapping; ignored)")
+            return None
+        conv_id = str(item.get("conversation_id") or item.get("id") or index)
+        if conversation is not None and not _matches(conversation, conv_id, item):
+            builder.counts["conversations not chosen"] += 1
+            return None
+        builder.counts["conversations"] += 1
+        return _conversation(item, conv_id, file, builder), number(item.get("update_time"))
 
-        def report(line: int | None, message: str, name: str = source.name) -> None:
-            builder.report({"file": name, "line": line}, message)
-
-        value = json_document(source.data, report)
-        if value is None:
-            continue
-        conversations = value if type(value) is list else [value]
-        for index, item in enumerate(conversations):
-            if type(item) is not dict or type(item.get("mapping")) is not dict:
-                builder.report(
-                    {"file": source.name, "key": f"conversation {index}"},
-                    "not a conversation (no mapping; ignored)",
-                )
-                continue
-            conv_id = str(item.get("conversation_id") or item.get("id") or index)
-            if conversation is not None and not _matches(conversation, conv_id, item):
-                builder.counts["conversations not chosen"] += 1
-                continue
-            leaf = _conversation(item, conv_id, source.name, builder)
-            updated = number(item.get("update_time"))
-            if leaf is not None and (newest is None or updated >= newest[0]):
-                newest = (updated, leaf)
-            builder.counts["conversations"] += 1
-    if newest is not None:
-        builder.prefer_leaf(newest[1])
+    read_exports(sources, builder, one)
 
 
 def _matches(wanted: str, conv_id: str, item: dict[str, Any]) -> bool:
@@ -82,15 +67,9 @@ def _conversation(
             continue
         if entry.role is not None and builder.message_above(parent) is None:
             roots.append(node_id)
-    title = item.get("title")
-    for root in roots:
-        root_entry = builder.entry(root)
-        if root_entry is not None and system:
-            root_entry.meta = {**(root_entry.meta or {}), "system": "\n\n".join(system)}
-    if roots and type(title) is str and title:
-        builder.label(roots[0], title, {"file": file, "key": f"conversation {conv_id!r}"})
-    current = item.get("current_node")
-    return current if type(current) is str else None
+    where = {"file": file, "key": f"conversation {conv_id!r}"}
+    finish_conversation(builder, roots, system, item.get("title"), where)
+    return current(item.get("current_node"))
 
 
 def _entry(

@@ -16,45 +16,32 @@ from typing import Any
 
 from .builder import TreeBuilder
 from .common import Entry, Source, number, obj, seconds, walk_mapping
-from .lines import json_document
+from .exports import current, finish_conversation, read_exports
 
 NAME = "open-webui"
 
 
 def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | None = None) -> None:
-    newest: tuple[float, str] | None = None
-    for source in sources:
+    def one(value: Any, index: int, file: str) -> tuple[str | None, float] | None:
+        item = obj(value)
+        chat = obj(item.get("chat")) or item
+        history = obj(chat.get("history"))
+        if type(history.get("messages")) is not dict:
+            builder.report(
+                {"file": file, "key": f"chat {index}"}, "not a chat (no history.messages; ignored)"
+            )
+            return None
+        chat_id = str(item.get("id") or chat.get("id") or index)
+        title = item.get("title") or chat.get("title")
+        if conversation is not None and not (
+            chat_id.startswith(conversation) or title == conversation
+        ):
+            builder.counts["chats not chosen"] += 1
+            return None
+        builder.counts["chats"] += 1
+        return _chat(chat, history, chat_id, title, file, builder), number(item.get("updated_at"))
 
-        def report(line: int | None, message: str, name: str = source.name) -> None:
-            builder.report({"file": name, "line": line}, message)
-
-        value = json_document(source.data, report)
-        if value is None:
-            continue
-        for index, item in enumerate(value if type(value) is list else [value]):
-            item = obj(item)
-            chat = obj(item.get("chat")) or item
-            history = obj(chat.get("history"))
-            if type(history.get("messages")) is not dict:
-                builder.report(
-                    {"file": source.name, "key": f"chat {index}"},
-                    "not a chat (no history.messages; ignored)",
-                )
-                continue
-            chat_id = str(item.get("id") or chat.get("id") or index)
-            title = item.get("title") or chat.get("title")
-            if conversation is not None and not (
-                chat_id.startswith(conversation) or title == conversation
-            ):
-                builder.counts["chats not chosen"] += 1
-                continue
-            leaf = _chat(chat, history, chat_id, title, source.name, builder)
-            updated = number(item.get("updated_at"))
-            if leaf is not None and (newest is None or updated >= newest[0]):
-                newest = (updated, leaf)
-            builder.counts["chats"] += 1
-    if newest is not None:
-        builder.prefer_leaf(newest[1])
+    read_exports(sources, builder, one)
 
 
 def _chat(
@@ -105,11 +92,5 @@ def _chat(
         )
         if builder.add(entry) and builder.message_above(parent) is None:
             roots.append(message_id)
-    for root in roots:
-        held = builder.entry(root)
-        if held is not None and system:
-            held.meta = {**(held.meta or {}), "system": "\n\n".join(system)}
-    if roots and type(title) is str and title:
-        builder.label(roots[0], title, {"file": file, "key": f"chat {chat_id!r}"})
-    current = history.get("currentId")
-    return current if type(current) is str else None
+    finish_conversation(builder, roots, system, title, {"file": file, "key": f"chat {chat_id!r}"})
+    return current(history.get("currentId"))

@@ -151,19 +151,14 @@ def _message(
 ) -> Entry:
     role = message.get("role")
     stamp = seconds(message.get("timestamp")) or stamp
+
+    def node(role: str, content: Any, meta: dict[str, Any] | None = None) -> Entry:
+        return Entry(entry_id, parent, role, where, content, meta, timestamp=stamp)
+
     if role == "user":
-        return Entry(
-            entry_id,
-            parent,
-            "user",
-            where,
-            _user_content(message.get("content")),
-            None,
-            timestamp=stamp,
-        )
+        return node("user", _user_content(message.get("content")))
     if role == "assistant":
-        content, meta = _assistant(message)
-        return Entry(entry_id, parent, "assistant", where, content, meta, timestamp=stamp)
+        return node("assistant", *_assistant(message))
     if role == "toolResult":
         result: dict[str, Any] = {
             "type": "tool_result",
@@ -172,37 +167,26 @@ def _message(
         }
         if message.get("isError") is True:
             result["is_error"] = True
-        meta = {"pi": "toolResult", "tool_name": message.get("toolName")}
-        return Entry(entry_id, parent, "user", where, [result], meta, timestamp=stamp)
+        return node("user", [result], {"pi": "toolResult", "tool_name": message.get("toolName")})
     if role == "bashExecution":
-        meta = {"pi": "bashExecution"}
+        meta: dict[str, Any] = {"pi": "bashExecution"}
         if message.get("excludeFromContext") is True:
             meta["exclude_from_context"] = True
-        content = [text_block(_bash_text(message))]
-        return Entry(entry_id, parent, "user", where, content, meta, timestamp=stamp)
+        return node("user", [text_block(_bash_text(message))], meta)
     if role in ("custom", "hookMessage"):
-        meta = {"pi": "custom", "custom_type": message.get("customType")}
-        return Entry(
-            entry_id,
-            parent,
-            "user",
-            where,
-            _user_content(message.get("content")),
-            meta,
-            timestamp=stamp,
-        )
+        custom = {"pi": "custom", "custom_type": message.get("customType")}
+        return node("user", _user_content(message.get("content")), custom)
     if role in ("branchSummary", "compactionSummary"):
         prefix, suffix = (
             (BRANCH_PREFIX, BRANCH_SUFFIX)
             if role == "branchSummary"
             else (COMPACTION_PREFIX, COMPACTION_SUFFIX)
         )
-        content = [text_block(prefix + _text(message.get("summary")) + suffix)]
-        return Entry(entry_id, parent, "user", where, content, {"pi": role}, timestamp=stamp)
-    report(
-        where["line"],
-        f"message {entry_id!r} has role {role!r}, which pi does not write (bridged over)",
-    )
+        return node(
+            "user", [text_block(prefix + _text(message.get("summary")) + suffix)], {"pi": role}
+        )
+    why = f"message {entry_id!r} has role {role!r}, which pi does not write (bridged over)"
+    report(where["line"], why)
     return Entry(entry_id, parent, None, where)
 
 
