@@ -15,9 +15,11 @@ never written; ``import_files`` writes only its new session file, through the st
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,14 +168,20 @@ def read(
 ) -> Imported:
     """Read sources of one format into records; damage is reported, never raised.
 
-    The cyclic garbage collector is paused meanwhile, as the store's loader pauses it:
-    a big session makes millions of small objects it would otherwise rescan again and
-    again.
+    The cyclic garbage collector is paused meanwhile, as the store's loader pauses it.
     """
+    with gc_paused():
+        return _read(sources, fmt, conversation, sidechains)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC off meanwhile (and back as it was): an import makes millions of
+    small objects, none in a cycle, which it would otherwise rescan again and again."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read(sources, fmt, conversation, sidechains)
+        yield
     finally:
         if was_enabled:
             gc.enable()
@@ -263,14 +271,16 @@ def import_files(
             sources.append(open_source(path))
         except FileNotFoundError:
             raise FormatError(f"{path}: no such file") from None
-    imported = read(sources, fmt, conversation=conversation, sidechains=sidechains)
-    if not imported.nodes:
-        raise FormatError(f"nothing to import, no messages were found: {imported.summary()}")
-    target = Path(out) if out is not None else default_output(paths[0])
-    if target.resolve() in {Path(path).resolve() for path in paths}:
-        raise FormatError(f"{target} is one of the sources, which are never written")
+    with gc_paused():
+        imported = read(sources, fmt, conversation=conversation, sidechains=sidechains)
+        if not imported.nodes:
+            raise FormatError(f"nothing to import, no messages were found: {imported.summary()}")
+        target = Path(out) if out is not None else default_output(paths[0])
+        if target.resolve() in {Path(path).resolve() for path in paths}:
+            raise FormatError(f"{target} is one of the sources, which are never written")
+        data = imported.data()
     try:
-        create_session_file(target, imported.data(), replace=replace)
+        create_session_file(target, data, replace=replace)
     except FileExistsError:
         raise
     except OSError as error:
