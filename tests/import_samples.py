@@ -170,13 +170,22 @@ def claude_code_resumed() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             stamp=stamp(0, 5),
             message_id="msg_r1",
         ),
-        {"type": "last-prompt", "lastPrompt": "Start the work", "leafUuid": "r-a1"},
+        cc_record(
+            "assistant",
+            "r-a1b",
+            "r-a1",
+            [{"type": "text", "text": "Really."}],
+            stamp=stamp(0, 6),
+            message_id="msg_r1",
+        ),
+        {"type": "last-prompt", "lastPrompt": "Start the work", "leafUuid": "r-a1b"},
     ]
     later = "6e6e6e6e-0000-4000-8000-000000000002"
     second = [
         {**first[0], "sessionId": later},
         {**first[1], "sessionId": later},
-        cc_record("user", "r-u2", "r-a1", "Carry on", stamp=stamp(30), session=later),
+        {**first[2], "sessionId": later},
+        cc_record("user", "r-u2", "r-a1b", "Carry on", stamp=stamp(30), session=later),
         cc_record(
             "assistant",
             "r-a2",

@@ -116,10 +116,12 @@ def test_a_resumed_session_repeating_records_is_one_tree_whatever_the_argument_o
         imported = read(*order)
         assert list(nodes(imported)) == ["r-u1", "r-a1", "r-u2", "r-a2"]
         assert imported.leaf == "r-a2"
-        assert imported.counts["repeated records"] == 2
-        assert imported.problems == []
+        assert imported.counts["repeated records"] == 3
+        assert imported.problems == []  # the joined message repeated is not "other content"
+        texts = [b["text"] for b in nodes(imported)["r-a1"]["message"]["content"]]
+        assert texts == ["Started.", "Really."]
     header = imported.records[0]
-    assert header["sessions"] == [first[0]["sessionId"], second[2]["sessionId"]]
+    assert header["sessions"] == [first[0]["sessionId"], second[3]["sessionId"]]
 
 
 def test_sidechains_inline_and_in_agent_files_are_marked_roots_or_left_out():

@@ -144,7 +144,7 @@ class TreeBuilder:
             self.report(entry.source, f"id {entry.id!r}: this record replaces a damaged one")
             return True
         self.counts["repeated records"] += 1
-        if (first.role, first.content) != (entry.role, entry.content):
+        if first.role != entry.role or _first_part(first.content) != _first_part(entry.content):
             self.report(entry.source, f"id {entry.id!r} repeated with other content (first kept)")
         return False
 
@@ -559,6 +559,11 @@ class _Missing:
     """What ``_nearest`` finds when a parent id is not in the source."""
 
     id: str
+
+
+def _first_part(content: Any) -> Any:
+    """What a record itself held (a reader may have joined later records to it)."""
+    return content.parts[0] if type(content) is RawBlocks else content
 
 
 def _position(node: _Node) -> int:

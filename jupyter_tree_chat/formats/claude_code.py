@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from .builder import TreeBuilder
-from .common import ROLES, Entry, RawBlocks, Source, is_raw_list, iso_seconds
+from .common import ROLES, Entry, RawBlocks, Source, iso_seconds
 from .lines import recover, split_lines
 
 NAME = "claude-code"
@@ -138,6 +138,11 @@ def _read_file(
     boundaries: dict[str, str] = {}  # a /compact boundary's uuid → the leaf it continues
     held: Entry | None = None  # the assistant message being read, one record per block
     tail = ""  # the uuid of its last record
+    group: Any = None  # its message.id
+    parts: list[msgspec.Raw] = []  # its blocks, raw
+    merged: list[dict[str, Any]] | None = None  # the records joined into it (meta.merged)
+    held_meta: dict[str, Any] = {}
+    alias = builder.alias
     joined = 0
 
     def report(line: int | None, message: str) -> None:
@@ -153,28 +158,26 @@ def _read_file(
             if record.isSidechain is True and not sidechains:
                 counts["sidechain records"] += 1
                 continue
-            message = _message(record)
+            message = record.message if type(record.message) is _Message else _message(record)
             if (
                 held is not None
                 and record.parentUuid == tail
                 and message is not None
-                and message.id == held.group
+                and message.id == group
                 and type(message.content) is _Raw
                 and memoryview(message.content)[:1] == b"["
                 and not builder.has(uuid)
             ):  # the next block of the message just read: joined here, the common case
-                if type(held.content) is not RawBlocks:
-                    held.content = RawBlocks(held.content)
-                held.content.parts.append(message.content)
-                meta = held.meta if held.meta is not None else {}
-                held.meta = meta
-                meta.setdefault("merged", []).append({"id": uuid, "file": name, "line": number})
-                if message.usage is not None:  # the last record's are the final ones
-                    meta["usage"] = message.usage
-                if message.stop_reason is not None:
-                    meta["stop_reason"] = message.stop_reason
-                builder.alias(uuid, held.id)
+                parts.append(message.content)
+                if merged is None:
+                    merged = held_meta.setdefault("merged", [])
+                merged.append({"id": uuid, "file": name, "line": number})
                 joined += 1
+                if message.usage is not None:  # the last record's are the final ones
+                    held_meta["usage"] = message.usage
+                if message.stop_reason is not None:
+                    held_meta["stop_reason"] = message.stop_reason
+                alias(uuid, held.id)
                 tail = uuid
                 continue
             entry = _message_entry(record, message, kind, uuid, name, number, report)
@@ -185,9 +188,20 @@ def _read_file(
                 sessions[session] = None
             if entry.parent in boundaries and entry.role is not None:
                 entry.meta = {**(entry.meta or {}), "compacted_from": boundaries[entry.parent]}
-            added = add(entry)
-            joinable = added and entry.group is not None and is_raw_list(entry.content)
-            held, tail = (entry, entry.id) if joinable else (None, "")
+            held, tail = None, ""
+            content = entry.content
+            if (
+                add(entry)
+                and entry.group is not None
+                and type(content) is _Raw
+                and memoryview(content)[:1] == b"["
+            ):  # an assistant message later records may add blocks to
+                held, tail, group = entry, entry.id, entry.group
+                blocks = RawBlocks(content)
+                entry.content, parts = blocks, blocks.parts
+                held_meta = entry.meta if entry.meta is not None else {}
+                entry.meta = held_meta
+                merged = None
             continue
         if type(uuid) is str and uuid:
             if record.isSidechain is True and not sidechains:
