@@ -1,6 +1,6 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree store session cellrule textview``, and ``formats/``) and
+- The core (``errors tree language store session cellrule textview``, and ``formats/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
@@ -22,6 +22,7 @@ CORE_LAYER = {
     "errors": 0,
     "tree": 1,
     "formats": 2,
+    "language": 2,
     "store": 2,
     "providers": 3,
     "cellrule": 4,

@@ -5,7 +5,8 @@ reply states how many messages were on the active path, their roles in order and
 last user message, so switching branches visibly changes what "the model" knows. The
 same request always gives the same reply in the same chunks, which also makes it the
 provider for tests and demos. It answers in the language of the last real user message
-(English or Chinese; the rule and every sentence are in ``offline_phrases.py``).
+(English or Chinese, by the rule in ``language.py``; every sentence is in
+``offline_phrases.py``).
 
 It behaves like the real provider where a session can tell: it streams ``TextDelta``
 chunks (a few words each, a Han character counting as a word, optionally ``delay``
@@ -29,9 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadRequest
+from ..language import HAN, count_words, path_language
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
-from .offline_phrases import HAN, PHRASES, Language, Phrases, count_words, text_language
+from .offline_phrases import PHRASES, Phrases
 
 #: paths longer than this show their first and last roles around an ellipsis
 _MAX_ROLES_SHOWN = 12
@@ -106,7 +108,7 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     messages = request.messages
     if not messages:
         raise BadRequest("The request has no messages: ask something first.")
-    phrases = PHRASES[reply_language(messages)]
+    phrases = PHRASES[path_language(messages)]
     last = messages[-1]
     tool_use: dict[str, Any] | None = None
     if is_tool_result(last):
@@ -134,12 +136,6 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     if tool_use is not None:
         return OfflineReply(text=text, stop_reason="tool_use", tool_use=tool_use)
     return OfflineReply(text=text, stop_reason="end_turn")
-
-
-def reply_language(messages: Sequence[Message]) -> Language:
-    """The language of the last real user message on the path (``"en"`` if there is none)."""
-    last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
-    return "en" if last_user is None else text_language(message_text(last_user))
 
 
 #: a word: a Han character, or a run of other non-space characters; with its spaces

@@ -1,45 +1,18 @@
-"""What the offline teaching model says, in each language it speaks, and how it chooses.
+"""What the offline teaching model says, in each language it speaks.
 
 The offline model answers in the language of the question, so the chapter (written in
 Chinese) can be taught in Chinese with no key. Its logic is written once, in
 ``offline.py``; every sentence it can say is here, one ``Phrases`` table per language,
 so the two languages cannot drift apart in what they state.
 
-**The rule.** The reply's language is that of the last real user message on the path
-(tool results do not count; a path with none is answered in English). A message is
-Chinese when its Han characters are at least as many as its other words: each Han
-character counts as one word, each run of letters of any other script as one word,
-digits and punctuation not at all. So ``用 Python 给 list 排序`` (4 Han, 2 Latin words)
-is Chinese and ``What does 会话树 mean in this chapter?`` (3 Han, 6 words) is English.
-The rule is a pure function of the text: the same question always gets the same
-language.
+The rule that picks the language is ``language.path_language``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Literal
 
-Language = Literal["en", "zh"]
-
-#: Han ideographs: CJK Unified Ideographs, Extension A, compatibility ideographs, ext. B–F
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
-_HAN_CHARACTER = re.compile(f"[{HAN}]")
-_OTHER_WORD = re.compile(rf"[^\W\d_{HAN}]+")
-
-
-def text_language(text: str) -> Language:
-    """``"zh"`` when Han characters are at least as many as the other words, else ``"en"``."""
-    han = len(_HAN_CHARACTER.findall(text))
-    return "zh" if han and han >= len(_OTHER_WORD.findall(text)) else "en"
-
-
-def count_words(text: str, language: Language) -> list[str]:
-    """The words of ``text``: split at spaces in English; in Chinese as the rule counts them."""
-    if language == "en":
-        return text.split()
-    return re.findall(rf"[{HAN}]|[^\W\d_{HAN}]+", text)
+from ..language import Language
 
 
 @dataclass(frozen=True)
