@@ -18,7 +18,8 @@
 // and it is not in a place only code reads: a module name, an object key, a type, a
 // comparison or `case`, a message for developers (`console.*`, `new Error(...)`), a CSS
 // selector, an event, attribute or element name, a `class`/`style`/`id`/`role` value.
-// A line ending in `// not for translation: REASON` is left alone.
+// A line ending in `// not for translation: REASON` is left alone, and so is a file with a
+// line `// not for translation in this file: REASON` (its translator calls still count).
 //
 // Usage: node labextension/scripts/strings.mjs [SOURCE_DIR]   (default: labextension/src)
 
@@ -47,8 +48,9 @@ const CODE_CALLS = new Set([
   'postMessage', 'load', 'require', 'import'
 ]);
 const DEVELOPER_OBJECTS = new Set(['console']);
-const ERRORS = /^(Error|TypeError|RangeError|SyntaxError|ReferenceError)$/;
+const ERRORS = /Error$/; // new Error(...), new JSONSyntaxError(...): messages for developers
 const OPT_OUT = /\/\/\s*not for translation:\s*\S/;
+const FILE_OPT_OUT = /^\/\/\s*not for translation in this file:\s*\S/m;
 
 function sourceFiles(dir) {
   const found = [];
@@ -164,6 +166,7 @@ export function scan(dir) {
     const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
     const name = relative(dir, path);
     const translated = new Set();
+    const wholeFileOptedOut = FILE_OPT_OUT.test(text);
     const lineOf = node => file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1;
 
     const visit = node => {
@@ -187,7 +190,7 @@ export function scan(dir) {
       const pieces = value !== null ? [value]
         : ts.isTemplateExpression(node) ? [node.head.text, ...node.templateSpans.map(s => s.literal.text)]
         : null;
-      if (pieces && !translated.has(node) && !OPT_OUT.test(lines[lineOf(node) - 1] ?? '')) {
+      if (pieces && !translated.has(node) && !wholeFileOptedOut && !OPT_OUT.test(lines[lineOf(node) - 1] ?? '')) {
         const where = place(node);
         const shown = pieces.join(' ');
         if (where === 'shown' ? /\p{L}/u.test(shown) : where === 'other' && readsAsWords(shown)) {
