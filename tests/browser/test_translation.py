@@ -5,7 +5,8 @@ test extra installs it): the session-wide one, left at its default language, and
 whose user settings choose ``zh_CN`` as a user would in *Settings → Language*
 (``@jupyterlab/translation-extension/plugin.jupyterlab-settings`` holding
 ``{"locale": "zh_CN"}``). In each, a notebook runs a ``%%chat`` cell (the turn control)
-and ``%chat panel`` (the panel), and a ``*.chat.jsonl`` opens in the viewer. The test
+(asked in the lab's language, so the offline model answers in it too) and
+``%chat panel`` (the panel), and a ``*.chat.jsonl`` opens in the viewer. The test
 reads what a user reads there, the text and the ``title``/``aria-label`` of everything
 but the messages themselves, and checks it against the shipped catalog: in Chinese every
 message of ours is the catalog's translation and no English message is left; in English
@@ -107,7 +108,7 @@ def test_panel_turn_control_and_viewer_are_in_the_labs_language(
         lab.root / notebook,
         [
             '%load_ext jupyter_tree_chat\n%config TreeChat.provider = "offline"',
-            "%%chat\nWhat is a session tree?",
+            "%%chat\n" + ("What is a session tree?" if language == "en" else "什么是会话树？"),
             "%chat panel",
         ],
     )
@@ -115,6 +116,12 @@ def test_panel_turn_control_and_viewer_are_in_the_labs_language(
 
     # JupyterLab's own menus follow the same setting (the language pack)
     expect(page.locator(".lm-MenuBar-itemLabel").first).to_have_text(lab_word(language, "File"))
+
+    # the offline model answers in the question's language
+    seen_first = "I was sent **1 message**" if language == "en" else "我在 active path 上收到了"
+    expect(tab.locator(".jp-RenderedMarkdown, .jp-RenderedHTMLCommon").first).to_contain_text(
+        seen_first.replace("**", "")
+    )
 
     # the turn control under the %%chat cell
     control = tab.locator(".jtc-turn").first
