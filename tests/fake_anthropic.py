@@ -15,12 +15,15 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)
+        server.tokens_per_second = 100                   # each text delta waits 10 ms
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         server.requests[-1].body                          # the parsed JSON body sent
+        server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
-Prompt caching follows the real API's rules (``fake_cache.py``). Like the real API it
+Prompt caching follows the real API's rules (``fake_cache.py``), including when an entry
+becomes readable: once the response that wrote it has sent its first event. Like the real API it
 refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
 use answered by tool results, message shape, cache breakpoints); with ``api_key`` set it
 refuses (401) any other key.
@@ -32,8 +35,9 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -57,14 +61,22 @@ _ERROR_TYPES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordedRequest:
-    """One request as the server received it; header names are lower case."""
+    """One request as the server received it; header names are lower case.
+
+    The times are ``time.monotonic()`` in the server's process: when the request
+    arrived, when its first stream event was sent, and when its answer ended; ``usage``
+    is the token accounting its answer reported."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    received: float = 0.0
+    first_event: float | None = None
+    ended: float | None = None
+    usage: dict[str, int] | None = None
 
 
 @dataclass
@@ -121,9 +133,12 @@ class FakeAnthropic:
         chunk_chars: int = 16,
         api_key: str | None = None,
         min_cache_tokens: int = 1024,
+        tokens_per_second: float | None = None,
     ) -> None:
         self.chunk_chars = chunk_chars
         self.api_key = api_key
+        self.tokens_per_second = tokens_per_second
+        """Stream text deltas at this rate (one delta ≈ one token); None: at once."""
         self.requests: list[RecordedRequest] = []
         self.cache = PromptCache(min_cache_tokens)
         self._script: deque[ScriptedReply | ScriptedError] = deque()
@@ -249,13 +264,16 @@ class FakeAnthropic:
         return item
 
     # -- replies as events -----------------------------------------------------------
-    def events_for(self, reply: ScriptedReply, body: dict[str, Any]) -> list[SseEvent]:
-        """The stream for a scripted reply, in the real API's order."""
+    def events_for(
+        self, reply: ScriptedReply, body: dict[str, Any], pending: list[str] | None = None
+    ) -> list[SseEvent]:
+        """The stream for a scripted reply, in the real API's order; the cache entries it
+        writes go to ``pending`` (see ``PromptCache.usage``) when given."""
         if reply.replay is not None:
             return list(read_recording(FIXTURES / reply.replay))
         with self._lock:
             number = self._message_count
-        usage = self.cache.usage(body)
+        usage = self.cache.usage(body, pending)
         start_message = {
             "id": f"msg_fake{number:06d}",
             "type": "message",
@@ -421,8 +439,16 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest("POST", self.path, headers, body, received=time.monotonic())
         with self.fake._lock:
-            self.fake.requests.append(RecordedRequest("POST", self.path, headers, body))
+            self.fake.requests.append(record)
+        try:
+            self._answer(record)
+        finally:
+            record.ended = time.monotonic()
+
+    def _answer(self, record: RecordedRequest) -> None:
+        headers, body = record.headers, record.body
         if self.path.split("?")[0] != "/v1/messages":
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
@@ -434,11 +460,20 @@ class _Handler(BaseHTTPRequestHandler):
         item = self.fake._next(body)
         if isinstance(item, ScriptedError):
             return self._send_error(item.status, item.error_type, item.message, item.headers)
-        events = self.fake.events_for(item, body)
+        pending: list[str] = []
+        events = self.fake.events_for(item, body, pending)
+        if events and events[0].name == "message_start":
+            record.usage = json.loads(events[0].data)["message"]["usage"]
         if body.get("stream"):
-            self._stream(events, item)
+            self._stream(events, item, lambda: self._began(record, pending))
         else:
             self._send_json(200, message_from_events(events))
+            self._began(record, pending)
+
+    def _began(self, record: RecordedRequest, pending: list[str]) -> None:
+        """The response has begun: what it wrote to the cache is readable from now on."""
+        record.first_event = time.monotonic()
+        self.fake.cache.publish(pending)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -457,7 +492,9 @@ class _Handler(BaseHTTPRequestHandler):
         payload = {"type": "error", "error": {"type": error_type, "message": message}}
         self._send_json(status, payload, headers)
 
-    def _stream(self, events: list[SseEvent], reply: ScriptedReply) -> None:
+    def _stream(
+        self, events: list[SseEvent], reply: ScriptedReply, began: Callable[[], None]
+    ) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("transfer-encoding", "chunked")
@@ -467,6 +504,8 @@ class _Handler(BaseHTTPRequestHandler):
         payloads = [event.encode() for event in events]
         if reply.replay is not None:  # byte for byte, so a missing final newline stays missing
             payloads = _recording_payloads(FIXTURES / reply.replay)
+        rate = self.fake.tokens_per_second
+        pause = 1 / rate if rate else 0.0
         for sent, payload in enumerate(payloads):
             if sent == reply.drop_after:
                 return self._drop()
@@ -480,7 +519,11 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == reply.malformed_after:
                 self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
                 return self._end_chunks()
+            if pause and payload.startswith(b"event: content_block_delta"):
+                time.sleep(pause)
             self._write_chunk(payload)
+            if sent == 0:
+                began()
         self._end_chunks()
 
     def _write_chunk(self, data: bytes) -> None:

@@ -56,7 +56,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+from .base import Began, Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_CACHE_BREAKPOINTS = 4
@@ -250,6 +250,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
         elif kind == "message_start":
             model = event.message.model or model
             _merge_usage(usage, event.message.usage)
+            yield Began(model)
         elif kind == "message_delta":
             stop_reason = event.delta.stop_reason
             finished = finished or stop_reason is not None
