@@ -25,6 +25,7 @@ __all__ = [
     "ToolRegistry",
     "Turn",
     "__version__",
+    "compare_frame",
     "load_ipython_extension",
     "panel",
     "register_tool",
@@ -47,6 +48,28 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
             return ""
         return current.tree.get(current.leaf).text
     return current.resolve(node_id).text
+
+
+def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
+    """The sibling answers of the current question (or of question/answer ``ref``) as a
+    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``).
+
+    Add a score with ``df["score"] = df.text.map(my_metric)``, then continue from the
+    best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
+    """
+    from .compare import COLUMNS, rows, sibling_answers
+    from .errors import MissingExtra
+    from .kernel.sessions import current_session
+
+    try:
+        import pandas
+    except ImportError:
+        raise MissingExtra(
+            "compare_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'"
+        ) from None
+    current = current_session(session)
+    question = None if ref is None else current.resolve(ref).id
+    return pandas.DataFrame(rows(sibling_answers(current.tree, question)), columns=list(COLUMNS))
 
 
 def panel(session: str | None = None) -> Any:

@@ -28,7 +28,6 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import queue
@@ -38,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ChatError, ProviderError
+from .errors import ChatError, FanoutTooLarge, ProviderError
 from .providers.base import Began, Finished, Message, ReplyRequest, TextDelta
 from .store import leaf_record
 from .tree import Node, tool_uses
@@ -53,10 +52,6 @@ MAX_VARIANTS = 12
 
 _POLL_S = 0.1
 """How often a waiting thread looks at the cancel flag."""
-
-
-class FanoutTooLarge(ChatError):
-    """More combinations than ``MAX_VARIANTS``."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +95,7 @@ class Fanout:
         for model, temperature in itertools.product(models, temperatures):
             settings = base.merged(model=model, temperature=temperature)
             for sample in range(1, self.n + 1):
-                found.append(
-                    Variant(settings, settings.model or default_model, sample, self.n)
-                )
+                found.append(Variant(settings, settings.model or default_model, sample, self.n))
         return found
 
 
@@ -218,7 +211,8 @@ class _Worker:
         started = time.monotonic()
         self.report("start")
         finished: Finished | None = None
-        with contextlib.closing(iter(self.run.session.provider.stream(request))) as events:
+        events = self.run.session.provider.stream(request)
+        try:
             for event in events:
                 if self.run.cancelled.is_set():
                     return None
@@ -229,6 +223,10 @@ class _Worker:
                         self.run.first_began.set()
                 elif isinstance(event, Finished):
                     finished = event
+        finally:  # a cancelled answer frees its connection now, not when collected
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
         self.report("finished", finished, time.monotonic() - started)
