@@ -77,10 +77,12 @@ def panel(session: str | None = None) -> Any:
 
     The last expression of a cell displays it, as ``%chat panel`` does.
     """
-    from .kernel.sessions import current_session
+    from .kernel.sessions import current_session, registry
+    from .widget.hooks import compare_traits
     from .widget.widgets import TreePanel
 
-    return TreePanel(current_session(session))
+    choices = registry().config.compare_choices()
+    return TreePanel(current_session(session), **compare_traits(choices))
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -96,7 +98,9 @@ def load_ipython_extension(ipython: Any) -> None:
     kernel_sessions.install(sessions)
     # the one hook between views: the kernel's cells show the widget's views
     sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
-    sessions.panel_hook = widget_hooks.show_panel  # what `%chat panel` displays
+    sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
+        session, sessions.config.compare_choices()
+    )
 
 
 def unload_ipython_extension(ipython: Any) -> None:
