@@ -16,6 +16,7 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)
         server.tokens_per_second = 100                   # each text delta waits 10 ms
+        server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
@@ -93,6 +94,7 @@ class ScriptedReply:
     error_event_after: int | None = None
     error_event_type: str = "overloaded_error"
     malformed_after: int | None = None
+    when: Callable[[Any], bool] | None = None
 
     @property
     def wants_default_text(self) -> bool:
@@ -108,6 +110,7 @@ class ScriptedError:
     error_type: str
     message: str
     headers: dict[str, str]
+    when: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -198,10 +201,13 @@ class FakeAnthropic:
         error_event_after: int | None = None,
         error_event_type: str = "overloaded_error",
         malformed_after: int | None = None,
+        when: Callable[[Any], bool] | None = None,
     ) -> None:
         """Script the next reply. ``tool_use`` is ``{"name", "input"}`` (an ``id`` is
         made up if absent); ``replay`` names a file in fixtures/anthropic-sse/. The
-        ``*_after`` faults count events sent (``message_start`` is event 1)."""
+        ``*_after`` faults count events sent (``message_start`` is event 1). With
+        ``when``, it answers the first request whose body ``when`` accepts (concurrent
+        requests arrive in no fixed order)."""
         tool_uses = [tool_use] if isinstance(tool_use, dict) else list(tool_use or [])
         if refusal:
             stop_reason = "refusal"
@@ -217,6 +223,7 @@ class FakeAnthropic:
                 error_event_after=error_event_after,
                 error_event_type=error_event_type,
                 malformed_after=malformed_after,
+                when=when,
             )
         )
 
@@ -229,8 +236,10 @@ class FakeAnthropic:
         error_type: str | None = None,
         retry_after_ms: int | None = None,
         retry_after: int | None = None,
+        when: Callable[[Any], bool] | None = None,
     ) -> None:
-        """Answer the next ``times`` requests with an HTTP error (429, 529, 500, 401...)."""
+        """Answer the next ``times`` requests (that ``when`` accepts, if given) with an
+        HTTP error (429, 529, 500, 401...)."""
         headers = {}
         if retry_after_ms is not None:
             headers["retry-after-ms"] = str(retry_after_ms)
@@ -238,7 +247,7 @@ class FakeAnthropic:
             headers["retry-after"] = str(retry_after)
         kind = error_type or _ERROR_TYPES.get(status, "api_error")
         for _ in range(times):
-            self._push(ScriptedError(status, kind, message or f"fake {kind}", headers))
+            self._push(ScriptedError(status, kind, message or f"fake {kind}", headers, when))
 
     def reset(self) -> None:
         """Forget the script, the recorded requests and the prompt cache."""
@@ -258,7 +267,11 @@ class FakeAnthropic:
     def _next(self, body: Any) -> ScriptedReply | ScriptedError:
         with self._lock:
             self._message_count += 1
-            item = self._script.popleft() if self._script else ScriptedReply()
+            item = next((i for i in self._script if i.when is None or i.when(body)), None)
+            if item is None:
+                item = ScriptedReply()
+            else:
+                self._script.remove(item)
         if isinstance(item, ScriptedReply) and item.wants_default_text:
             item.text = default_reply_text(body)
         return item
@@ -454,7 +467,7 @@ class _Handler(BaseHTTPRequestHandler):
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
-        problem = validate(body)
+        problem = validate(body, headers.get("anthropic-version"))
         if problem:
             return self._send_error(400, "invalid_request_error", problem)
         item = self.fake._next(body)
