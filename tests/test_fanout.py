@@ -189,7 +189,7 @@ def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, serve
     assert len(calls(server)) == 8
 
 
-# -- faults ------------------------------------------------------------------------------
+# -- faults --------------------------------------------------------------------------------
 
 
 def test_one_failing_answer_keeps_the_others_and_is_marked(claude, server):
@@ -304,7 +304,7 @@ def test_each_answer_runs_its_own_tool_loop_one_tool_call_at_a_time(claude, serv
     assert len(calls(server)) == 6
 
 
-# -- the other ways in: retry and edit ------------------------------------------------------
+# -- the other ways in: retry and edit -----------------------------------------------------
 
 
 def test_retry_and_edit_take_the_fan_out_options(claude, server):
@@ -326,7 +326,7 @@ def test_retry_and_edit_take_the_fan_out_options(claude, server):
     assert bad.stderr.strip() == "UsageError: %chat retry --n: 'x' is not a number; e.g. --n 3"
 
 
-# -- the offline model -------------------------------------------------------------------------
+# -- the offline model ---------------------------------------------------------------------
 
 
 def test_offline_answers_differ_where_their_settings_differ(offline):
@@ -340,7 +340,7 @@ def test_offline_answers_differ_where_their_settings_differ(offline):
     assert first.replace("temperature 0,", "temperature 1,") == second
 
 
-# -- scoring: compare_frame ------------------------------------------------------------------------
+# -- scoring: compare_frame ----------------------------------------------------------------
 
 FRAME = """
 import jupyter_tree_chat
@@ -398,7 +398,7 @@ def test_compare_frame_without_pandas_says_how_to_get_it_in_one_line(offline):
     ]
 
 
-# -- %chat compare -----------------------------------------------------------------------------------
+# -- %chat compare -------------------------------------------------------------------------
 
 HOSTILE = "**Yes.** <img src=x onerror=alert(1)> <script>alert(2)</script>\n\n```py\nprint(1)\n```"
 CALM = "**No.** plain words\n\n```py\nprint(2)\n```"

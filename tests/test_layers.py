@@ -1,7 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree diff store compare session fanout cellrule textview``, and
-  ``formats/``) and ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
+- The core (``errors tree diff store compare session fanout cellrule textview``,
+  and ``formats/``) and ``providers/`` import nothing from IPython, ipykernel,
+  ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
