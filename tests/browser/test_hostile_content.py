@@ -305,3 +305,44 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
         f"\nSECURITY xss viewer: payloads={len(PAYLOADS)} elements={found['elements']} "
         "ran=0 requests=0"
     )
+
+
+FANOUT_SETUP = SETUP_CELL.replace(
+    "for _ in range(3):\n    server.enqueue(HOSTILE)\n",
+    'server.enqueue(HOSTILE, when=lambda body: body["model"] == "model-a")\n'
+    'server.enqueue("A calm answer. The end.", when=lambda body: body["model"] == "model-b")\n',
+)
+
+
+@pytest.mark.browser
+def test_a_hostile_answer_beside_a_calm_one_runs_nothing_streamed_or_compared(
+    lab, page, page_log, screenshot
+):
+    """A fan-out over two models, one answering with the corpus: the columns as they
+    streamed and ``%chat compare`` (its differences opened too) render the corpus as
+    text beside the calm answer, side by side, and nothing runs or is requested."""
+    write_notebook(
+        lab.root / "hostile-fanout.ipynb",
+        [FANOUT_SETUP, "%%chat --models model-a,model-b\nAnswer, please.", "%chat compare"],
+    )
+    open_and_run_all(page, lab, "hostile-fanout.ipynb")
+    compare = page.locator(".jtc-compare")
+    expect(compare).to_be_visible(timeout=90_000)
+    columns = page.locator(".jtc-fanout .jtc-answer")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0)).to_contain_text("Payloads follow.")
+    expect(columns.nth(0)).to_contain_text("The end.")
+    expect(columns.nth(1)).to_contain_text("A calm answer.")
+    left, right = (columns.nth(i).bounding_box() for i in range(2))
+    assert left and right and left["y"] == right["y"] and left["x"] < right["x"]  # side by side
+    marks = compare.locator(".jtc-differences mark")
+    expect(marks.first).to_be_hidden()  # the differences are off...
+    compare.locator(".jtc-differences summary").click()
+    expect(marks.first).to_be_visible()  # ...until opened
+    expect(compare.locator(".jtc-diff-columns .jtc-answer").nth(1).locator("mark")).to_have_text(
+        ["A", "calm", "answer."]
+    )
+    screenshot("fanout")
+    found = assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
+    assert not page_log.page_errors, page_log.page_errors
+    print(f"\nSECURITY xss fan-out+compare: elements={found['elements']} ran=0 requests=0")
