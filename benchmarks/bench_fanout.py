@@ -25,19 +25,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+from bench_magic import TIMING_HOOKS  # noqa: E402  (the same kernel-side cell timing)
 from fake_anthropic import FakeAnthropic  # noqa: E402
 from kernel_harness import Kernel  # noqa: E402
-
-TIMING_HOOKS = """
-import time as _bench_time
-_bench = {"start": 0.0, "cells": []}
-def _bench_pre(*_):
-    _bench["start"] = _bench_time.time()
-def _bench_post(*_):
-    _bench["cells"].append((_bench["start"], _bench_time.time()))
-get_ipython().events.register("pre_run_cell", _bench_pre)
-get_ipython().events.register("post_run_cell", _bench_post)
-"""
 
 #: a question long enough (about 2,400 tokens) for the API to cache its prefix
 CONTEXT = "Context: " + "lorem ipsum " * 800

@@ -31,16 +31,10 @@ QUESTION = "Explain prompt caching in two sentences. Context: " + "lorem ipsum "
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropic]:
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    """The fake API streaming at 100 tokens a second (``claude`` asks it: conftest.py)."""
     with FakeAnthropic(tokens_per_second=100) as fake:
         yield fake
-
-
-@pytest.fixture
-def claude(tmp_path: Path, server: FakeAnthropic) -> Iterator[Kernel]:
-    env = {"ANTHROPIC_API_KEY": "sk-test-dummy", "ANTHROPIC_BASE_URL": server.base_url}
-    with Kernel(tmp_path, env=env) as kernel:
-        yield kernel
 
 
 @pytest.fixture
@@ -58,8 +52,8 @@ def answered_by_tool(body: Any) -> bool:
     return is_tool_result(last)
 
 
-def calls(server: FakeAnthropic) -> list[RecordedRequest]:
-    return [r for r in server.requests if r.path.startswith("/v1/messages")]
+def calls(fake_anthropic: FakeAnthropic) -> list[RecordedRequest]:
+    return [r for r in fake_anthropic.requests if r.path.startswith("/v1/messages")]
 
 
 def tree_of(kernel: Kernel) -> SessionTree:
@@ -96,19 +90,21 @@ def sections(html: str) -> list[str]:
 # -- concurrency and the cache -------------------------------------------------------------
 
 
-def test_the_answers_overlap_and_all_but_the_first_read_the_cache(claude, server):
+def test_the_answers_overlap_and_all_but_the_first_read_the_cache(claude, fake_anthropic):
     for _ in range(3):
-        server.enqueue(tokens=60)  # 0.6 s each at 100 tokens/s
+        fake_anthropic.enqueue(tokens=60)  # 0.6 s each at 100 tokens/s
 
     run = claude.chat(QUESTION, "c0000001", "--n 3").check()
 
-    first, *others = sorted(calls(server), key=lambda r: r.received)
+    first, *others = sorted(calls(fake_anthropic), key=lambda r: r.received)
     assert len(others) == 2
     assert first.first_event is not None and first.ended is not None
     for other in others:
         assert other.received >= first.first_event  # waited for the first to begin...
         assert other.received < first.ended  # ...not for it to end: they overlap
-    assert max(r.received for r in calls(server)) < min(r.ended or 0 for r in calls(server))
+    assert max(r.received for r in calls(fake_anthropic)) < min(
+        r.ended or 0 for r in calls(fake_anthropic)
+    )
     assert first.usage["cache_creation_input_tokens"] > 1024
     assert first.usage["cache_read_input_tokens"] == 0
     for other in others:
@@ -135,16 +131,16 @@ def test_the_answers_overlap_and_all_but_the_first_read_the_cache(claude, server
     assert run.updates > 3  # the columns streamed, updated in place
 
 
-def test_answers_are_appended_in_variant_order_whatever_order_they_finish(claude, server):
-    server.enqueue(tokens=80, when=model_is("model-a"))  # finishes last
-    server.enqueue(tokens=5, when=model_is("model-b"))  # finishes first
-    server.enqueue(tokens=30, when=model_is("model-c"))
+def test_answers_are_appended_in_variant_order_whatever_order_they_finish(claude, fake_anthropic):
+    fake_anthropic.enqueue(tokens=80, when=model_is("model-a"))  # finishes last
+    fake_anthropic.enqueue(tokens=5, when=model_is("model-b"))  # finishes first
+    fake_anthropic.enqueue(tokens=30, when=model_is("model-c"))
 
     claude.chat(QUESTION, "c0000001", "--models model-a,model-b,model-c").check()
 
     tree = tree_of(claude)
     question = question_node(tree)
-    finished = sorted(calls(server), key=lambda r: r.ended or 0)
+    finished = sorted(calls(fake_anthropic), key=lambda r: r.ended or 0)
     assert [r.body["model"] for r in finished] == ["model-b", "model-c", "model-a"]
     answers = tree.children(question.id)
     assert [a.meta["model"] for a in answers] == ["model-a", "model-b", "model-c"]
@@ -159,7 +155,7 @@ def test_answers_are_appended_in_variant_order_whatever_order_they_finish(claude
     assert tree.leaf == answers[3].id
 
 
-def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, server):
+def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, fake_anthropic):
     claude.chat("Hi", "c0000001", "--n 2 --models model-a,model-b --temperatures 0,1").check()
 
     tree = tree_of(claude)
@@ -175,7 +171,7 @@ def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, serve
         ("model-b", 1.0),
         ("model-b", 1.0),
     ]
-    sent = sorted((r.body["model"], r.body["temperature"]) for r in calls(server))
+    sent = sorted((r.body["model"], r.body["temperature"]) for r in calls(fake_anthropic))
     assert sent == sorted(settings)
 
     before = claude.session_file().read_bytes()
@@ -186,17 +182,17 @@ def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, serve
         "ask for fewer samples, models or temperatures"
     )
     assert claude.session_file().read_bytes() == before  # nothing was written
-    assert len(calls(server)) == 8
+    assert len(calls(fake_anthropic)) == 8
 
 
 # -- faults --------------------------------------------------------------------------------
 
 
-def test_one_failing_answer_keeps_the_others_and_is_marked(claude, server):
-    server.enqueue(tokens=20, when=model_is("good"))
-    server.enqueue_error(429, times=3, retry_after_ms=1, when=model_is("limited"))
-    server.enqueue(tokens=40, drop_after=12, when=model_is("dropped"))
-    server.enqueue(tokens=40, error_event_after=12, when=model_is("errored"))
+def test_one_failing_answer_keeps_the_others_and_is_marked(claude, fake_anthropic):
+    fake_anthropic.enqueue(tokens=20, when=model_is("good"))
+    fake_anthropic.enqueue_error(429, times=3, retry_after_ms=1, when=model_is("limited"))
+    fake_anthropic.enqueue(tokens=40, drop_after=12, when=model_is("dropped"))
+    fake_anthropic.enqueue(tokens=40, error_event_after=12, when=model_is("errored"))
 
     run = claude.chat(QUESTION, "c0000001", "--models good,limited,dropped,errored").check()
 
@@ -219,8 +215,8 @@ def test_one_failing_answer_keeps_the_others_and_is_marked(claude, server):
     assert "Answer 2 (limited) failed: Rate limited" in run.stderr
 
 
-def test_when_every_answer_fails_the_cell_fails(claude, server):
-    server.enqueue_error(529, times=6, retry_after_ms=1)
+def test_when_every_answer_fails_the_cell_fails(claude, fake_anthropic):
+    fake_anthropic.enqueue_error(529, times=6, retry_after_ms=1)
 
     run = claude.chat("Hi", "c0000001", "--n 2")
 
@@ -231,11 +227,11 @@ def test_when_every_answer_fails_the_cell_fails(claude, server):
     assert tree.leaf == question_node(tree, "Hi").id
 
 
-def test_ctrl_c_keeps_what_every_answer_had_received(claude, server):
+def test_ctrl_c_keeps_what_every_answer_had_received(claude, fake_anthropic):
     for _ in range(3):
-        server.enqueue(tokens=3000)  # 30 s at 100 tokens/s
+        fake_anthropic.enqueue(tokens=3000)  # 30 s at 100 tokens/s
     msg_id = claude.send(f"%%chat --n 3\n{QUESTION}", "c0000001")
-    run = claude.collect(msg_id, until=lambda r: len(calls(server)) == 3 and r.updates >= 8)
+    run = claude.collect(msg_id, until=lambda r: len(calls(fake_anthropic)) == 3 and r.updates >= 8)
     time.sleep(0.3)
     claude.interrupt()
     run = claude.collect(msg_id, run=run)
@@ -278,15 +274,15 @@ def slow_add(a: int, b: int) -> int:
 '''
 
 
-def test_each_answer_runs_its_own_tool_loop_one_tool_call_at_a_time(claude, server):
+def test_each_answer_runs_its_own_tool_loop_one_tool_call_at_a_time(claude, fake_anthropic):
     claude.run(SLOW_TOOL).check()
     for _ in range(3):
-        server.enqueue(
+        fake_anthropic.enqueue(
             "I will add them.",
             tool_use={"name": "slow_add", "input": {"a": 2, "b": 3}},
             when=lambda body: not answered_by_tool(body),
         )
-        server.enqueue("The sum is 5.", when=answered_by_tool)
+        fake_anthropic.enqueue("The sum is 5.", when=answered_by_tool)
 
     claude.chat("What is 2 + 3? Use slow_add.", "c0000001", "--n 3").check()
 
@@ -301,13 +297,13 @@ def test_each_answer_runs_its_own_tool_loop_one_tool_call_at_a_time(claude, serv
         assert chain[0].id == head.id
         assert chain[1].message["content"][0]["content"] == "5"
         assert chain[2].text == "The sum is 5."
-    assert len(calls(server)) == 6
+    assert len(calls(fake_anthropic)) == 6
 
 
 # -- the other ways in: retry and edit -----------------------------------------------------
 
 
-def test_retry_and_edit_take_the_fan_out_options(claude, server):
+def test_retry_and_edit_take_the_fan_out_options(claude, fake_anthropic):
     claude.chat("Hi", "c0000001").check()
     retry = claude.run("%chat retry --n 2").check()
     assert len(sections(columns_html(retry))) == 2
@@ -352,9 +348,9 @@ print(df[["cache_read_input_tokens", "seconds", "interrupted", "text"]].to_json(
 """
 
 
-def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, server):
-    server.enqueue("Short.", when=lambda b: b.get("temperature") == 0)
-    server.enqueue("A longer answer.", when=lambda b: b.get("temperature") == 1)
+def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthropic):
+    fake_anthropic.enqueue("Short.", when=lambda b: b.get("temperature") == 0)
+    fake_anthropic.enqueue("A longer answer.", when=lambda b: b.get("temperature") == 1)
 
     claude.chat(QUESTION, "c0000001", "--temperatures 0,1").check()
     printed = claude.run(FRAME).check().stdout.splitlines()
@@ -404,9 +400,9 @@ HOSTILE = "**Yes.** <img src=x onerror=alert(1)> <script>alert(2)</script>\n\n``
 CALM = "**No.** plain words\n\n```py\nprint(2)\n```"
 
 
-def test_chat_compare_renders_the_answers_escaped_with_differences_to_open(claude, server):
-    server.enqueue(HOSTILE, when=model_is("model-a"))
-    server.enqueue(CALM, when=model_is("model-b"))
+def test_chat_compare_renders_the_answers_escaped_with_differences_to_open(claude, fake_anthropic):
+    fake_anthropic.enqueue(HOSTILE, when=model_is("model-a"))
+    fake_anthropic.enqueue(CALM, when=model_is("model-b"))
     claude.chat("Is it safe?", "c0000001", "--models model-a,model-b").check()
 
     run = claude.run("%chat compare").check()
