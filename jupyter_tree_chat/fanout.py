@@ -18,8 +18,9 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   functions run in the kernel one call at a time, views are called from one thread,
   and no worker ever needs the session's lock.
 - **Deterministic.** Whatever order the answers finish in, they are appended in variant
-  order (an answer waits for the ones before it), and the current leaf is the first
-  variant's answer, so running a notebook twice gives the same tree.
+  order (an answer waits for the ones before it), the siblings' ids are taken in that
+  order, and the current leaf is the first variant's answer, so running a notebook twice
+  gives the same tree.
 - **Faults stay local.** One answer failing (a 429 after the SDK's retries, a dropped
   stream, an ``error`` event) keeps what it received (marked ``interrupted`` with the
   error) and the others go on. Ctrl-C keeps what every answer had received, each
@@ -264,6 +265,8 @@ class _FanoutRun:
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
         self.partials = [_PartialReply() for _ in variants]
         self.started = [0.0 for _ in variants]
+        # the siblings' ids are taken in variant order now, whatever order they finish in
+        self.head_ids = [session._new_id() for _ in variants]
         self.reports: queue.Queue[_Report] = queue.Queue()
         self.first_began = threading.Event()
         self.cancelled = threading.Event()
@@ -309,7 +312,8 @@ class _FanoutRun:
         elif report.kind == "finished":
             finished: Finished = report.payload
             meta = session._reply_meta(finished, answer.variant.settings, report.seconds)
-            node = self._node(parent, {**finished.message, "timestamp": session._now()}, meta)
+            message = {**finished.message, "timestamp": session._now()}
+            node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
             self.partials[i] = type(self.partials[i])()
             stop = session._stop_reason_error(finished, answer.variant.settings)
@@ -319,7 +323,7 @@ class _FanoutRun:
         elif report.kind == "tools":
             results = [session.tools.run(block) for block in report.payload]
             message = {"role": "user", "content": results, "timestamp": session._now()}
-            answer.nodes.append(self._node(parent, message, {"tool_results": True}))
+            answer.nodes.append(self._node(i, parent, message, {"tool_results": True}))
             self.workers[i].results.put(results)
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
@@ -356,7 +360,7 @@ class _FanoutRun:
         seconds = time.monotonic() - self.started[i] if self.started[i] else 0.0
         message["timestamp"] = self.session._now()
         meta = self.session._partial_meta(answer.variant.settings, why, seconds)
-        node = self._node(self._parent_of(i), message, meta)
+        node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = type(self.partials[i])()
         return node
@@ -367,8 +371,10 @@ class _FanoutRun:
                 self._partial_node(i, "interrupted by the user")
                 answer.done = True
 
-    def _node(self, parent: str, message: Message, meta: dict[str, Any]) -> Node:
-        return Node(self.session._new_id(), parent, message, meta)
+    def _node(self, i: int, parent: str, message: Message, meta: dict[str, Any]) -> Node:
+        first = not self.answers[i].nodes
+        node_id = self.head_ids[i] if first else self.session._new_id()
+        return Node(node_id, parent, message, meta)
 
     def _parent_of(self, i: int) -> str:
         nodes = self.answers[i].nodes

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,10 @@ import pytest
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from kernel_harness import CellRun, Kernel
 
+from jupyter_tree_chat.errors import SessionBusy
+from jupyter_tree_chat.fanout import Fanout
+from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.session import ReplyDelta, Session
 from jupyter_tree_chat.store import load_file
 from jupyter_tree_chat.tree import SessionTree, is_tool_result
 
@@ -87,7 +92,52 @@ def sections(html: str) -> list[str]:
     return re.findall(r'<section class="jtc-answer".*?</section>', html, re.S)
 
 
-# -- concurrency and the cache -------------------------------------------------------------
+# -- the core, without a kernel --------------------------------------------------------------
+
+
+def counting_ids() -> Any:
+    numbers = iter(range(1, 10_000))
+    return lambda: f"n{next(numbers):04d}"
+
+
+def test_the_same_fan_out_builds_the_same_tree_every_time():
+    def build() -> list[tuple[str, str | None, str]]:
+        provider = OfflineProvider(delay=0.001, words_per_chunk=1)
+        session = Session.in_memory(provider, new_id=counting_ids(), clock=lambda: 0)
+        session.ask("What is 1 + 1?", fanout=Fanout(n=2, temperatures=(0.0, 1.0)))
+        return [(n.id, n.parent_id, n.text) for n in session.tree]
+
+    first = build()
+    assert len(first) == 5
+    assert build() == first
+
+
+def test_a_second_action_during_a_fan_out_is_told_the_session_is_busy():
+    session = Session.in_memory(OfflineProvider(delay=0.02))
+    refused: list[str] = []
+
+    def click_retry(event: object) -> None:
+        if isinstance(event, ReplyDelta) and not refused:
+            outside = threading.Thread(target=lambda: refused.append(try_retry(session)))
+            outside.start()
+            outside.join()
+
+    session.subscribe(click_retry)
+    turn = session.ask("Hi", fanout=Fanout(n=3))
+
+    assert refused == ["busy"]
+    assert len(turn.answers) == 3 and all(a.error is None for a in turn.answers)
+
+
+def try_retry(session: Session) -> str:
+    try:
+        session.retry()
+    except SessionBusy:
+        return "busy"
+    return "ran"
+
+
+# -- concurrency and the cache (a real kernel from here on) -------------------------
 
 
 def test_the_answers_overlap_and_all_but_the_first_read_the_cache(claude, fake_anthropic):
