@@ -151,7 +151,7 @@ class Answer:
 @dataclass(frozen=True)
 class _Report:
     variant: int
-    kind: str  # "start" | "delta" | "finished" | "tools" | "failed" | "done"
+    kind: str  # "start" | "delta" | "finished" | "tools" | "limit" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -385,6 +385,8 @@ class _FanoutRun:
         while self._committed < len(self.answers) and self.answers[self._committed].done:
             answer = self.answers[self._committed]
             for node in answer.nodes:
+                if node.id in self.session.tree:  # a Ctrl-C cut this loop short before
+                    continue
                 self.session._add_node(node)
                 if node.role == "assistant":
                     turn.replies.append(node)
