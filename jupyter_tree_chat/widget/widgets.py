@@ -152,9 +152,13 @@ class _SessionWidget(anywidget.AnyWidget):
         self.send({"t": "d", "x": text})
 
     def _on_fanout_event(self, event: Event) -> None:
-        """A fan-out's answers stream side by side: ``fs``, ``vs``/``vd``/``ve``, ``fe``."""
+        """A fan-out's answers stream side by side: ``fs``, ``vs``/``vd``/``ve``, ``fe``
+        (to the views that show its question: the panel, that question's control)."""
         if isinstance(event, FanoutStarted):
             self.busy, self.error = True, ""
+            if not self._streams(event.parent_id):
+                self._variant_streams = []
+                return
             self._variant_streams = [
                 DeltaCoalescer(self._variant_sender(i), clock=self._clock)
                 for i in range(len(event.variants))
@@ -168,9 +172,14 @@ class _SessionWidget(anywidget.AnyWidget):
             self.busy = False
             if self.error == BUSY_TEXT:
                 self.error = ""
+            if not self._variant_streams:
+                return
+            self._variant_streams = []
             heads = [a.head.id if a.head is not None else None for a in event.answers]
             errors = [str(a.error) if a.error is not None else None for a in event.answers]
             self.send({"t": "fe", "p": event.parent_id, "ids": heads, "errs": errors})
+        elif not self._variant_streams or getattr(event, "variant", None) is None:
+            return
         elif isinstance(event, ReplyStarted) and event.variant is not None:
             self._variant_streams[event.variant].start()
             self.send({"t": "vs", "v": event.variant})
