@@ -1,14 +1,18 @@
 """diff.py: what each of several answers says that the others do not.
 
 The marks are what the compare views highlight, so each test names the words a person
-would see marked. The front end's port is checked against this module in
-test_labextension.py on the same inputs.
+would see marked. The front end's port (labextension/src/components/diff.ts) is run
+under Node on the same inputs and must mark the same units.
 """
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from node_runner import node_module
 
 from jupyter_tree_chat import diff
 from jupyter_tree_chat.diff import code_units, matched, prose_units, unique_marks
@@ -82,3 +86,42 @@ def lcs_length(a: list[str], b: list[str]) -> int:
                 table[i][j] + 1 if a[i] == b[j] else max(table[i][j + 1], table[i + 1][j])
             )
     return table[len(a)][len(b)]
+
+
+# -- the TypeScript port marks the same units ----------------------------------------------
+
+RUNNER = """
+import { uniqueMarks, proseUnits, codeUnits } from './bundle.mjs';
+import { readFileSync } from 'node:fs';
+const { cases, texts, codes } = JSON.parse(readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify({
+  marks: cases.map(answers => uniqueMarks(answers)),
+  prose: texts.map(proseUnits),
+  code: codes.map(codeUnits),
+}));
+"""
+
+
+@pytest.fixture(scope="module")
+def ts_diff(tmp_path_factory):
+    return node_module("src/components/diff.ts", RUNNER, tmp_path_factory.mktemp("ts-diff"))
+
+
+def random_answers(rng: random.Random) -> list[list[str]]:
+    vocabulary = ["the", "a", "cat", "sat", "on", "mat", "print(1)", "x = 2", "—", "é"]
+    count = rng.randint(1, 5)
+    return [[rng.choice(vocabulary) for _ in range(rng.randint(0, 30))] for _ in range(count)]
+
+
+def test_the_front_end_marks_exactly_what_this_module_marks(ts_diff):
+    rng = random.Random(12)
+    cases = [random_answers(rng) for _ in range(400)]
+    cases += [[["same"] * 50, ["same"] * 49 + ["other"]], [[], []], [["only"]]]
+    texts = ["  two\twords\n and  more ", "", "ünïcode wörds — here"]
+    codes = ["def f():\n    return 1  \n\n", "", "\n\nx\n"]
+
+    got = ts_diff({"cases": cases, "texts": texts, "codes": codes})
+
+    assert got["marks"] == [unique_marks(answers) for answers in cases]
+    assert got["prose"] == [prose_units(t) for t in texts]
+    assert got["code"] == [code_units(c) for c in codes]

@@ -103,6 +103,7 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     ).click()
     compare = panel.locator(".jtc-compare")
     expect(compare.locator(".jtc-compare-column")).to_have_count(2)
+    compare.locator('[data-act="differences"]').click()
     expect(compare.locator("mark.jtc-diff").first).to_be_visible()
     expect(compare.locator(".jtc-compare-column").nth(0)).to_contain_text("claude-a")
     expect(compare.locator(".jtc-compare-column").nth(1)).to_contain_text("claude-b")
@@ -184,7 +185,7 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     expect(conversation).to_contain_text("Payloads follow.")
     turn = area.locator(".jtc-turn")
     expect(turn.locator(".jtc-turn-body .jtc-markdown")).to_contain_text("Payloads follow.")
-    # click what could be clicked, open the compare view (plain text), wait a moment
+    # click what could be clicked, open the compare view (rendered) and its differences
     for link in (
         conversation.get_by_text("click me").all() + conversation.get_by_text("raw link").all()
     ):
@@ -192,6 +193,8 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     answer = conversation.locator(".jtc-msg.jtc-role-assistant")
     answer.get_by_role("button", name="Compare 2").click()
     expect(panel.locator(".jtc-compare-column")).to_have_count(2)
+    panel.locator('.jtc-compare [data-act="differences"]').click()
+    expect(panel.locator(".jtc-compare-column").nth(1)).to_contain_text("Payloads follow.")
     page.wait_for_timeout(500)
     screenshot("hostile")
 
@@ -214,10 +217,11 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     )
     assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
     # raw HTML is text (as in the cell output); the Markdown links are still links: the
-    # javascript: one without its URL, the https one as written (one per message)
+    # javascript: one without its URL, the https one as written (one per message, in the
+    # conversation and in each compare column)
     assert found["links"].count(None) >= 2 and "javascript" not in str(found["links"]), found
     safe = panel.locator("a[href='https://example.org/docs']")
-    expect(safe).to_have_count(2)
+    expect(safe).to_have_count(4)
     expect(safe.first).to_have_attribute("target", "_blank")
     expect(conversation.locator(".jtc-markdown").first).to_contain_text(
         '<a href="javascript:window.__pwned=\'a\'" id="rawlink">raw link</a>'

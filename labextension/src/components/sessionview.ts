@@ -12,7 +12,7 @@
  *   and "Show this" select. Nothing in the file changes.
  */
 
-import { renderCompare } from './compare';
+import { renderCompare, renderLiveCompare } from './compare';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
@@ -57,6 +57,10 @@ export class SessionView {
   private readonly conversation: Conversation;
   private selected: string | null = null;
   private compare: CompareState | null = null;
+  /** the compare view marks the differences (a toggle, off until switched on) */
+  private differences = false;
+  private fanoutParent: string | null = null;
+  private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
 
@@ -110,6 +114,7 @@ export class SessionView {
   }
 
   dispose(): void {
+    cancelAnimationFrame(this.frame);
     this.unsubscribe();
     this.tree.dispose();
     this.conversation.dispose();
@@ -142,6 +147,10 @@ export class SessionView {
   update(what: Change): void {
     if (what === 'delta') {
       this.conversation.delta();
+      return;
+    }
+    if (what === 'fanout') {
+      this.fanoutChanged();
       return;
     }
     if (what === 'status') {
@@ -241,7 +250,23 @@ export class SessionView {
     return ids.length > 1 ? [reference, ...ids.filter(id => id !== reference)] : [];
   }
 
+  /** A fan-out streams into the compare view of its question; redrawn once per frame. */
+  private fanoutChanged(): void {
+    const fanout = this.source.fanout;
+    if (fanout && fanout.parent !== this.fanoutParent) {
+      this.fanoutParent = fanout.parent;
+      this.compare = { of: 'children', id: fanout.parent };
+    }
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.renderCompare());
+  }
+
   private renderCompare(): void {
+    const fanout = this.source.fanout;
+    if (fanout && !fanout.ended && this.compare?.id === fanout.parent) {
+      this.compareHost.replaceChildren(renderLiveCompare(fanout, this.options.trans, this.options.markdown));
+      return;
+    }
     const ids = this.compareIds();
     if (!ids.length) {
       this.compareHost.replaceChildren();
@@ -251,6 +276,12 @@ export class SessionView {
     this.compareHost.replaceChildren(
       renderCompare(this.source, ids, this.options.trans, {
         navigate: actions ? 'switch' : 'select',
+        markdown: this.options.markdown,
+        differences: this.differences,
+        toggleDifferences: () => {
+          this.differences = !this.differences;
+          this.renderCompare();
+        },
         choose: id => {
           if (actions) {
             this.compare = { of: 'siblings', id };
