@@ -17,7 +17,7 @@ import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
-import { Change, SessionSource } from './model';
+import { Change, FanoutState, SessionSource } from './model';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
 import { TreeList } from './treelist';
@@ -59,7 +59,8 @@ export class SessionView {
   private compare: CompareState | null = null;
   /** the compare view marks the differences (a toggle, off until switched on) */
   private differences = false;
-  private fanoutParent: string | null = null;
+  /** the fan-out the compare view last opened for (each new one opens it again) */
+  private fanoutSeen: FanoutState | null = null;
   private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
@@ -253,8 +254,8 @@ export class SessionView {
   /** A fan-out streams into the compare view of its question; redrawn once per frame. */
   private fanoutChanged(): void {
     const fanout = this.source.fanout;
-    if (fanout && fanout.parent !== this.fanoutParent) {
-      this.fanoutParent = fanout.parent;
+    if (fanout && fanout !== this.fanoutSeen) {
+      this.fanoutSeen = fanout;
       this.compare = { of: 'children', id: fanout.parent };
     }
     cancelAnimationFrame(this.frame);
