@@ -242,7 +242,9 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
     fake.tokens_per_second = 10  # a delta (16 characters) every 0.1 s: about 3 s an answer
     fake.enqueue("A first answer about **trees**.")
     for word in ("oaks", "elms", "yews"):
-        fake.enqueue(f"Another answer about **{word}**, " + "streamed slowly enough to be seen. " * 9)
+        fake.enqueue(
+            f"Another answer about **{word}**, " + "streamed slowly enough to be seen. " * 9
+        )
     fake.enqueue("Answer from model-x.", when=lambda body: body["model"] == "model-x")
     fake.enqueue("Answer from model-y.", when=lambda body: body["model"] == "model-y")
     write_notebook(
