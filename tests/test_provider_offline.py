@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -94,6 +95,15 @@ def test_reply_shows_temperature_and_system_prompt() -> None:
     text = reply_text(ask(user("hi"), temperature=0.7, system="Answer in French."))
     assert "temperature 0.7" in text
     assert "Answer in French." in text
+
+
+def test_replies_differ_exactly_where_their_settings_differ() -> None:
+    base = reply_text(ask(user("hi")))
+    other_model = reply_text(replace(ask(user("hi")), model="claude-opus-4-6"))
+    warmer = reply_text(ask(user("hi"), temperature=1.0))
+    assert "_Settings I was given: model offline-teacher, temperature default," in base
+    assert other_model == base.replace("model offline-teacher", "model claude-opus-4-6")
+    assert warmer == base.replace("temperature default", "temperature 1")
 
 
 def test_reply_answers_simple_arithmetic() -> None:
@@ -257,7 +267,8 @@ def test_a_chinese_question_gets_the_whole_teaching_reply_in_chinese() -> None:
     assert first_line == "我在 active path 上收到了 **3 条消息**：user → assistant → user。"
     assert "最后一条用户消息是：\n\n> 什么是会话树？" in text
     assert "如果这段对话还有别的分支，我对它们一无所知" in text
-    assert "_我收到的设置：temperature 0.7，max_tokens 4096，system prompt“用中文回答。”" in text
+    settings = "_我收到的设置：model offline-teacher，temperature 0.7，max_tokens 4096，"
+    assert settings + "system prompt“用中文回答。”" in text
     assert "工具：无。_" in text
     assert "I was sent" not in text and "Settings I was given" not in text
 

@@ -8,12 +8,16 @@ provider for tests and demos. It answers in the language of the last real user m
 (English or Chinese, by the rule in ``language.py``; every sentence is in
 ``offline_phrases.py``).
 
+Its reply also states the settings it was given (model, temperature, max_tokens, system
+prompt, tools), so answers asked with different settings (a fan-out over models or
+temperatures) differ exactly there.
+
 It behaves like the real provider where a session can tell: it streams ``TextDelta``
 chunks (a few words each, a Han character counting as a word, optionally ``delay``
-seconds apart), asks for a tool when the
-last user message names one (``call add(2, 3)``, ``use get_weather for Paris``), reports
-a tool's result after a tool_result, stops at ``max_tokens`` (one such word ≈ one token), and
-ends with a ``Finished`` carrying usage and a stop_reason. It never runs tools itself.
+seconds apart), asks for a tool when the last user message names one (``call add(2, 3)``,
+``use get_weather for Paris``), reports a tool's result after a tool_result, stops at
+``max_tokens`` (one such word ≈ one token), and ends with a ``Finished`` carrying usage
+and a stop_reason. It never runs tools itself.
 """
 
 from __future__ import annotations
@@ -32,7 +36,16 @@ from typing import Any
 from ..errors import BadRequest
 from ..language import HAN, count_words, path_language
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
+from .base import (
+    Began,
+    Finished,
+    Message,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    ToolSpec,
+    ToolUseReady,
+)
 from .offline_phrases import PHRASES, Phrases
 
 #: paths longer than this show their first and last roles around an ellipsis
@@ -75,6 +88,7 @@ class OfflineProvider:
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         reply = compose_reply(request)
         model = request.model or self.default_model
+        yield Began(model)
         for number, chunk in enumerate(split_into_chunks(reply.text, self.words_per_chunk)):
             if number and self.delay > 0:
                 self._sleep(self.delay)
@@ -220,7 +234,11 @@ def _settings(request: ReplyRequest, phrases: Phrases) -> str:
     )
     tools = phrases.list_separator.join(f"`{t.name}`" for t in request.tools) or phrases.no_tools
     return phrases.settings.format(
-        temperature=temperature, max_tokens=request.max_tokens, system=system, tools=tools
+        model=request.model or OfflineProvider.default_model,
+        temperature=temperature,
+        max_tokens=request.max_tokens,
+        system=system,
+        tools=tools,
     )
 
 

@@ -29,7 +29,7 @@ class Phrases:
     no_text: str
     answer: str  # {answer}
     only_this_path: str
-    settings: str  # {temperature} {max_tokens} {system} {tools}
+    settings: str  # {model} {temperature} {max_tokens} {system} {tools}
     default_temperature: str
     system_prompt: str  # {system}
     no_system_prompt: str
@@ -61,8 +61,8 @@ ENGLISH = Phrases(
         "has other branches, I know nothing about them: they were never sent to me."
     ),
     settings=(
-        "_Settings I was given: temperature {temperature}, max_tokens {max_tokens}, "
-        "{system}, tools: {tools}._"
+        "_Settings I was given: model {model}, temperature {temperature}, "
+        "max_tokens {max_tokens}, {system}, tools: {tools}._"
     ),
     default_temperature="default",
     system_prompt="system prompt “{system}”",
@@ -98,8 +98,8 @@ CHINESE = Phrases(
         "我对它们一无所知：它们从来没有发给我。"
     ),
     settings=(
-        "_我收到的设置：temperature {temperature}，max_tokens {max_tokens}，"
-        "{system}，工具：{tools}。_"
+        "_我收到的设置：model {model}，temperature {temperature}，"
+        "max_tokens {max_tokens}，{system}，工具：{tools}。_"
     ),
     default_temperature="默认",
     system_prompt="system prompt“{system}”",
