@@ -284,7 +284,7 @@ def test_streaming_updates_are_throttled(claude, fake_anthropic):
 
 
 def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
-    claude, fake_server, tmp_path
+    claude, fake_anthropic, tmp_path
 ):
     source = tmp_path / "5f0c1a2e.jsonl"
     source.write_bytes(jsonl(claude_code_session()))
@@ -295,9 +295,9 @@ def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
     assert shown[1].startswith("Using it now; the next %%chat continues from a7 (assistant)")
     assert source.read_bytes() == before
 
-    fake_server.enqueue(text="It divided by zero; now it checks first.")
+    fake_anthropic.enqueue(text="It divided by zero; now it checks first.")
     claude.chat("Summarise the fix in one line", "c0000009").check()
-    sent = fake_server.requests[-1].body["messages"]
+    sent = fake_anthropic.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
     kinds = [b["type"] for b in sent[1]["content"]]
     assert kinds == ["text", "tool_use", "tool_use"]  # the unsigned thinking is not sent
@@ -316,13 +316,13 @@ def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
 
 
 def test_imported_pi_and_chatgpt_sessions_send_mapped_ids_and_the_system_prompt(
-    claude, fake_server, tmp_path
+    claude, fake_anthropic, tmp_path
 ):
     pi_file = tmp_path / "pi-session.jsonl"
     pi_file.write_bytes(jsonl(pi_session()))
     claude.run(f"%chat import {pi_file} --session notes").check()
     claude.chat("What else is in the notes?", "c0000010").check()
-    sent = fake_server.requests[-1].body
+    sent = fake_anthropic.requests[-1].body
     tool_ids = [
         b["id"]
         for m in sent["messages"]
@@ -336,7 +336,7 @@ def test_imported_pi_and_chatgpt_sessions_send_mapped_ids_and_the_system_prompt(
     export.write_text(json.dumps(chatgpt_export()))
     claude.run(f"%chat import {export} --session gpt --conversation Parabola").check()
     claude.chat("And in green?", "c0000011").check()
-    sent = fake_server.requests[-1].body
+    sent = fake_anthropic.requests[-1].body
     assert sent["system"][0]["text"] == "I am a data scientist.\n\nAnswer briefly."
     assert sent["messages"][-1]["content"][0]["text"] == "And in green?"
     assert [s.name for s in sorted(tmp_path.glob("analysis.*.chat.jsonl"))] == [
