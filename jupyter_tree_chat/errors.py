@@ -14,6 +14,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
     ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
+    ├── ContextRefused              a value or file that cannot go into a question
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -67,6 +68,11 @@ class SessionNotSaved(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class ContextRefused(ChatError):
+    """A ``{name}``, ``--attach`` file or ``--with`` node that cannot go into a question as
+    it is (an SVG, an image by URL, too large without Pillow, not text): nothing is sent."""
 
 
 class SessionBusy(ChatError):

@@ -245,3 +245,23 @@ def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
         assert word not in kyoto
     for word in ("Kyoto", "temples"):
         assert word not in quantum
+
+
+def test_the_offline_model_says_which_images_and_documents_it_was_given():
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
+    }
+    document = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+        "title": "paper.pdf",
+    }
+    question = {"role": "user", "content": [document, {"type": "text", "text": "See:"}, image]}
+    text = reply_text(ask(question))
+    assert "> See:" in text
+    assert (
+        "It also carried 1 document (paper.pdf) and 1 image (image/png), "
+        "which this offline model cannot look at." in text
+    )
+    assert "It also carried" not in reply_text(ask(user("plain")))

@@ -162,6 +162,9 @@ def _teaching_reply(request: ReplyRequest) -> str:
     if last_user is not None:
         question = message_text(last_user)
         parts.append("The last user message was:\n\n" + _quote(question))
+        carried = _attached(last_user)
+        if carried:
+            parts.append(f"It also carried {carried}, which this offline model cannot look at.")
         parts.append(f"**Answer (offline):** {_answer(question)}")
     parts.append(
         "I see only this path, from the root to the current leaf. If this conversation "
@@ -169,6 +172,22 @@ def _teaching_reply(request: ReplyRequest) -> str:
     )
     parts.append(_settings(request))
     return "\n\n".join(parts)
+
+
+def _attached(message: Message) -> str:
+    """``1 image (image/png) and 1 document (report.pdf)``: the blocks that are not text."""
+    content = message.get("content")
+    found: dict[str, list[str]] = {}
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") in ("image", "document"):
+            source = block.get("source")
+            media_type = source.get("media_type") if isinstance(source, dict) else None
+            label = block.get("title") or media_type or "?"
+            found.setdefault(str(block["type"]), []).append(str(label))
+    return " and ".join(
+        f"{len(labels)} {kind}{'s' if len(labels) > 1 else ''} ({', '.join(labels)})"
+        for kind, labels in found.items()
+    )
 
 
 def _seen(messages: Sequence[Message]) -> str:
