@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_tree_chat.context import Converted, QuestionParts, Sent, sent_line
+from jupyter_tree_chat.context import Converted, QuestionParts, Sent, sent_line, with_text
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}
 
@@ -52,3 +52,10 @@ def test_the_sent_line_says_what_each_thing_became():
     )
     assert sent_line([]) == ""
     assert sent_line(["not a mapping"]) == ""
+
+
+def test_new_words_keep_the_images_and_documents_of_a_question():
+    document = {"type": "document", "source": {}, "title": "a.pdf"}
+    message = {"role": "user", "content": [{"type": "text", "text": "old"}, IMAGE, document]}
+    assert with_text(message, "new") == [IMAGE, document, {"type": "text", "text": "new"}]
+    assert with_text({"role": "user", "content": "old"}, "new") == "new"

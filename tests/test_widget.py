@@ -442,3 +442,64 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     recorder.clear()
     session.ask("two")
     assert recorder.sent == []
+
+
+# -- images, documents and the asking cell ---------------------------------------------------
+
+PNG_BLOCK = {
+    "type": "image",
+    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+}
+
+
+def test_an_opened_node_carries_its_images_as_data_and_hostile_ones_hidden(
+    session: Session, provider: Scripted, recorder
+):
+    hostile = [
+        {"type": "image", "source": {"type": "url", "url": "javascript:alert(1)"}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.invalid/x.png"}},
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/svg+xml", "data": "PHN2Zz4="},
+        },
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": 'x" onerror="'},
+        },
+    ]
+    document = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+        "title": "paper.pdf",
+    }
+    content = [document, PNG_BLOCK, *hostile, {"type": "text", "text": "what are these?"}]
+    turn = session.ask(content, meta={"cell_id": "cell0001"})
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    recorder.clear()
+    comm.deliver({"a": "text", "ids": [turn.user.id, turn.replies[0].id], "req": 1})
+    (texts,) = [m for m in recorder.customs() if m["t"] == "texts"]
+    question, answer = texts["texts"][turn.user.id], texts["texts"][turn.replies[0].id]
+    assert question["text"] == "what are these?"
+    assert question["media"] == [
+        {"type": "document", "title": "paper.pdf", "mediaType": "application/pdf"},
+        {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="},
+        {"type": "image", "hidden": "an image by URL is not loaded"},
+        {"type": "image", "hidden": "an image by URL is not loaded"},
+        {"type": "image", "hidden": "image/svg+xml is not shown"},
+        {"type": "image", "hidden": "the image data is damaged"},
+    ]
+    assert "javascript" not in json.dumps(texts) and "example.invalid" not in json.dumps(texts)
+    assert answer["cell"] == "cell0001" and "media" not in answer  # where "Insert below" goes
+
+
+def test_editing_a_question_in_the_panel_keeps_its_image(
+    session: Session, provider: Scripted, recorder
+):
+    turn = session.ask([{"type": "text", "text": "Look at "}, PNG_BLOCK])
+    panel = TreePanel(session)
+    comm_of(recorder, panel).deliver(
+        {"a": "edit", "id": turn.user.id, "text": "Describe", "req": 1}
+    )
+    edited = file_records(session)[-2]
+    assert edited["message"]["content"] == [PNG_BLOCK, {"type": "text", "text": "Describe"}]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .code import CodeBlock, code_blocks
 from .files import attachment
-from .sent import Converted, Limits, QuestionParts, Sent, sent_line
+from .sent import Converted, Limits, QuestionParts, Sent, sent_line, with_text
 from .values import convert_value
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "code_blocks",
     "convert_value",
     "sent_line",
+    "with_text",
 ]

@@ -123,6 +123,18 @@ class QuestionParts:
         return [item.to_meta() for item in self.sent]
 
 
+def with_text(message: Mapping[str, Any], text: str) -> str | list[Block]:
+    """A question's content with new words and the same images and documents.
+
+    Editing a question in the panel changes its text; the figure it carried stays (first,
+    as files do), so the edit is asked about the same picture.
+    """
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    kept = [b for b in blocks if isinstance(b, dict) and b.get("type") in ("image", "document")]
+    return [*kept, {"type": "text", "text": text}] if kept else text
+
+
 def _paragraph_start(before: str) -> str:
     if not before or before.endswith("\n\n"):
         return ""

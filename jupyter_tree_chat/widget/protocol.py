@@ -207,9 +207,53 @@ class RowIndex:
         return row
 
 
-def text_payload(node: Node) -> dict[str, Any]:
-    """What the browser gets when it opens a node: the full text and the full meta."""
-    return {"text": display_text(node.message), "meta": node.meta or {}}
+def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:
+    """What the browser gets when it opens a node: the full text, the full meta, its
+    images and documents (``media``) and, for an answer, the cell that asked (``cell``,
+    where "Insert below" puts a code block)."""
+    payload: dict[str, Any] = {"text": display_text(node.message), "meta": node.meta or {}}
+    media = media_blocks(node.message)
+    if media:
+        payload["media"] = media
+    if asked_in:
+        payload["cell"] = asked_in
+    return payload
+
+
+#: the image types a browser is shown, as ``data:`` URLs; never SVG (it is a program)
+SHOWN_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A message's image and document blocks as the browser may show them.
+
+    An image goes only as base64 data of a raster type (the browser makes a ``data:`` URL
+    of it, so nothing is fetched); any other image (a URL, an SVG, data that is not
+    base64) goes as ``{"type": "image", "hidden": why}``. A document goes by its title.
+    """
+    content = message.get("content")
+    shown: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
+            continue
+        source = block.get("source")
+        source = source if isinstance(source, dict) else {}
+        media_type = source.get("media_type")
+        if block["type"] == "document":
+            title = block.get("title") if isinstance(block.get("title"), str) else "document"
+            shown.append({"type": "document", "title": title, "mediaType": str(media_type)})
+            continue
+        data = source.get("data")
+        if source.get("type") != "base64":
+            shown.append({"type": "image", "hidden": "an image by URL is not loaded"})
+        elif media_type not in SHOWN_IMAGE_TYPES:
+            shown.append({"type": "image", "hidden": f"{media_type} is not shown"})
+        elif not isinstance(data, str) or not _BASE64.fullmatch(data):
+            shown.append({"type": "image", "hidden": "the image data is damaged"})
+        else:
+            shown.append({"type": "image", "mediaType": media_type, "data": data})
+    return shown
 
 
 class DeltaCoalescer:
