@@ -265,3 +265,13 @@ def test_the_offline_model_says_which_images_and_documents_it_was_given():
         "which this offline model cannot look at." in text
     )
     assert "It also carried" not in reply_text(ask(user("plain")))
+
+
+def test_an_image_counts_as_what_the_api_charges_not_as_its_base64():
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000},
+    }
+    with_image = finished(ask({"role": "user", "content": [image, {"type": "text", "text": "hi"}]}))
+    without = finished(ask({"role": "user", "content": [{"type": "text", "text": "hi"}]}))
+    assert with_image.usage["input_tokens"] - without.usage["input_tokens"] == 1_600

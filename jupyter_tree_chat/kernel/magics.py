@@ -70,8 +70,8 @@ class ChatMagics(Magics):
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
-        question = self._question(cell, options, session)
         self._check_refs(session, options)
+        question = self._question(cell, options, session)
         settings = self._settings(session, options)
         cell_id = current_cell_id(self.shell)
         original_provider = session.provider
