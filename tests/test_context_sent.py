@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from content_blocks import image_block
+
 from jupyter_tree_chat.context import Converted, QuestionParts, Sent, sent_line, with_text
 
-IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}
+IMAGE = image_block("AA==")
 
 
 def test_a_question_of_text_only_stays_a_string():

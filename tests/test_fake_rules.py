@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import os
 
 import anthropic
 import pytest
+from content_blocks import image_block, pdf_block
 from fake_anthropic import FakeAnthropic
 from fake_rules import validate
 
@@ -79,24 +79,12 @@ def png(width: int, height: int) -> bytes:
     return buffer.getvalue()
 
 
-def image(data: bytes, media_type: str = "image/png") -> dict:
-    encoded = base64.b64encode(data).decode()
-    return {
-        "type": "image",
-        "source": {"type": "base64", "media_type": media_type, "data": encoded},
-    }
-
-
-def pdf(data: bytes, media_type: str = "application/pdf") -> dict:
-    encoded = base64.b64encode(data).decode()
-    source = {"type": "base64", "media_type": media_type, "data": encoded}
-    return {"type": "document", "source": source, "title": "a.pdf"}
-
-
 def test_valid_image_and_document_blocks_pass():
     text = {"type": "text", "text": "what is this?"}
-    assert validate(body(user([image(png(30, 20)), pdf(b"%PDF-1.4 ..."), text]))) is None
-    in_result = {**RESULT, "content": [image(png(8, 8))]}
+    assert (
+        validate(body(user([image_block(png(30, 20)), pdf_block(b"%PDF-1.4 ..."), text]))) is None
+    )
+    in_result = {**RESULT, "content": [image_block(png(8, 8))]}
     assert validate(body(user("a"), assistant([USE]), user([in_result]))) is None
 
 
@@ -104,23 +92,35 @@ def test_valid_image_and_document_blocks_pass():
     ("block", "says"),
     [
         (
-            image(b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml"),
+            image_block(b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml"),
             "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', "
             "'image/png', 'image/gif' or 'image/webp'",
         ),
         (
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "*"}},
+            image_block("*"),
             "messages.0.content.0.image.source.base64.data: invalid base64 data",
         ),
         (
-            image(png(10, 10), "image/jpeg"),
+            image_block(png(10, 10), "image/jpeg"),
             "Image does not match the provided media type image/jpeg",
         ),
-        (image(b"not an image at all"), "Image does not match the provided media type image/png"),
-        (image(png(8001, 2)), "exceed max allowed size: 8000 pixels"),
-        (image(os.urandom(4 * 1024 * 1024)), "image exceeds 5 MB maximum: 5592408 bytes > 5242880"),
-        (pdf(b"%PDF-1.4", "application/x-pdf"), "Input should be 'application/pdf'"),
-        (pdf(b"GIF89a..."), "messages.0.content.0.pdf.source.base64.data: The PDF specified was"),
+        (
+            image_block(b"not an image at all"),
+            "Image does not match the provided media type image/png",
+        ),
+        (image_block(png(8001, 2)), "exceed max allowed size: 8000 pixels"),
+        (
+            image_block(os.urandom(4 * 1024 * 1024)),
+            "image exceeds 5 MB maximum: 5592408 bytes > 5242880",
+        ),
+        (
+            pdf_block(b"%PDF-1.4", media_type="application/x-pdf"),
+            "Input should be 'application/pdf'",
+        ),
+        (
+            pdf_block(b"GIF89a..."),
+            "messages.0.content.0.pdf.source.base64.data: The PDF specified was",
+        ),
         ({"type": "image", "source": {"type": "path", "path": "/etc"}}, "Input tag 'path' found"),
     ],
 )
@@ -130,9 +130,9 @@ def test_the_fake_refuses_the_image_and_document_blocks_the_api_refuses(block, s
 
 
 def test_more_than_20_images_may_be_at_most_2000_px():
-    many = [image(png(8, 8)) for _ in range(20)]
-    assert validate(body(user([*many, image(png(1999, 10))]))) is None
-    problem = validate(body(user([*many, image(png(2001, 10))])))
+    many = [image_block(png(8, 8)) for _ in range(20)]
+    assert validate(body(user([*many, image_block(png(1999, 10))]))) is None
+    problem = validate(body(user([*many, image_block(png(2001, 10))])))
     assert problem is not None and "for many-image requests: 2000 pixels" in problem
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from content_blocks import image_block, pdf_block
 
 from jupyter_tree_chat.errors import BadRequest
 from jupyter_tree_chat.providers.base import (
@@ -248,15 +249,7 @@ def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
 
 
 def test_the_offline_model_says_which_images_and_documents_it_was_given():
-    image = {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
-    }
-    document = {
-        "type": "document",
-        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
-        "title": "paper.pdf",
-    }
+    image, document = image_block("AA=="), pdf_block(b"%PDF-")
     question = {"role": "user", "content": [document, {"type": "text", "text": "See:"}, image]}
     text = reply_text(ask(question))
     assert "> See:" in text
@@ -268,10 +261,7 @@ def test_the_offline_model_says_which_images_and_documents_it_was_given():
 
 
 def test_an_image_counts_as_what_the_api_charges_not_as_its_base64():
-    image = {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000},
-    }
+    image = image_block("A" * 400_000)
     with_image = finished(ask({"role": "user", "content": [image, {"type": "text", "text": "hi"}]}))
     without = finished(ask({"role": "user", "content": [{"type": "text", "text": "hi"}]}))
     assert with_image.usage["input_tokens"] - without.usage["input_tokens"] == 1_600

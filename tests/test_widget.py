@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from content_blocks import image_block, pdf_block, url_image
 from widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.errors import Overloaded
@@ -446,32 +447,19 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
 
 # -- images, documents and the asking cell ---------------------------------------------------
 
-PNG_BLOCK = {
-    "type": "image",
-    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
-}
+PNG_BLOCK = image_block("iVBORw0KGgo=")
 
 
 def test_an_opened_node_carries_its_images_as_data_and_hostile_ones_hidden(
     session: Session, provider: Scripted, recorder
 ):
     hostile = [
-        {"type": "image", "source": {"type": "url", "url": "javascript:alert(1)"}},
-        {"type": "image", "source": {"type": "url", "url": "https://example.invalid/x.png"}},
-        {
-            "type": "image",
-            "source": {"type": "base64", "media_type": "image/svg+xml", "data": "PHN2Zz4="},
-        },
-        {
-            "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": 'x" onerror="'},
-        },
+        url_image("javascript:alert(1)"),
+        url_image("https://example.invalid/x.png"),
+        image_block("PHN2Zz4=", "image/svg+xml"),
+        image_block('x" onerror="'),
     ]
-    document = {
-        "type": "document",
-        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
-        "title": "paper.pdf",
-    }
+    document = pdf_block(b"%PDF-")
     content = [document, PNG_BLOCK, *hostile, {"type": "text", "text": "what are these?"}]
     turn = session.ask(content, meta={"cell_id": "cell0001"})
     panel = TreePanel(session)
