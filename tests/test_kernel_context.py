@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +33,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import SVG, Image as IPythonImage
 from PIL import Image as PILImage
+
+df = pd.DataFrame({f"c{j}": [i * 100 + j for i in range(1000)] for j in range(12)})
+fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+ax.plot([3, 1, 2])
 """
 
 
@@ -101,9 +106,6 @@ def one_line_error(run: CellRun) -> str:
 
 
 def test_a_dataframe_is_sent_as_a_table_and_the_cell_says_so(kernel, fake):
-    kernel.run(
-        "df = pd.DataFrame({f'c{j}': [i * 100 + j for i in range(1000)] for j in range(12)})"
-    ).check()
     run = ask(kernel, "What stands out in {df}?", "frame").check()
     sent = question_sent(fake)
     assert isinstance(sent, str) and sent.startswith("What stands out in \n\n|")
@@ -154,7 +156,6 @@ def test_a_numpy_array_is_its_summary_with_shape_and_dtype(kernel, fake):
 
 
 def test_a_figure_is_an_image_block_where_the_field_stood(kernel, fake):
-    kernel.run("fig, ax = plt.subplots(figsize=(6, 4), dpi=100); ax.plot([3, 1, 2])").check()
     run = ask(kernel, "Look at {fig} and say what the trend is.", "figure").check()
     before, block, after = question_sent(fake)
     assert before == {"type": "text", "text": "Look at "}
@@ -308,9 +309,12 @@ def test_a_missing_folder_or_huge_attachment_is_one_line_and_nothing_is_written(
         file.write(b"\x89PNG\r\n\x1a\n")
         file.truncate(100 * 1024 * 1024)  # sparse: 100 MB that take no disk
     (kernel.folder / "adir").mkdir(exist_ok=True)
+    if not (kernel.folder / "pipe").exists():
+        os.mkfifo(kernel.folder / "pipe")  # reading it would wait forever
     for option, says in [
         ("--attach missing.txt", "--attach missing.txt: no such file (looked for "),
         ("--attach adir", "--attach adir: is a folder; attach its files one by one"),
+        ("--attach pipe", "--attach pipe: is not a regular file"),
         ("--attach huge.png", "--attach huge.png: is 100.0 MB; files over 50.0 MB are not read"),
         ("--attach logo.svg", "--attach: logo.svg is an SVG, which is not sent"),
     ]:
