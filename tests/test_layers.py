@@ -9,7 +9,8 @@
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
   ``components/`` (the views, framework-free) import no package; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
-  bridge between the lab extension and the widget bundle is ``bridge.ts``.
+  bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
+  notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
-    "index": ({"viewer", "bridge"}, ("@jupyterlab/", "@lumino/")),
+    "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
+    "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
 }
 IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
 

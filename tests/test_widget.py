@@ -470,12 +470,16 @@ def test_an_opened_node_carries_its_images_as_data_and_hostile_ones_hidden(
     question, answer = texts["texts"][turn.user.id], texts["texts"][turn.replies[0].id]
     assert question["text"] == "what are these?"
     assert question["media"] == [
-        {"type": "document", "title": "paper.pdf", "mediaType": "application/pdf"},
-        {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="},
-        {"type": "image", "hidden": "an image by URL is not loaded"},
-        {"type": "image", "hidden": "an image by URL is not loaded"},
-        {"type": "image", "hidden": "image/svg+xml is not shown"},
-        {"type": "image", "hidden": "the image data is damaged"},
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf"},
+            "title": "paper.pdf",
+        },
+        PNG_BLOCK,
+        {"type": "image", "source": {"type": "url"}},
+        {"type": "image", "source": {"type": "url"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/svg+xml"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png"}},
     ]
     assert "javascript" not in json.dumps(texts) and "example.invalid" not in json.dumps(texts)
     assert answer["cell"] == "cell0001" and "media" not in answer  # where "Insert below" goes

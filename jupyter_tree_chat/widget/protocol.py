@@ -226,11 +226,13 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
 def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A message's image and document blocks as the browser may show them.
+    """A message's image and document blocks, cut down to what a browser may show.
 
-    An image goes only as base64 data of a raster type (the browser makes a ``data:`` URL
-    of it, so nothing is fetched); any other image (a URL, an SVG, data that is not
-    base64) goes as ``{"type": "image", "hidden": why}``. A document goes by its title.
+    An image keeps its base64 data only when it is of a raster type (the browser makes a
+    ``data:`` URL of it, so nothing is fetched); an image by URL keeps no URL, an SVG or
+    damaged data keeps no data, so the view can only say why it shows nothing. A
+    document keeps its title and media type. The shapes stay the API's, so the panel
+    reads them exactly as the viewer reads a file's blocks.
     """
     content = message.get("content")
     shown: list[dict[str, Any]] = []
@@ -240,19 +242,24 @@ def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         source = block.get("source")
         source = source if isinstance(source, dict) else {}
         media_type = source.get("media_type")
+        kept: dict[str, Any] = {"type": source.get("type")}
+        if isinstance(media_type, str):
+            kept["media_type"] = media_type
         if block["type"] == "document":
-            title = block.get("title") if isinstance(block.get("title"), str) else "document"
-            shown.append({"type": "document", "title": title, "mediaType": str(media_type)})
+            title = block.get("title")
+            shown.append({"type": "document", "source": kept, "title": str(title or "document")})
             continue
         data = source.get("data")
-        if source.get("type") != "base64":
-            shown.append({"type": "image", "hidden": "an image by URL is not loaded"})
-        elif media_type not in SHOWN_IMAGE_TYPES:
-            shown.append({"type": "image", "hidden": f"{media_type} is not shown"})
-        elif not isinstance(data, str) or not _BASE64.fullmatch(data):
-            shown.append({"type": "image", "hidden": "the image data is damaged"})
-        else:
-            shown.append({"type": "image", "mediaType": media_type, "data": data})
+        if (
+            kept["type"] == "base64"
+            and media_type in SHOWN_IMAGE_TYPES
+            and isinstance(data, str)
+            and _BASE64.fullmatch(data)
+        ):
+            kept["data"] = data
+        elif kept["type"] != "base64":
+            kept = {"type": "url"}  # never the URL itself
+        shown.append({"type": "image", "source": kept})
     return shown
 
 
