@@ -149,6 +149,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         f"--LabApp.user_settings_dir={settings}",
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
         "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/
         "--allow-root",
     ]  # fmt: skip
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
