@@ -485,6 +485,19 @@ def test_an_opened_node_carries_its_images_as_data_and_hostile_ones_hidden(
     assert answer["cell"] == "cell0001" and "media" not in answer  # where "Insert below" goes
 
 
+def test_a_tree_row_says_where_a_questions_image_and_document_stand(session: Session, recorder):
+    session.ask(
+        [
+            pdf_block(b"%PDF-", "notes.pdf"),
+            {"type": "text", "text": "What is in "},
+            PNG_BLOCK,
+            {"type": "text", "text": "?"},
+        ]
+    )
+    panel = TreePanel(session)
+    assert panel.nodes[0][3] == "[notes.pdf]What is in [image]?"
+
+
 def test_editing_a_question_in_the_panel_keeps_its_image(
     session: Session, provider: Scripted, recorder
 ):

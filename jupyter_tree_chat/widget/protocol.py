@@ -184,9 +184,29 @@ def node_row(node: Node, parent_index: int) -> Row:
         node.id,
         parent_index,
         role_code(node),
-        summary(display_text(node.message)),
+        summary(head_text(node.message)),
         meta_summary(node),
     ]
+
+
+def head_text(message: Mapping[str, Any]) -> str:
+    """What a tree row summarises: the display text, with ``[image]`` and ``[name.pdf]``
+    where a question's images and documents stand (``What is in [image]?``)."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    if not any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in blocks):
+        return display_text(message)
+    pieces = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            pieces.append(str(block.get("text", "")))
+        elif block.get("type") == "image":
+            pieces.append("[image]")
+        elif block.get("type") == "document":
+            pieces.append(f"[{block.get('title') or 'document'}]")
+    return "".join(pieces)
 
 
 class RowIndex:
