@@ -130,7 +130,7 @@ class QuestionBuilder:
             if source is None:
                 raise UsageError(f"{where}: {{{field}}}: there is no cell {number} yet")
             kept, note = cut(source.rstrip(), self.limits.max_chars)
-            lines = source.count("\n") + 1
+            lines = source.rstrip().count("\n") + 1
             text = f"In [{number}]:\n\n{fence(kept, 'python')}{note}"
             sent = Sent(field, "code", f"{lines:,} line{'s' if lines != 1 else ''}", kind="cell")
             return Converted((text,), sent, paragraph=True)
