@@ -41,6 +41,20 @@ def fake():
         yield server
 
 
+def chat_notebook(lab, fake, name: str, cells: list[str], setup: str = "") -> None:
+    """A notebook whose first cell points the kernel at the fake API (which will answer
+    ``ANSWER``) and loads the extension, then ``cells``."""
+    fake.reset()
+    fake.enqueue(text=ANSWER)
+    first = (
+        "import os\n"
+        "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
+        f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
+        f"{setup}%load_ext jupyter_tree_chat"
+    )
+    write_notebook(lab.root / name, [first, *cells])
+
+
 def sources(page) -> list[str]:
     return page.evaluate(
         "window.jupyterapp.shell.currentWidget.content.widgets"
@@ -51,22 +65,9 @@ def sources(page) -> list[str]:
 def test_thumbnails_and_insert_below_from_the_control_and_the_panel(
     lab, page, page_log, screenshot, fake
 ):
-    fake.reset()
-    fake.enqueue(text=ANSWER)
     asking = "%%chat\nWhat is in {img}? Give me code."
-    write_notebook(
-        lab.root / "context.ipynb",
-        [
-            "import os\n"
-            "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
-            f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
-            "from PIL import Image\n"
-            "img = Image.new('RGB', (160, 90), 'teal')\n"
-            "%load_ext jupyter_tree_chat",
-            asking,
-            "%chat panel",
-        ],
-    )
+    setup = "from PIL import Image\nimg = Image.new('RGB', (160, 90), 'teal')\n"
+    chat_notebook(lab, fake, "context.ipynb", [asking, "%chat panel"], setup)
     cells = open_and_run_all(page, lab, "context.ipynb").locator(".jp-Cell")
     turn = cells.nth(1).locator(".jtc-turn")
     bars = turn.locator(".jtc-turn-code .jtc-code-bar")
@@ -102,19 +103,8 @@ def test_thumbnails_and_insert_below_from_the_control_and_the_panel(
 
 
 def test_insert_below_works_in_jupyter_notebook_7(lab, page, page_log, fake):
-    fake.reset()
-    fake.enqueue(text=ANSWER)
     asking = "%%chat\nCode, please."
-    write_notebook(
-        lab.root / "classic.ipynb",
-        [
-            "import os\n"
-            "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
-            f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
-            "%load_ext jupyter_tree_chat",
-            asking,
-        ],
-    )
+    chat_notebook(lab, fake, "classic.ipynb", [asking])
     open_and_run_all(page, lab, "classic.ipynb", app="notebooks")
     bars = page.locator(".jp-Cell").nth(1).locator(".jtc-turn-code .jtc-code-bar")
     expect(bars).to_have_count(2, timeout=60_000)
