@@ -15,6 +15,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
     ├── ContextRefused              a value or file that cannot go into a question
+    ├── FanoutTooLarge              more answers at once than a fan-out allows
+    ├── MissingExtra                an optional dependency is not installed (one line)
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -73,6 +75,17 @@ class ToolError(ChatError):
 class ContextRefused(ChatError):
     """A ``{name}``, ``--attach`` file or ``--with`` node that cannot go into a question as
     it is (an SVG, an image by URL, too large without Pillow, not text): nothing is sent."""
+
+
+class FanoutTooLarge(ChatError):
+    """More combinations of samples, models and temperatures than one fan-out asks for."""
+
+
+class MissingExtra(ChatError, ImportError):
+    """An optional dependency is missing; IPython shows the one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 class SessionBusy(ChatError):

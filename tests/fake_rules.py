@@ -21,6 +21,8 @@ The rules (from the API reference and the errors it returns):
   and at most 8000 px a side (2000 px when a request has more than 20 images);
 - a document block's base64 source is ``application/pdf`` holding a PDF; a text source
   is ``text/plain``.
+- since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
+  ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 Rule = Callable[[dict[str, Any]], "str | None"]
 
 
-def validate(body: Any) -> str | None:
+LEGACY_API_VERSION = "2023-06-01"
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+
+
+def validate(body: Any, api_version: str | None = None) -> str | None:
     """The first reason the real API would refuse this body with a 400, or None."""
     if not isinstance(body, dict):
         return "request body must be a JSON object"
@@ -51,6 +57,16 @@ def validate(body: Any) -> str | None:
         problem = rule(body)
         if problem:
             return problem
+    return sampling_parameters(body, api_version)
+
+
+def sampling_parameters(body: dict[str, Any], api_version: str | None) -> str | None:
+    """API version 2026-10-21 removed the sampling parameters (a 400 even at defaults)."""
+    if api_version == LEGACY_API_VERSION:
+        return None
+    for key in SAMPLING_PARAMETERS:
+        if key in body:
+            return f"{key}: Extra inputs are not permitted"
     return None
 
 

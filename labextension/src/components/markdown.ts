@@ -37,19 +37,20 @@ export class Markdown {
   /**
    * Show `text` in `holder`; `cache: false` for text that keeps changing (a stream).
    * `decorate(holder)` runs once the rendered text is in (the code bars, code.ts).
+   * Resolves once the rendered text is in place (at once, or when the renderer answers).
    */
-  fill(holder: HTMLElement, text: string, { cache = true, decorate }: { cache?: boolean; decorate?: Decorate } = {}): void {
+  fill(holder: HTMLElement, text: string, { cache = true, decorate }: { cache?: boolean; decorate?: Decorate } = {}): Promise<void> {
     const cached = this.cache.get(text);
     if (cached !== undefined) {
       this.show(holder, text, cached, decorate);
-      return;
+      return Promise.resolve();
     }
     let rendered: Promise<string> | string;
     try {
       rendered = this.render(text);
     } catch (error) {
       this.failed(holder, error);
-      return;
+      return Promise.resolve();
     }
     const keep = (html: string): string => {
       const safe = neutraliseRemote(html, url => this.trans.__('Remote content not loaded: %1', url));
@@ -63,11 +64,11 @@ export class Markdown {
     };
     if (typeof rendered === 'string') {
       this.show(holder, text, keep(rendered), decorate);
-      return;
+      return Promise.resolve();
     }
     holder.textContent = text; // shown as text until the rendered version arrives
     holder.classList.add('jtc-pending');
-    rendered.then(
+    return rendered.then(
       html => this.show(holder, text, keep(html), decorate),
       error => this.failed(holder, error)
     );

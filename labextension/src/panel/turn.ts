@@ -1,12 +1,14 @@
 /**
  * The compact control under a `%%chat` turn: `‹ 2/3 ›` between answers (and between
- * versions of the question once it was edited), Retry and Edit, and the answer's code
- * blocks, each with "Insert below" (a new cell under this one) and "Copy". When the
- * answer on the current branch is not the one the cell printed, it is shown below the
- * control, and a retry started here streams into it.
+ * versions of the question once it was edited), Retry, Edit and Compare (the sibling
+ * answers side by side, rendered, differences a toggle, "Use this" to continue from one),
+ * and the answer's code blocks, each with "Insert below" (a new cell under this one) and
+ * "Copy". When the answer on the current branch is not the one the cell printed, it is
+ * shown below the control, and a retry started here streams into it.
  */
 
 import { CodeActions, codeBlocks, codeButtons, codeOf, languageOf, runCodeAction } from '../components/code';
+import { renderCompare } from '../components/compare';
 import { button, editBar, editBox, switcher } from '../components/controls';
 import { h, listen } from '../components/dom';
 import { saveOrCancel } from '../components/keys';
@@ -25,6 +27,8 @@ export class TurnView {
   private readonly status: HTMLElement;
   private readonly body: HTMLElement;
   private editing: HTMLTextAreaElement | null = null;
+  private comparing = false;
+  private differences = false;
   private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
@@ -94,6 +98,13 @@ export class TurnView {
         : h('span', { class: 'jtc-meta' }, trans.__('no answer yet')),
       button(trans.__('↻ Retry'), { act: 'retry', disabled: busy, title: busy ? wait : trans.__('A new answer beside this one') }),
       button(trans.__('✎ Edit'), { act: 'edit', disabled: busy, title: busy ? wait : trans.__('Edit the question: a new branch') }),
+      r && r.count > 1
+        ? button(trans.__('Compare'), {
+            act: 'compare',
+            title: trans.__('The answers side by side'),
+            attrs: { 'aria-pressed': String(this.comparing) }
+          })
+        : null,
       summary ? h('span', { class: 'jtc-meta' }, summary) : null,
       turn.onPath
         ? null
@@ -145,6 +156,10 @@ export class TurnView {
       }
       return;
     }
+    if (this.comparing && turn?.r && turn.r.count > 1) {
+      this.body.replaceChildren(this.compareView(turn.r.id, turn.r.sibs));
+      return;
+    }
     if (stream && !(stream.done && turn?.r && store.text(turn.r.id))) {
       const holder = h('div', { class: 'jtc-markdown' });
       this.markdown.fill(holder, stream.text, { cache: false });
@@ -170,6 +185,26 @@ export class TurnView {
       h('div', { class: 'jtc-hint' }, trans.__('Answer %1/%2 (the cell above shows the one it printed)', turn.r.pos, turn.r.count)),
       this.markdown.element(full.text)
     );
+  }
+
+  private compareView(shown: string, sibs: string[]): HTMLElement {
+    const ids = [shown, ...sibs.filter(id => id !== shown)];
+    return renderCompare(this.store, ids, this.trans, {
+      navigate: 'switch',
+      markdown: this.markdown,
+      differences: this.differences,
+      toggleDifferences: () => {
+        this.differences = !this.differences;
+        this.renderBody();
+      },
+      choose: id => this.store.act({ a: 'switch', id }),
+      close: () => {
+        this.comparing = false;
+        this.renderBar();
+        this.renderBody();
+      },
+      place: id => ({ pos: sibs.indexOf(id) + 1, count: sibs.length })
+    });
   }
 
   private startEdit(): void {
@@ -221,6 +256,11 @@ export class TurnView {
         break;
       case 'edit':
         this.startEdit();
+        break;
+      case 'compare':
+        this.comparing = !this.comparing;
+        this.renderBar();
+        this.renderBody();
         break;
       case 'save':
         this.save();
