@@ -32,6 +32,7 @@ from .errors import (
     SessionNotSaved,
     TreeError,
 )
+from .language import COMPACTION, path_language
 from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
 from .providers.tools import ToolRegistry
 from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
@@ -454,16 +455,24 @@ class Session:
         path = self.path()
         while path and path[-1].role == "user":
             path.pop()  # an unanswered question cannot be followed by the request below
-        ask = "Summarise our conversation so far so that it can continue from the summary alone."
-        if instructions:
-            ask += " " + instructions
+        # in the conversation's own language, so the summary and its frame are too
+        texts = COMPACTION[path_language([n.message for n in path])]
+        ask = texts.request + (" " + instructions if instructions else "")
         request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = self._settings(settings)
         text, error = self._collect_text(request_path, settings)
         if error is not None:
             self._notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
-        root, ack = self.tree.compact(text, summarised, self._new_id(), self._new_id(), self._now())
+        root, ack = self.tree.compact(
+            text,
+            summarised,
+            self._new_id(),
+            self._new_id(),
+            self._now(),
+            heading=texts.heading,
+            acknowledgement=texts.acknowledgement,
+        )
         for node in (root, ack):
             self._persist([node.to_record()], durable=node is ack)
             self._emit(NodeAdded(node))

@@ -1,6 +1,6 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree diff store compare session fanout cellrule textview``,
+- The core (``errors tree diff language store compare session fanout cellrule textview``,
   ``formats/`` and ``context/``) and ``providers/`` import nothing from IPython, ipykernel,
   ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
@@ -30,6 +30,7 @@ CORE_LAYER = {
     "tree": 1,
     "diff": 1,
     "formats": 2,
+    "language": 2,
     "store": 2,
     "compare": 2,
     "providers": 3,

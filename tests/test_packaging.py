@@ -45,3 +45,8 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     assert "jupyter_tree_chat/widget/static/widget.js" in names
     assert "jupyter_tree_chat/widget/static/widget.css" in names
     assert not any("node_modules" in n for n in names)
+    # the Chinese catalog, where JupyterLab's server looks for it through the entry point
+    assert "jupyter_tree_chat/locale/zh_CN/LC_MESSAGES/jupyter_tree_chat.json" in names
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    listed = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "[jupyterlab.locale]\njupyter_tree_chat = jupyter_tree_chat" in listed

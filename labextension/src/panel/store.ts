@@ -101,8 +101,8 @@ export type Action =
  * (components/status.ts).
  */
 export const BUSY_TEXT =
-  'Busy: a reply is being written in this session (a %%chat cell or another view); ' +
-  'wait for it to finish, then try again.';
+  'Busy: a reply is being written in this session (a %%chat cell or another view); ' + // not for translation: the kernel's words, recognised
+  'wait for it to finish, then try again.'; // not for translation: the kernel's words, recognised
 
 /** After this long without an `ack`, the kernel is busy (a cell is running). */
 export const BUSY_AFTER_MS = 800;
