@@ -716,17 +716,22 @@ class Session:
     @exclusive
     def run_cell(
         self,
-        text: str,
+        text: str | list[dict[str, Any]],
         *,
         cell_id: str | None,
         settings: ChatSettings | None = None,
         from_node: str | None = None,
         new_root: bool = False,
         continue_leaf: bool = False,
+        meta: dict[str, Any] | None = None,
         fanout: Fanout | None = None,
     ) -> Turn:
-        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule."""
-        meta = {"cell_id": cell_id} if cell_id else None
+        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule.
+
+        ``text`` is the question's content (a string, or blocks with images and files);
+        ``meta`` goes on a new user node beside the cell id (e.g. ``context``).
+        """
+        meta = {**({"cell_id": cell_id} if cell_id else {}), **(meta or {})} or None
         how: dict[str, Any] = {"settings": settings, "fanout": fanout}
         if new_root:
             return self.ask(text, new_root=True, meta=meta, **how)

@@ -1,7 +1,7 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
 - The core (``errors tree diff language store compare session fanout cellrule textview``,
-  and ``formats/``) and ``providers/`` import nothing from IPython, ipykernel,
+  ``formats/`` and ``context/``) and ``providers/`` import nothing from IPython, ipykernel,
   ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
@@ -11,7 +11,8 @@
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
   ``components/`` (the views, framework-free) import no package; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
-  bridge between the lab extension and the widget bundle is ``bridge.ts``.
+  bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
+  notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ CORE_LAYER = {
     "session": 4,
     "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
+    "context": 4,
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
@@ -152,7 +154,8 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
-    "index": ({"viewer", "bridge"}, ("@jupyterlab/", "@lumino/")),
+    "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
+    "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
 }
 IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
 

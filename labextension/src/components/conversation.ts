@@ -6,6 +6,7 @@
  * it streams.
  */
 
+import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
 import { Part, partTitle } from './content';
 import { Navigate, button, editBar, editBox, switcher } from './controls';
 import { renderDetails } from './details';
@@ -48,6 +49,8 @@ export interface ConversationOptions {
   /** ←/→ or an arrow of the switcher */
   sibling(id: string, step: -1 | 1): void;
   emptyText: string;
+  /** code blocks of answers get Copy (and Insert below, where the host can); absent: none */
+  code?: CodeActions;
 }
 
 export class Conversation {
@@ -217,7 +220,7 @@ export class Conversation {
     if (this.editing?.id === id) {
       body.append(this.editing.box, editBar(trans, id));
     } else if (content) {
-      body.append(...this.parts(content.parts));
+      body.append(...this.parts(content.parts, id, role === 'assistant'));
     } else {
       const i = tree.index.get(id);
       body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
@@ -250,17 +253,28 @@ export class Conversation {
     );
   }
 
-  private parts(parts: Part[]): HTMLElement[] {
-    return parts.map(part =>
-      part.kind === 'text'
-        ? this.options.markdown.element(part.text)
-        : h(
+  private parts(parts: Part[], id: string, answer: boolean): HTMLElement[] {
+    const code = this.options.code;
+    const decorate = answer && code ? (holder: HTMLElement) => addCodeBars(holder, id, this.trans, code) : undefined;
+    return parts.map(part => {
+      switch (part.kind) {
+        case 'text':
+          return this.options.markdown.element(part.text, decorate);
+        case 'image':
+          return part.src
+            ? h('img', { class: 'jtc-thumb', src: part.src, alt: partTitle(part, this.trans), title: partTitle(part, this.trans), 'data-act': 'zoom' })
+            : h('span', { class: 'jtc-chip jtc-chip-hidden' }, partTitle(part, this.trans));
+        case 'document':
+          return h('span', { class: 'jtc-chip jtc-chip-document' }, partTitle(part, this.trans));
+        default:
+          return h(
             'details',
             { class: `jtc-part jtc-part-${part.kind}` },
             h('summary', {}, partTitle(part, this.trans)),
             h('pre', {}, part.text)
-          )
-    );
+          );
+      }
+    });
   }
 
   private streaming(): HTMLElement {
@@ -329,7 +343,14 @@ export class Conversation {
     }
     const id = target.dataset.id ?? '';
     const actions = this.options.actions;
+    const code = this.options.code;
+    if (code && runCodeAction(target, codeBlocks(target.closest('.jtc-markdown') ?? this.node), code)) {
+      return;
+    }
     switch (target.dataset.act) {
+      case 'zoom':
+        target.classList.toggle('jtc-open');
+        break;
       case 'earlier':
         this.shown += FIRST_SHOWN;
         this.render();
