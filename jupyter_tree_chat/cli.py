@@ -14,7 +14,7 @@ import os
 import sys
 
 from .errors import ChatError, StoreError
-from .store import LoadResult, parse_session, read_session_bytes
+from .store import LoadResult, load_file, read_session_bytes
 from .textview import draw_tree, path_markdown, short_id_length, summary
 from .tree import SessionTree, api_message
 
@@ -54,14 +54,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def _load(name: str) -> LoadResult:
     try:
-        data = read_session_bytes(name)
+        result = load_file(name, missing_ok=False)
+        if not len(result.tree) and result.header is None:  # nothing usable: is it text?
+            data = read_session_bytes(name)
+            if data and not _is_utf8(data):
+                raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
     except FileNotFoundError:
         raise CliError(f"{name}: no such file") from None
     except StoreError as exc:  # a directory, a pipe, permission denied
         raise CliError(str(exc)) from None
-    result = parse_session(data)
-    if data and not len(result.tree) and result.header is None and not _is_utf8(data):
-        raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
     return result
 
 
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `jupyter tree-chat show big.chat.jsonl | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    if argv is None:  # the console script: a million nodes need not be freed one by one
+        sys.stderr.flush()
+        os._exit(status)
     return status
 
 

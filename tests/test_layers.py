@@ -1,6 +1,6 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree store session cellrule textview``, and ``formats/``) and
+- The core (``errors node tree loader store session cellrule textview``, and ``formats/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
@@ -20,7 +20,9 @@ PREFIX = "jupyter_tree_chat."
 
 CORE_LAYER = {
     "errors": 0,
+    "node": 1,
     "tree": 1,
+    "loader": 2,
     "formats": 2,
     "store": 2,
     "providers": 3,
