@@ -266,9 +266,10 @@ class Reader:
                 older, recent, window = recent, {}, 0
             leaf = node_id
             if plain:
-                if node._meta is not None:
-                    node._meta = line  # decoded from the line on first use
-                if role is None or node._message.content is _UNSET:
+                held: Any = node  # as decoded: a probe for meta, a RawBody for message
+                if held._meta is not None:
+                    held._meta = line  # decoded from the line on first use
+                if role is None or held._message.content is _UNSET:
                     _odd_node(node, node._meta, number, report)
             elif _is_odd(node._message, role, node._meta):
                 _odd_node(node, node._meta, number, report)
