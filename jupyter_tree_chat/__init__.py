@@ -10,11 +10,12 @@ lists the commands.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .providers.tools import ToolRegistry, tool
-from .session import ChatSettings, Session, Turn
-from .tree import Node, SessionTree
+if TYPE_CHECKING:
+    from .providers.tools import ToolRegistry, tool
+    from .session import ChatSettings, Session, Turn
+    from .tree import Node, SessionTree
 
 __version__ = "0.1.0"
 __all__ = [
@@ -33,8 +34,29 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
-#: ``register_tool(fn)`` is ``@tool`` for a function defined elsewhere
-register_tool = tool
+# imported on first use, so `jupyter tree-chat` (which needs only the core) starts fast
+_LAZY = {
+    "ChatSettings": "session",
+    "Session": "session",
+    "Turn": "session",
+    "Node": "tree",
+    "SessionTree": "tree",
+    "ToolRegistry": "providers.tools",
+    "tool": "providers.tools",
+    "register_tool": "providers.tools",  # ``register_tool(fn)`` is ``@tool`` elsewhere
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(
+        importlib.import_module(f".{_LAZY[name]}", __name__), name.removeprefix("register_")
+    )
+    globals()[name] = value
+    return value
 
 
 def reply_text(node_id: str | None = None, *, session: str | None = None) -> str:

@@ -22,17 +22,33 @@ import gc
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, eq, ge, is_, is_not
 from typing import Any, cast
 
 import msgspec
 import orjson
 
-from .node import Node
+from .node import Node, RawBody
 from .tree import SessionTree
 
 _decode_node = msgspec.json.Decoder(Node).decode
-_UNSET = msgspec.UNSET
+_SHORT_RUN = 64  # fewer plain nodes in a row than this are linked one by one
+_ID = attrgetter("id")
+_PARENT = attrgetter("parent_id")
+_LINE = attrgetter("line")
+_ROLE = attrgetter("_message.role")
+_META = attrgetter("_meta")
+_MISS: Any = object()
+_NOWHERE: Any = Node("", None, cast(Any, RawBody(cast(Any, object()), "")), None, 0)
+
+
+class _MetaProbe(msgspec.Struct, gc=False):
+    """An object, its contents skipped: what a node's raw ``meta`` must be."""
+
+
+_check_metas = msgspec.json.Decoder(list[_MetaProbe | None]).decode
+_check_meta = msgspec.json.Decoder(_MetaProbe | None).decode
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -112,6 +128,7 @@ class Reader:
         self._orphans: list[tuple[int, str, str]] = []
         self._unsorted = False
         self._problems_from = 0  # where the problems of this load (or tail read) begin
+        self._window: dict[str, Node] = {}  # the nodes of the last run linked at once
 
     def feed(self, data: bytes) -> list[Node]:
         """Read the complete lines in ``data``; returns the nodes that were added.
@@ -196,24 +213,90 @@ class Reader:
                     problems.append(Problem(number, "ends with CRLF (read as LF)"))
                     lines[number - first] = line[:-1]
                     self._unsorted = True
-        decoded = _decode_lines(lines, data.isascii())
+        decoded, unread = _decode_lines(lines, data.isascii())
         del data  # the lines hold the bytes now: do not keep the file twice
-        return self._index(lines, decoded, first, torn_line)
+        return self._index(lines, decoded, unread, first, torn_line)
 
     def _index(
-        self, lines: list[bytes], decoded: list[Any], first: int, torn_line: int
+        self,
+        lines: list[bytes],
+        decoded: list[Any],
+        unread: list[int],
+        first: int,
+        torn_line: int,
     ) -> list[Node]:
-        """Link the decoded nodes into the tree, in file order: the hot loop of a load.
+        """Link the decoded nodes into the tree, in file order.
 
-        Parents are nearly always recent nodes: they are looked up in a small window of
-        the last few thousand first, which stays in the CPU's cache where the big index
-        does not.
+        Runs of plain nodes are linked by ``_link_run`` in C-level passes; a run it
+        finds anything unusual in (an orphan, a duplicate, an odd role), and every line
+        that is not a plain node, goes through ``_link_one_by_one``, which says why.
         """
         tree = self.result.tree
         nodes = tree._nodes  # the loader is the tree's bulk path: it links children later
         known = len(nodes)
         if not known:
             tree._unlinked()
+        start, end = 0, len(decoded)
+        for stop in [*unread, end]:  # runs of plain nodes, and between them a line to read
+            if stop - start < _SHORT_RUN or not self._link_run(decoded[start:stop], first + start):
+                self._link_one_by_one(lines, decoded, start, stop, first, torn_line)
+            if stop < end:
+                self._link_one_by_one(lines, decoded, stop, stop + 1, first, torn_line)
+            start = stop + 1
+        if self.follow_leaf:
+            tree.leaf = self.leaf
+        added = list(islice(reversed(nodes.values()), len(nodes) - known))[::-1]
+        if known and tree._linked:  # a later feed: link what it added (readers see it now)
+            for node in added:
+                tree._link(node)
+        return added
+
+    def _link_run(self, run: list[Any], number: int) -> bool:
+        """Link plain nodes from line ``number`` on if nothing in them needs a word; else
+        change nothing and return False. Each step is one pass in C over the run."""
+        nodes = self.result.tree._nodes
+        roles = list(map(_ROLE, run))
+        lines = range(number, number + len(run))
+        any(map(setattr, run, repeat("line"), lines))
+        ids = list(map(_ID, run))
+        kept = list(map(nodes.setdefault, ids, run))  # the first of an id wins
+        parents = list(map(_PARENT, run))
+        # parents are nearly always recent: this run's and the last run's few thousand
+        # nodes stay in the CPU's cache, where the big index does not
+        window = dict(zip(ids, run, strict=True))
+        above = list(map(window.get, parents, map(self._window.get, parents, repeat(_MISS))))
+        find = nodes.get
+        for position in compress(count(), map(is_, above, repeat(_MISS))):
+            above[position] = find(parents[position], _NOWHERE)  # a root, an old fork
+        try:
+            if (
+                not any(map(is_not, kept, run))  # no duplicate
+                and sum(map(is_, above, repeat(_NOWHERE)))  # no orphan
+                == sum(map(is_, parents, repeat(None)))
+                and not any(map(ge, map(_LINE, above), lines))  # parents come first
+                and not any(map(eq, map(_ROLE, above), roles))  # roles alternate
+            ):
+                self.leaf = ids[-1]
+                self._window = window
+                return True
+        except AttributeError:  # a parent whose message was decoded already: a dict
+            pass
+        for node_id, node, stored in zip(ids, run, kept, strict=True):
+            if stored is node:
+                del nodes[node_id]
+        return False
+
+    def _link_one_by_one(
+        self,
+        lines: list[bytes],
+        decoded: list[Any],
+        start: int,
+        stop: int,
+        first: int,
+        torn_line: int,
+    ) -> None:
+        """Link ``decoded[start:stop]``, saying what is wrong with each line that is."""
+        nodes = self.result.tree._nodes
         find = nodes.get
         setdefault = nodes.setdefault
         recent: dict[str, Node] = {}
@@ -222,9 +305,9 @@ class Reader:
         report = self.result.problems.append
         orphans = self._orphans
         leaf = self.leaf
-        number = first - 1
-        node: Any  # a Node as decoded: its message a RawBody, its meta a probe
-        for node, line in zip(decoded, lines, strict=True):
+        number = first + start - 1
+        node: Any  # a Node as decoded: its message a RawBody
+        for node, line in zip(decoded[start:stop], lines[start:stop], strict=True):
             number += 1
             if node is None:  # not a plain node: read the line whole
                 self.leaf = leaf
@@ -265,22 +348,9 @@ class Reader:
             if window == 2048:
                 older, recent, window = recent, {}, 0
             leaf = node_id
-            if plain:
-                held: Any = node  # as decoded: a probe for meta, a RawBody for message
-                if held._meta is not None:
-                    held._meta = line  # decoded from the line on first use
-                if role is None or held._message.content is _UNSET:
-                    _odd_node(node, node._meta, number, report)
-            elif _is_odd(node._message, role, node._meta):
+            if not plain and _is_odd(node._message, role, node._meta):
                 _odd_node(node, node._meta, number, report)
         self.leaf = leaf
-        if self.follow_leaf:
-            tree.leaf = leaf
-        added = list(islice(nodes.values(), known, None))
-        if known and tree._linked:  # a later feed: link what it added (readers see it now)
-            for node in added:
-                tree._link(node)
-        return added
 
     def _read_slowly(self, line: bytes, number: int, torn: bool) -> Node | None:
         """One line as today's records are read: a node to attach, or None (reported)."""
@@ -358,24 +428,40 @@ class Reader:
             report(Problem(number, f"unknown record type {kind!r} (skipped)"))
 
 
-def _decode_lines(lines: list[bytes], ascii_only: bool) -> list[Node | None]:
-    """Each line as a ``Node``, or None where it is not a plain node (read it whole)."""
-    decoded: list[Node | None] = []
+def _decode_lines(lines: list[bytes], ascii_only: bool) -> tuple[list[Any], list[int]]:
+    """Each line as a ``Node``, or None where it is not a plain node; and the positions
+    of those Nones, in order (those lines are read whole)."""
+    decoded: list[Any] = []
+    unread: list[int] = []
     remaining = iter(lines)
     while True:
         try:
             decoded.extend(map(_decode_node, remaining))  # keeps what it decoded on error
             break
         except msgspec.DecodeError:
+            unread.append(len(decoded))
             decoded.append(None)  # the line that failed; go on with the next one
+    bad: list[int] = []
     if not ascii_only:  # msgspec skips raw values without checking their UTF-8
         for position, line in enumerate(lines):
             if decoded[position] is not None and not line.isascii():
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError:
-                    decoded[position] = None
-    return decoded
+                    bad.append(position)
+    metas = list(filter(None, map(_META, filter(None, decoded))))
+    try:  # every meta an object or null, checked in one call
+        _check_metas(b"".join((b"[", b",".join(metas), b"]")))
+    except msgspec.DecodeError:  # rare: find them, and read those lines whole
+        for position, node in enumerate(decoded):
+            if node is not None and node._meta is not None:
+                try:
+                    _check_meta(node._meta)
+                except msgspec.DecodeError:
+                    bad.append(position)
+    for position in bad:
+        decoded[position] = None
+    return decoded, sorted({*unread, *bad}) if bad else unread
 
 
 def _is_odd(message: dict[str, Any], role: Any, meta: Any) -> bool:
@@ -405,7 +491,7 @@ def _odd_node(node: Node, meta: Any, number: int, report: Callable[[Problem], No
     elif type(content := message["content"]) is not str and type(content) is not list:
         why = f"content is {_kind(content)}, not a string or a list (kept as written)"
         report(Problem(number, f"node {name!r}: {why}"))
-    if meta is not None and type(meta) is not dict and type(meta) is not bytes:
+    if meta is not None and type(meta) is not dict:
         report(Problem(number, f"node {name!r}: meta is {_kind(meta)}, not an object (ignored)"))
         node.meta = None
 

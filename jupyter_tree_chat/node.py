@@ -39,38 +39,30 @@ def decode_json(raw: bytes | Raw) -> Any:
 
 
 _ABSENT: Any = UNSET
-_NO_ROLE: Any = None
 
 
 class RawBody(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     """A message as the loader reads it: role and timestamp decoded, block lists raw.
 
-    Only the three keys this project and the chapter write, of the types the format
-    allows: any other message (another key, a null role, a number for content) makes
-    the loader read that line whole, the slower way, and report what is odd about it.
-    A missing role is ``None``, a missing content ``UNSET``.
+    Only what this project and the chapter write: a role, a content (a string or a
+    list of blocks) and maybe a timestamp. Any other message (another key, no role, a
+    number for content) makes the loader read that line whole, the slower way, and
+    report what is odd about it.
     """
 
-    role: Literal["user", "assistant"] = _NO_ROLE
-    content: str | tuple[Raw, ...] = _ABSENT
+    role: Literal["user", "assistant"]
+    content: str | tuple[Raw, ...]
     timestamp: Any = _ABSENT
 
     def decode(self) -> Message:
-        message: Message = {}
-        if self.role is not None:
-            message["role"] = self.role
         content = self.content
-        if type(content) is tuple:
-            message["content"] = [decode_json(block) for block in content]
-        elif content is not UNSET:
-            message["content"] = content
+        message: Message = {
+            "role": self.role,
+            "content": [decode_json(b) for b in content] if type(content) is tuple else content,
+        }
         if self.timestamp is not UNSET:
             message["timestamp"] = self.timestamp
         return message
-
-
-class MetaProbe(msgspec.Struct, gc=False):
-    """Checks that ``meta`` is an object without decoding it (the line is kept instead)."""
 
 
 if TYPE_CHECKING:  # what callers see; the branch below is what the decoder reads
@@ -82,7 +74,7 @@ if TYPE_CHECKING:  # what callers see; the branch below is what the decoder read
 else:
     _Id = Annotated[str, msgspec.Meta(min_length=1)]
     _MessageField = RawBody
-    _MetaField = MetaProbe | None  # the loader puts the line's bytes here
+    _MetaField = Raw  # checked to be an object (or null) by the loader
     _Line = None  # a file's own "line" or "kids" key fails decoding: the line is read
     _Kids = None  # whole, by the slower path, and such keys never reach the tree
 
@@ -122,8 +114,8 @@ class Node(
     @property
     def meta(self) -> dict[str, Any] | None:
         meta = self._meta
-        if type(meta) is bytes:  # the line it came from (see the loader)
-            decoded = decode_json(meta).get("meta")
+        if type(meta) is Raw:
+            decoded = decode_json(meta)
             meta = decoded if type(decoded) is dict else None
             self._meta = meta
         return meta
@@ -138,7 +130,7 @@ class Node(
         message: Any = self._message
         if type(message) is dict:
             return str(message.get("role", ""))
-        return message.role or ""
+        return message.role
 
     @property
     def text(self) -> str:
