@@ -106,6 +106,7 @@ class KernelSessions:
                 )
         session.provider = provider
         session.settings = self.config.chat_settings()
+        session.refresh()  # what other kernels appended, before a cell or command uses it
         return session
 
     def open_sessions(self) -> dict[Path, Session]:
