@@ -96,6 +96,7 @@ def load_ipython_extension(ipython: Any) -> None:
     # the one hook between views: the kernel's cells show the widget's views
     sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
     sessions.panel_hook = widget_hooks.show_panel  # what `%chat panel` displays
+    sessions.warm_up()  # the SDK's import and client, in the background
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -55,6 +55,11 @@ class TreeChat(Configurable):
     throttle = CFloat(
         0.1, help="Least seconds between two updates of a streaming reply's output."
     ).tag(config=True)
+    warm_up = Bool(
+        True,
+        help="Import the Anthropic SDK and build its client in the background when the "
+        "extension loads (no network), so the first cell need not wait for it.",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
