@@ -173,26 +173,45 @@ PER_LINE = 'import orjson,sys\nfor l in open(sys.argv[1],"rb"): orjson.loads(l)'
 KEEP_ALL = 'import orjson,sys\nkept = [orjson.loads(l) for l in open(sys.argv[1],"rb")]'
 
 
+RUNNER = """
+import json, os, subprocess, sys, time
+commands, rounds = json.load(sys.stdin)
+best = {name: float("inf") for name in commands}
+peak = {name: 0.0 for name in commands}
+for _ in range(rounds):
+    for name, command in commands.items():
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        _, _, usage = os.wait4(child.pid, 0)
+        best[name] = min(best[name], time.perf_counter() - start)
+        peak[name] = max(peak[name], usage.ru_maxrss / 1024)
+json.dump({name: [best[name], peak[name]] for name in commands}, sys.stdout)
+"""
+
+
 def whole_processes(path: Path, leaf: str, rounds: int) -> dict[str, tuple[float, float]]:
-    """name → (best seconds, peak RSS in MB) of each command, run in turn ``rounds`` times."""
+    """name → (best seconds, peak RSS in MiB) of each command, run in turn ``rounds`` times.
+
+    A small process of its own starts them: a child's peak RSS counts the memory of the
+    process it was forked from, and this one holds the file it built.
+    """
     cli = [sys.executable, "-m", "jupyter_tree_chat.cli"]
     commands = {
         "per-line parse (floor)": [sys.executable, "-c", PER_LINE, str(path)],
-        "keep everything (floor)": [sys.executable, "-c", KEEP_ALL, str(path)],
+        "keep everything (GC on)": [sys.executable, "-c", KEEP_ALL, str(path)],
         "path --json": [*cli, "path", str(path), "--leaf", leaf, "--json"],
         "check": [*cli, "check", str(path)],
         "show": [*cli, "show", str(path)],
     }
-    best = dict.fromkeys(commands, float("inf"))
-    peak = dict.fromkeys(commands, 0.0)
-    for _ in range(rounds):
-        for name, command in commands.items():
-            start = time.perf_counter()
-            child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=REPO)
-            _, _, usage = os.wait4(child.pid, 0)
-            best[name] = min(best[name], time.perf_counter() - start)
-            peak[name] = max(peak[name], usage.ru_maxrss / 1024)
-    return {name: (best[name], peak[name]) for name in commands}
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER],
+        input=json.dumps([commands, rounds]),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    return {name: (seconds, rss) for name, (seconds, rss) in json.loads(done.stdout).items()}
 
 
 def print_whole_processes(path: Path, leaf: str, rounds: int) -> None:

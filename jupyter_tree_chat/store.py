@@ -270,7 +270,12 @@ class FileStore:
         return nodes
 
     def _changed(self, what: str) -> NewRecords:
-        self._broken = f"the file {what}"
+        truncated = what.startswith("was truncated")
+        self._broken = (  # what an append says from now on, as when it finds it itself
+            "the file was truncated by another program"
+            if truncated
+            else "the file was deleted, moved or replaced"
+        )
         return NewRecords(
             note=f"{self.path} {what}; this session goes on from what was read, "
             "in memory only (nothing more is written there)"
