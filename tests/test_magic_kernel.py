@@ -283,18 +283,17 @@ def test_streaming_updates_are_throttled(claude, fake_anthropic):
 LOADED = "import sys, threading; print('anthropic' in sys.modules, threading.active_count())"
 
 
-def test_with_a_key_load_ext_builds_the_client_in_the_background(tmp_path, fake_server):
-    env = {"ANTHROPIC_API_KEY": "sk-test-dummy", "ANTHROPIC_BASE_URL": fake_server.base_url}
-    with Kernel(tmp_path, env=env) as kernel:  # %load_ext ran, and returned at once
-        kernel.run(
-            "from jupyter_tree_chat.kernel.sessions import registry\n"
-            "for thread in list(registry()._warming.values()): thread.join(60)"
-        ).check()
-        assert kernel.run(LOADED).check().stdout.split()[0] == "True"
-        assert fake_server.requests == []  # no network while warming up
-        kernel.chat("Hello?", "c0000001").check()
-        (sent,) = fake_server.last_request.body["messages"]
-        assert sent["content"][0]["text"] == "Hello?"  # the warmed client sent the cell
+def test_with_a_key_load_ext_builds_the_client_in_the_background(claude, fake_anthropic):
+    # the fixture's kernel ran %load_ext, which returned at once
+    claude.run(
+        "from jupyter_tree_chat.kernel.sessions import registry\n"
+        "for thread in list(registry()._warming.values()): thread.join(60)"
+    ).check()
+    assert claude.run(LOADED).check().stdout.split()[0] == "True"
+    assert fake_anthropic.requests == []  # no network while warming up
+    claude.chat("Hello?", "c0000001").check()
+    (sent,) = fake_anthropic.last_request.body["messages"]
+    assert sent["content"][0]["text"] == "Hello?"  # the warmed client sent the cell
 
 
 def test_without_a_key_the_sdk_is_never_imported(offline):
