@@ -127,6 +127,7 @@ def load_ipython_extension(ipython: Any) -> None:
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()
     )
+    sessions.warm_up()  # the SDK's import and client, in the background
 
 
 def unload_ipython_extension(ipython: Any) -> None:

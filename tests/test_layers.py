@@ -1,8 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree diff language store compare session fanout cellrule textview``,
-  ``formats/`` and ``context/``) and ``providers/`` import nothing from IPython, ipykernel,
-  ipywidgets, anywidget or Jupyter.
+- The core (``errors node tree diff language loader store compare session fanout cellrule
+  textview``, ``formats/`` and ``context/``) and ``providers/`` import nothing from
+  IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
   that reads other tools' files for the viewer) import the core and never each other;
@@ -28,7 +28,9 @@ PREFIX = "jupyter_tree_chat."
 
 CORE_LAYER = {
     "errors": 0,
+    "node": 1,
     "tree": 1,
+    "loader": 2,
     "diff": 1,
     "formats": 2,
     "language": 2,

@@ -73,6 +73,11 @@ class TreeChat(Configurable):
         default_value=[0.0, 0.5, 1.0],
         help='The temperatures the panel\'s "Ask other models…" offers for a fan-out.',
     ).tag(config=True)
+    warm_up = Bool(
+        True,
+        help="Import the Anthropic SDK and build its client in the background when the "
+        "extension loads (no network), so the first cell need not wait for it.",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)

@@ -153,10 +153,15 @@ def plain_text(markdown: str) -> str:
     return re.sub("\0(\\d+)\0", lambda m: codes[int(m.group(1))], text) if codes else text
 
 
+_MARKUP = re.compile(r"[`~\\#\[<*_\0]|^[ \t]*(?:[>+=-]|\d{1,9}[.)])", re.M)
+"""Where a text might hold Markdown syntax; a text without any is its own plain text."""
+
+
 def summary(text: str) -> str:
     """``head`` of the plain text (see ``plain_text``): what a tree row shows."""
     window = HEAD_CHARS * 4
-    plain = " ".join(plain_text(text[:window]).split())
+    start = text[:window]
+    plain = " ".join((plain_text(start) if _MARKUP.search(start) else start).split())
     if len(plain) <= HEAD_CHARS and len(text) <= window:
         return plain
     if len(text) > window:  # an emphasis closed beyond the window left its opening mark

@@ -175,9 +175,7 @@ export class SessionView {
       this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, trans));
       const problems = renderProblems(this.source.problems, trans);
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
-      const end = this.end();
-      const tree = this.source.tree;
-      this.tree.update({ leafPath: tree.pathTo(this.source.leaf), shownPath: tree.pathTo(end) });
+      this.tree.update({ leaf: this.source.leaf, shown: this.end() });
       this.renderStatus();
     }
     this.conversation.render(this.end());
