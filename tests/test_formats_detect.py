@@ -7,6 +7,7 @@ import json
 import pytest
 from import_samples import DATA, chatgpt_export, claude_code_session, jsonl, open_webui_export
 
+from jupyter_tree_chat import formats
 from jupyter_tree_chat.formats import detect
 
 
@@ -35,3 +36,10 @@ def test_each_tools_files_are_told_apart(data: bytes, kind: str | None):
 def test_a_json_export_cut_short_is_still_recognised():
     data = json.dumps(chatgpt_export(), indent=2).encode()
     assert detect(data[: len(data) // 3]) == "chatgpt"
+
+
+def test_the_names_detect_gives_are_the_readers_names():
+    from jupyter_tree_chat.formats import chatgpt, claude_code, open_webui, pi
+
+    assert formats.FORMATS == (claude_code.NAME, pi.NAME, chatgpt.NAME, open_webui.NAME)
+    assert set(formats.LABELS) == {*formats.FORMATS, formats.NATIVE}

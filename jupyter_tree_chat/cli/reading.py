@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from .. import formats
 from ..errors import ChatError, StoreError
 from ..formats.detect import SCAN_BYTES
-from ..providers.wire import api_messages
 from ..store import LoadResult, load_file, open_session_file, read_session_bytes
 from ..textview import draw_tree, short_id_length, summary
 from ..tree import SessionTree
@@ -106,6 +105,8 @@ def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
     tree = result.tree
     nodes = tree.path_nodes(leaf) if leaf is not None else []
     if as_json:
+        from ..providers.wire import api_messages  # here: only --json needs the providers
+
         sent = api_messages([node.message for node in nodes])
         return json.dumps(sent, ensure_ascii=False, indent=2)
     width = short_id_length(node.id for node in tree)

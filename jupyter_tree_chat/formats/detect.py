@@ -14,6 +14,16 @@ from typing import Any
 import orjson
 
 NATIVE = "tree-chat"
+#: what each format (by the name ``--format`` takes) is called in messages; the readers'
+#: ``NAME``s are these (tests/test_formats.py holds them together)
+LABELS = {
+    "claude-code": "Claude Code",
+    "pi": "pi",
+    "chatgpt": "ChatGPT",
+    "open-webui": "Open WebUI",
+    NATIVE: "jupyter-tree-chat",
+}
+FORMATS = tuple(name for name in LABELS if name != NATIVE)
 SCAN_BYTES = 1 << 20  # detect() reads no further: callers may pass just this head
 _SCAN_LINES = 50
 _CLAUDE_TYPES = {
