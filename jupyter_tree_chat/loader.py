@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress, count, islice, repeat
-from operator import attrgetter, eq, ge, is_, is_not
+from operator import attrgetter, eq, ge, is_
 from typing import Any, cast
 
 import msgspec
@@ -34,6 +34,9 @@ from .tree import SessionTree
 
 _decode_node = msgspec.json.Decoder(Node).decode
 _SHORT_RUN = 64  # fewer plain nodes in a row than this are linked one by one
+# lines are linked a few thousand at a time: a run's nodes, its window of recent ids and
+# its lists then stay in the CPU's cache (measured: 256 KiB loads ~10% faster than 1 MiB)
+_PIECE = 1 << 18
 _ID = attrgetter("id")
 _PARENT = attrgetter("parent_id")
 _LINE = attrgetter("line")
@@ -145,7 +148,10 @@ class Reader:
             data = self._pending + data
         cut = data.rfind(b"\n") + 1
         self._pending = data[cut:]
-        return self._paused(data[:cut] if cut < len(data) else data, 0)
+        added: list[Node] = []
+        for piece in _pieces(data[:cut] if cut < len(data) else data):
+            added += self._paused(piece, 0)
+        return added
 
     def close(self, *, growing: bool = False) -> list[Node]:
         """The end of the file: a last line without newline counts (torn, if it is not a
@@ -253,38 +259,39 @@ class Reader:
 
     def _link_run(self, run: list[Any], number: int) -> bool:
         """Link plain nodes from line ``number`` on if nothing in them needs a word; else
-        change nothing and return False. Each step is one pass in C over the run."""
+        leave the tree as it was and return False. Each step is one pass in C over the run.
+
+        The run joins the index only once it has passed, so a parent found there is on
+        an earlier line; one found in the run itself is checked to come first.
+        """
         nodes = self.result.tree._nodes
-        roles = list(map(_ROLE, run))
-        lines = range(number, number + len(run))
+        lines = list(range(number, number + len(run)))  # made once, read twice
         any(map(setattr, run, repeat("line"), lines))
         ids = list(map(_ID, run))
-        kept = list(map(nodes.setdefault, ids, run))  # the first of an id wins
-        parents = list(map(_PARENT, run))
         # parents are nearly always recent: this run's and the last run's few thousand
         # nodes stay in the CPU's cache, where the big index does not
         window = dict(zip(ids, run, strict=True))
+        if len(window) < len(run) or not nodes.keys().isdisjoint(window):
+            return False  # a duplicate id
+        parents = list(map(_PARENT, run))
         above = list(map(window.get, parents, map(self._window.get, parents, repeat(_MISS))))
         find = nodes.get
         for position in compress(count(), map(is_, above, repeat(_MISS))):
             above[position] = find(parents[position], _NOWHERE)  # a root, an old fork
         try:
-            if (
-                not any(map(is_not, kept, run))  # no duplicate
-                and sum(map(is_, above, repeat(_NOWHERE)))  # no orphan
+            plain = (
+                sum(map(is_, above, repeat(_NOWHERE)))  # no orphan
                 == sum(map(is_, parents, repeat(None)))
                 and not any(map(ge, map(_LINE, above), lines))  # parents come first
-                and not any(map(eq, map(_ROLE, above), roles))  # roles alternate
-            ):
-                self.leaf = ids[-1]
-                self._window = window
-                return True
+                and not any(map(eq, map(_ROLE, above), map(_ROLE, run)))  # roles alternate
+            )
         except AttributeError:  # a parent whose message was decoded already: a dict
-            pass
-        for node_id, node, stored in zip(ids, run, kept, strict=True):
-            if stored is node:
-                del nodes[node_id]
-        return False
+            plain = False
+        if plain:
+            nodes.update(window)
+            self.leaf = ids[-1]
+            self._window = window
+        return plain
 
     def _link_one_by_one(
         self,
@@ -426,6 +433,17 @@ class Reader:
                 report(Problem(number, "a second session header (ignored)"))
         else:
             report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+
+
+def _pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` (whole lines) cut after the first newline past every ``_PIECE`` bytes."""
+    start, size = 0, len(data)
+    while size - start > _PIECE:
+        end = data.find(b"\n", start + _PIECE - 1) + 1 or size
+        yield data[start:end]
+        start = end
+    if start < size:
+        yield data[start:] if start else data
 
 
 def _decode_lines(lines: list[bytes], ascii_only: bool) -> tuple[list[Any], list[int]]:

@@ -36,7 +36,7 @@ _MAX_NAME = 100
 # -- reading -------------------------------------------------------------------------
 
 
-CHUNK = 1 << 20  # a file is read 16 MB at a time, so its bytes are never held twice
+CHUNK = 1 << 20  # a file is read 1 MiB at a time, so its bytes are never held twice
 
 
 def open_session_file(path: str | os.PathLike[str]) -> int:
