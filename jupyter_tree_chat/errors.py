@@ -13,6 +13,9 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   ├── SessionNameError        a session name that is not a plain file name
     │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
     ├── SessionBusy                 another action is still running on this session
+    ├── RequestRefused              a request the API would refuse, stopped before it is sent
+    │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
+    │   └── ContextWindowFull       the path and the question would not fit the window
     ├── ToolError                   a tool name that is not registered, or a bad function
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
@@ -71,6 +74,20 @@ class ToolError(ChatError):
 
 class SessionBusy(ChatError):
     """An action arrived (say, from the panel) while another turn was still running."""
+
+
+class RequestRefused(ChatError):
+    """A request the Messages API would refuse, refused here before anything is sent or
+    stored; the message says the fix."""
+
+
+class SettingsError(RequestRefused):
+    """Settings that break one of the API's rules (the thinking budget, temperature with
+    thinking, one thinking setting per tool turn)."""
+
+
+class ContextWindowFull(RequestRefused):
+    """The active path and the new question would not fit the model's context window."""
 
 
 class ProviderError(ChatError):

@@ -6,8 +6,11 @@ fork-before-tool-use, compact, label), and it announces every change as an event
 the views (the magic, the panel, ...) can redraw without touching the tree themselves.
 
 Reliability: a user message is on disk (fsynced) before the request is sent; a reply
-cut short by an error or by KeyboardInterrupt is kept, marked ``interrupted``; if the
-file cannot be written, the conversation goes on in memory and says so.
+cut short by an error or by KeyboardInterrupt is kept, marked ``interrupted`` (with the
+thinking that had arrived, unsigned, so it is never sent back); if the file cannot be
+written, the conversation goes on in memory and says so. A request the API would refuse
+(preflight.py: the thinking budget, temperature with thinking, a tool turn's thinking, a
+question over the context window) is refused before anything is stored or sent.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from . import cellrule
+from . import cellrule, preflight
 from .errors import (
     ChatError,
     MaxTokensReached,
@@ -32,7 +35,18 @@ from .errors import (
     SessionNotSaved,
     TreeError,
 )
-from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
+from .models import CONTEXT_WINDOWS, PRICES, Price
+from .providers.base import (
+    Finished,
+    Provider,
+    ReplyRequest,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ThinkingReady,
+    TokenCounter,
+    ToolUseReady,
+)
 from .providers.tools import ToolRegistry
 from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
 from .tree import (
@@ -42,8 +56,10 @@ from .tree import (
     is_real_user_message,
     is_tool_result,
     message_text,
+    only_thinking,
     tool_uses,
 )
+from .usage import Meter, exact_meter, meter
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +103,7 @@ class ChatSettings:
     temperature: float | None = None
     tools: tuple[str, ...] | None = None  # names of registered tools; None = all
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+    thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
 
     def merged(self, **changes: Any) -> ChatSettings:
         """These settings with every non-``None`` change applied."""
@@ -122,6 +139,14 @@ class ReplyDelta:
 
 
 @dataclass(frozen=True)
+class ReplyThinking:
+    """The model's thinking arrived for the reply being written under ``parent_id``."""
+
+    parent_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ReplyEnded:
     """The call under ``parent_id`` ended; ``node`` is the stored reply (None if nothing came)."""
 
@@ -138,7 +163,7 @@ class Notice:
     level: str = "info"  # "info" | "warning" | "error"
 
 
-Event = NodeAdded | LeafChanged | ReplyStarted | ReplyDelta | ReplyEnded | Notice
+Event = NodeAdded | LeafChanged | ReplyStarted | ReplyDelta | ReplyThinking | ReplyEnded | Notice
 Listener = Callable[[Event], None]
 
 
@@ -181,17 +206,33 @@ class _PartialReply:
 
     def __init__(self) -> None:
         self.texts: dict[int, str] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
         self.tools: list[dict[str, Any]] = []
 
     def add(self, delta: TextDelta) -> None:
         self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
 
+    def think(self, delta: ThinkingDelta) -> None:
+        """Thinking so far, unsigned until its block completes (``ThinkingReady``)."""
+        block = self.thinking.setdefault(
+            delta.index, {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        block["thinking"] += delta.text
+
+    def thought(self, ready: ThinkingReady) -> None:
+        self.thinking[ready.index] = ready.block
+
     def message(self) -> Message | None:
-        """Only the text: an unanswered tool_use would make the path unsendable."""
-        text = "".join(self.texts[i] for i in sorted(self.texts))
-        if not text:
+        """The thinking and the text: an unanswered tool_use would make the path unsendable.
+
+        Thinking cut short keeps an empty signature, so it is never sent back."""
+        blocks: dict[int, dict[str, Any]] = dict(self.thinking)
+        for index, text in self.texts.items():
+            if text:
+                blocks[index] = {"type": "text", "text": text}
+        if not blocks:
             return None
-        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
 
 
 class Session:
@@ -217,6 +258,9 @@ class Session:
         self.labels: dict[str, str] = loaded.labels
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
+        #: the model tables (models.py) the session measures with; views may override
+        self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
+        self.prices: dict[str, Price] = dict(PRICES)
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -309,12 +353,22 @@ class Session:
                     "the last tool round got no answer from the model; "
                     "run `%chat retry` to let the model continue, or fork from an earlier reply"
                 )
+            if above.role == "assistant" and only_thinking(above.message):
+                notices.append(
+                    f"The reply {above.id[:7]} was cut short while the model was thinking; "
+                    "this question is asked beside its question."
+                )
+                above = self.tree.get(above.parent_id) if above.parent_id else above
+                parent_id = above.id
             if above.role == "user":
                 parent_id = above.parent_id
-                notices.append(
-                    f"The question {above.id[:7]} got no answer; this one is asked beside it."
-                )
+                if not notices:
+                    notices.append(
+                        f"The question {above.id[:7]} got no answer; this one is asked beside it."
+                    )
+        settings = self._settings(settings)
         message: Message = {"role": "user", "content": content, "timestamp": self._now()}
+        self._preflight(self.path(parent_id) if parent_id else [], message, settings)
         user = self._add(parent_id, message, meta, durable=True)
         turn = Turn(user)
         for line in notices:
@@ -337,6 +391,9 @@ class Session:
                 f"node {original.id[:7]} is a {original.role} message; only your own "
                 "messages can be edited (retry an answer instead)"
             )
+        settings = self._settings(settings)
+        above = self.path(original.parent_id) if original.parent_id else []
+        self._preflight(above, {"role": "user", "content": content}, settings)
         node = Node(
             self._new_id(),
             original.parent_id,
@@ -353,6 +410,8 @@ class Session:
         if ref is None:
             raise TreeError("the session is empty; ask something first")
         point = self.tree.retry_point(self.resolve(ref).id)
+        settings = self._settings(settings)
+        self._preflight(self.path(point.id), None, settings)
         return self._respond(point, Turn(None), settings)
 
     @exclusive
@@ -376,6 +435,9 @@ class Session:
         """
         point = self.tree.fork_before_tool_use_point()
         new_content = point.message.get("content") if content is None else content
+        settings = self._settings(settings)
+        above = self.path(point.parent_id) if point.parent_id else []
+        self._preflight(above, {"role": "user", "content": new_content}, settings)
         node = Node(
             self._new_id(),
             point.parent_id,
@@ -394,13 +456,13 @@ class Session:
             raise TreeError("the session is empty; there is nothing to compact")
         summarised = self.tree.leaf
         path = self.path()
-        while path and path[-1].role == "user":
+        while path and (path[-1].role == "user" or only_thinking(path[-1].message)):
             path.pop()  # an unanswered question cannot be followed by the request below
         ask = "Summarise our conversation so far so that it can continue from the summary alone."
         if instructions:
             ask += " " + instructions
         request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
-        settings = self._settings(settings)
+        settings = replace(self._settings(settings), thinking=None)  # a summary needs none
         text, error = self._collect_text(request_path, settings)
         if error is not None:
             self._notice(f"Compaction failed: {error}", "error")
@@ -429,7 +491,7 @@ class Session:
     def _respond(self, user: Node, turn: Turn, settings: ChatSettings | None) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
         settings = self._settings(settings)
-        specs = self.tools.specs(settings.tools) if len(self.tools) else ()
+        specs = self._specs(settings)
         parent = user
         for round_number in range(settings.max_tool_rounds + 1):
             reply = self._stream_reply(parent, settings, specs, turn)
@@ -469,6 +531,11 @@ class Session:
                 if isinstance(event, TextDelta):
                     partial.add(event)
                     self._emit(ReplyDelta(parent.id, event.text))
+                elif isinstance(event, ThinkingDelta):
+                    partial.think(event)
+                    self._emit(ReplyThinking(parent.id, event.text))
+                elif isinstance(event, ThinkingReady):
+                    partial.thought(event)
                 elif isinstance(event, ToolUseReady):
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
@@ -499,6 +566,7 @@ class Session:
             "usage": finished.usage,
             "stop_reason": finished.stop_reason,
             "duration_ms": round((time.monotonic() - started) * 1000),
+            **_thinking_meta(request),
         }
         message = {**finished.message, "timestamp": self._now()}
         node = self._add(parent.id, message, meta)
@@ -522,6 +590,7 @@ class Session:
             "interrupted": True,
             "error": why,
             "duration_ms": round((time.monotonic() - started) * 1000),
+            **_thinking_meta(request),
         }
         return self._add(parent.id, message, meta)
 
@@ -560,12 +629,75 @@ class Session:
     ) -> ReplyRequest:
         return ReplyRequest(
             messages=messages,
-            model=settings.model or self.provider.default_model,
+            model=self._model(settings),
             max_tokens=settings.max_tokens,
             system=settings.system,
             temperature=settings.temperature,
             tools=tools,
+            thinking=settings.thinking,
         )
+
+    def _preflight(
+        self, path: list[Node], question: Message | None, settings: ChatSettings
+    ) -> None:
+        """Refuse, before anything is stored or sent, a request the API would refuse.
+
+        ``path`` leads to where the reply will hang; ``question`` is the new user
+        message (None for a retry, which may continue a tool turn)."""
+        preflight.check_thinking(
+            settings.thinking, max_tokens=settings.max_tokens, temperature=settings.temperature
+        )
+        if question is None:
+            preflight.check_tool_turn(path, settings.thinking)
+        reading = self.meter(path, settings, extra=[] if question is None else [question])
+        preflight.check_fits(reading, model=self._model(settings))
+
+    # -- measuring ---------------------------------------------------------------------
+
+    def meter(
+        self,
+        path: list[Node] | None = None,
+        settings: ChatSettings | None = None,
+        *,
+        extra: Iterable[Message] = (),
+    ) -> Meter:
+        """How full the context window is for ``path`` (default: the current path) and
+        ``extra`` messages, for the model ``settings`` name (see usage.py)."""
+        settings = self._settings(settings)
+        nodes = self.path() if path is None else path
+        return meter(
+            nodes,
+            model=self._model(settings),
+            windows=self.context_windows,
+            system=settings.system,
+            tools=[spec.to_api() for spec in self._specs(settings)],
+            extra=extra,
+        )
+
+    def count_tokens(
+        self, question: str | None = None, *, settings: ChatSettings | None = None
+    ) -> Meter | None:
+        """The API's own count of the current path (and ``question``, if given), by
+        count_tokens; None if the provider cannot count or the path ends with a reply
+        and no question is given (a count needs a request that ends with a user turn)."""
+        settings = self._settings(settings)
+        if not isinstance(self.provider, TokenCounter):
+            return None
+        messages = self.tree.active_path()
+        if question is not None:
+            messages = [*messages, {"role": "user", "content": question}]
+        if not messages or messages[-1].get("role") != "user":
+            return None
+        request = self._request(messages, settings, self._specs(settings))
+        tokens = self.provider.count_tokens(request)
+        window = self.meter(settings=settings).window
+        return exact_meter(tokens, window)
+
+    def _specs(self, settings: ChatSettings) -> tuple[Any, ...]:
+        return self.tools.specs(settings.tools) if len(self.tools) else ()
+
+    def _model(self, settings: ChatSettings) -> str:
+        return settings.model or self.provider.default_model
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:
         return self.settings if settings is None else settings
@@ -638,3 +770,8 @@ class Session:
         if decision.action == "edit" and decision.node is not None:
             return self.edit(decision.node.id, text, meta=meta, settings=settings)
         return self.ask(text, meta=meta, settings=settings)
+
+
+def _thinking_meta(request: ReplyRequest) -> dict[str, Any]:
+    """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
+    return {} if request.thinking is None else {"thinking": request.thinking}

@@ -113,13 +113,81 @@ def is_real_user_message(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "user" and not is_tool_result(message)
 
 
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def is_thinking(block: Any) -> bool:
+    """A ``thinking`` or ``redacted_thinking`` block (the model's reasoning, as it came)."""
+    return isinstance(block, dict) and block.get("type") in THINKING_TYPES
+
+
+def is_signed_thinking(block: Any) -> bool:
+    """A thinking block the API will take back: signed ``thinking``, or ``redacted_thinking``
+    with its encrypted ``data``. A reply cut short mid-thinking, or a block imported from
+    a tool that keeps no signature, has an empty one."""
+    if not is_thinking(block):
+        return False
+    proof = block.get("signature") if block.get("type") == "thinking" else block.get("data")
+    return isinstance(proof, str) and bool(proof)
+
+
+def thinking_to_send(content: Any) -> Any:
+    """The one rule for thinking blocks on the path sent back to the model.
+
+    Signed ``thinking`` and ``redacted_thinking`` blocks go back exactly as they came,
+    wherever they are on the path. The Messages API requires that in an assistant turn
+    that used tools while its tool loop goes on (the blocks unchanged, none left out,
+    ``redacted_thinking`` included), and allows it for earlier turns (older models drop
+    them from the context, newer ones read them if nothing before them changed), so
+    sending every path as it was stored keeps both the rule and the prompt cache's
+    prefix. A thinking block without its signature cannot be sent at all (the API
+    refuses it): it is left out.
+    """
+    if not isinstance(content, list):
+        return content
+    if not any(is_thinking(block) and not is_signed_thinking(block) for block in content):
+        return content
+    return [block for block in content if not is_thinking(block) or is_signed_thinking(block)]
+
+
+def thinking_text(message: Mapping[str, Any]) -> str:
+    """What the model thought before its answer: its thinking blocks' text, joined."""
+    parts = [
+        block["thinking"]
+        for block in _blocks(message)
+        if block.get("type") == "thinking" and isinstance(block.get("thinking"), str)
+    ]
+    return "\n\n".join(part for part in parts if part)
+
+
+def redacted_thinking_count(message: Mapping[str, Any]) -> int:
+    """How many ``redacted_thinking`` blocks (encrypted by the API, kept as they came)."""
+    return sum(1 for block in _blocks(message) if block.get("type") == "redacted_thinking")
+
+
+def only_thinking(message: Mapping[str, Any]) -> bool:
+    """A reply that holds thinking and nothing else (no text, no tool call).
+
+    A reply cut short while the model was still thinking is one: it is kept, but a
+    question cannot follow it, since the path would send an assistant turn with nothing
+    the API counts as content.
+    """
+    blocks = _blocks(message)
+    if not any(is_thinking(block) for block in blocks):
+        return False
+    return all(
+        is_thinking(block) or (block.get("type") == "text" and not block.get("text"))
+        for block in blocks
+    )
+
+
 def api_message(message: Mapping[str, Any]) -> dict[str, Any]:
     """The message as the Messages API accepts it: ``role`` and ``content`` only.
 
     ``timestamp`` (the chapter keeps one in every message) and anything else a file
-    may carry stay out of the request.
+    may carry stay out of the request; thinking blocks follow ``thinking_to_send``.
     """
-    return {"role": message.get("role"), "content": message.get("content")}
+    return {"role": message.get("role"), "content": thinking_to_send(message.get("content"))}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree store session cellrule textview``, and ``formats/``) and
-  ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
+- The core (``errors models tree store usage preflight session cellrule textview``, and
+  ``formats/``) and ``providers/`` import nothing from IPython, ipykernel, ipywidgets,
+  anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
@@ -20,11 +21,14 @@ PREFIX = "jupyter_tree_chat."
 
 CORE_LAYER = {
     "errors": 0,
+    "models": 0,
     "tree": 1,
     "formats": 2,
     "store": 2,
+    "usage": 2,
     "providers": 3,
     "cellrule": 4,
+    "preflight": 4,
     "session": 4,
     "textview": 4,
 }

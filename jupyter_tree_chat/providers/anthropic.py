@@ -2,8 +2,18 @@
 
 It exists to keep three things in one place: turning stored messages into the request
 the Messages API accepts (``build_kwargs``, pure, testable without a network), reading
-the SDK's event stream into the project's events (``TextDelta``, ``ToolUseReady``,
-``Finished``), and translating SDK failures into the project's errors.
+the SDK's event stream into the project's events (``ThinkingDelta``, ``ThinkingReady``,
+``TextDelta``, ``ToolUseReady``, ``Finished``), and translating SDK failures into the
+project's errors. ``count_tokens`` asks the API's ``/v1/messages/count_tokens`` what a
+request would hold.
+
+Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
+"budget_tokens": N}`` (the models that take a budget), ``"adaptive"`` for ``{"type":
+"adaptive", "display": "summarized"}`` (the models that decide for themselves; without
+``display`` the newer ones send their thinking empty). Thinking blocks on the path are
+sent back as ``tree.thinking_to_send`` says; the API's constraints (budget at least
+1024 and below max_tokens, no temperature but 1) are checked before any request, in
+``session.settings_problem``.
 
 Defaults:
     model           ``DEFAULT_MODEL`` ("claude-sonnet-4-6"; this SDK flags 4-5 as
@@ -56,7 +66,19 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+from ..tree import api_message, is_thinking
+from .base import (
+    ADAPTIVE,
+    Finished,
+    Message,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ThinkingReady,
+    ToolUseReady,
+)
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_CACHE_BREAKPOINTS = 4
@@ -100,18 +122,30 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
         kwargs["tools"] = tools
     if request.temperature is not None:
         kwargs["temperature"] = request.temperature
+    if request.thinking is not None:
+        kwargs["thinking"] = thinking_param(request.thinking)
     return kwargs
 
 
+def thinking_param(thinking: Thinking) -> dict[str, Any]:
+    """The request's ``thinking`` object for a budget of tokens or ``"adaptive"``."""
+    if thinking == ADAPTIVE:
+        return {"type": "adaptive", "display": "summarized"}
+    return {"type": "enabled", "budget_tokens": thinking}
+
+
 def _api_message(message: Message) -> Message:
-    content = message.get("content", "")
+    sendable = api_message(message)  # role and content; thinking as tree.thinking_to_send says
+    content = sendable["content"]
+    if content is None:
+        content = ""
     if isinstance(content, list):
         content = [_api_block(block) for block in content if not _is_empty_text(block)]
-    return {"role": message["role"], "content": content}
+    return {"role": sendable["role"], "content": content}
 
 
 def _api_block(block: Any) -> Any:
-    if not isinstance(block, dict):
+    if not isinstance(block, dict) or is_thinking(block):  # thinking goes back unchanged
         return block
     return {k: v for k, v in block.items() if v is not None and k != "cache_control"}
 
@@ -204,6 +238,19 @@ class AnthropicProvider:
                 raise
             raise self._redacted(mapped) from error
 
+    def count_tokens(self, request: ReplyRequest) -> int:
+        """The input tokens the API counts for ``request`` (its system, tools, messages)."""
+        kwargs = build_kwargs(request)
+        del kwargs["max_tokens"]
+        try:
+            counted = self.client.messages.count_tokens(**kwargs)
+        except Exception as error:
+            mapped = provider_error(error, max_retries=getattr(self.client, "max_retries", None))
+            if mapped is None:
+                raise
+            raise self._redacted(mapped) from error
+        return int(counted.input_tokens)
+
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
         key = getattr(self.client, "api_key", None)
@@ -237,6 +284,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
                 pieces[event.index].append(delta.partial_json)
             elif delta.type == "thinking_delta":
                 pieces[event.index].append(delta.thinking)
+                yield ThinkingDelta(delta.thinking, event.index)
             elif delta.type == "signature_delta":
                 blocks[event.index]["signature"] = delta.signature
         elif kind == "content_block_start":
@@ -247,6 +295,8 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
             blocks[event.index] = block
             if block["type"] == "tool_use":
                 yield ToolUseReady(block)
+            elif is_thinking(block):
+                yield ThinkingReady(block, event.index)
         elif kind == "message_start":
             model = event.message.model or model
             _merge_usage(usage, event.message.usage)

@@ -1,8 +1,10 @@
 """The one thing a model provider does: stream a reply to a path of messages.
 
-A provider turns a ``ReplyRequest`` into an iterator of events: ``TextDelta`` as text
-arrives, ``ToolUseReady`` as each tool_use block completes, and last a ``Finished``
-holding the whole assistant message, its usage and stop_reason. Failures are raised as
+A provider turns a ``ReplyRequest`` into an iterator of events: ``ThinkingDelta`` as
+the model's thinking arrives and ``ThinkingReady`` as each thinking block completes
+(signed), ``TextDelta`` as text arrives, ``ToolUseReady`` as each tool_use block
+completes, and last a ``Finished`` holding the whole assistant message, its usage and
+stop_reason. Failures are raised as
 ``ProviderError`` subclasses (see errors.py); the caller keeps whatever arrived before.
 Building the request, running tools and storing nodes are not the provider's job.
 """
@@ -14,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, Any]
+Thinking = int | str | None
+"""Extended thinking for a request: ``None``, a budget of tokens, or ``"adaptive"``."""
+ADAPTIVE = "adaptive"
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,29 @@ class ReplyRequest:
     system: str | None = None
     temperature: float | None = None
     tools: tuple[ToolSpec, ...] = ()
+    thinking: Thinking = None
+    """``None`` (no thinking), a budget of tokens, or ``"adaptive"`` (the model decides)."""
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """More of the model's thinking (block ``index``), before its answer."""
+
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ThinkingReady:
+    """A complete ``thinking`` block with its signature, or a ``redacted_thinking`` block."""
+
+    block: dict[str, Any]
     index: int = 0
 
 
@@ -67,7 +90,7 @@ class Finished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-ReplyEvent = TextDelta | ToolUseReady | Finished
+ReplyEvent = TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished
 
 
 @runtime_checkable
@@ -78,3 +101,10 @@ class Provider(Protocol):
     default_model: str
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A provider that can count a request's input tokens without running it."""
+
+    def count_tokens(self, request: ReplyRequest) -> int: ...

@@ -11,6 +11,8 @@ chunks (a few words each, optionally ``delay`` seconds apart), asks for a tool w
 last user message names one (``call add(2, 3)``, ``use get_weather for Paris``), reports
 a tool's result after a tool_result, stops at ``max_tokens`` (one word ≈ one token), and
 ends with a ``Finished`` carrying usage and a stop_reason. It never runs tools itself.
+Asked to think, it streams a short thinking block first; it cannot sign one, so the
+block's signature is empty and it is never sent to a real model (tree.thinking_to_send).
 """
 
 from __future__ import annotations
@@ -28,7 +30,17 @@ from typing import Any
 
 from ..errors import BadRequest
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
+from .base import (
+    Finished,
+    Message,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+    ToolSpec,
+    ToolUseReady,
+)
 
 #: paths longer than this show their first and last roles around an ellipsis
 _MAX_ROLES_SHOWN = 12
@@ -70,11 +82,20 @@ class OfflineProvider:
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         reply = compose_reply(request)
         model = request.model or self.default_model
+        content: list[dict[str, Any]] = []
+        if request.thinking is not None:
+            thought = thinking_text(request)
+            for chunk in split_into_chunks(thought, self.words_per_chunk):
+                yield ThinkingDelta(chunk, index=0)
+            block = {"type": "thinking", "thinking": thought, "signature": ""}
+            yield ThinkingReady(block, index=0)
+            content.append(block)
+        index = len(content)
         for number, chunk in enumerate(split_into_chunks(reply.text, self.words_per_chunk)):
             if number and self.delay > 0:
                 self._sleep(self.delay)
-            yield TextDelta(chunk, index=0)
-        content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}]
+            yield TextDelta(chunk, index=index)
+        content.append({"type": "text", "text": reply.text})
         if reply.tool_use is not None:
             yield ToolUseReady(reply.tool_use)
             content.append(reply.tool_use)
@@ -130,6 +151,15 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     if tool_use is not None:
         return OfflineReply(text=text, stop_reason="tool_use", tool_use=tool_use)
     return OfflineReply(text=text, stop_reason="end_turn")
+
+
+def thinking_text(request: ReplyRequest) -> str:
+    """What the offline model "thinks" before it answers: what it was given, again."""
+    budget = "adaptive" if isinstance(request.thinking, str) else f"{request.thinking} tokens"
+    return (
+        f"Thinking ({budget}): the path holds {len(request.messages)} message(s). "
+        "I answer the last user message on it; other branches were never sent to me."
+    )
 
 
 def split_into_chunks(text: str, words_per_chunk: int) -> list[str]:
