@@ -49,7 +49,7 @@ def thinking_problem(
             return (
                 f"the thinking budget ({thinking:,}) must be below max_tokens ({max_tokens:,}), "
                 f"since thinking counts toward it: raise --max-tokens (e.g. "
-                f"--max-tokens {thinking + max(max_tokens, 1024)}) or lower --thinking"
+                f"--max-tokens {2 * thinking}) or lower --thinking"
             )
     if temperature is not None and temperature != 1:
         return (

@@ -154,6 +154,11 @@ def _content_markdown(message: Message) -> str:
             parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{_fence(body, 'json')}")
         elif kind == "tool_result":
             parts.append(_fence(_result_text(block)))
+        elif kind == "thinking" and block.get("thinking"):
+            quoted = "\n".join(f"> {line}".rstrip() for line in str(block["thinking"]).splitlines())
+            parts.append(f"*Thinking:*\n\n{quoted}\n")
+        elif kind == "redacted_thinking":
+            parts.append("*[thinking encrypted by the API]*\n")
         else:
             parts.append(f"[{kind} block]\n")
     return "\n".join(parts) if parts else "(empty)\n"

@@ -282,4 +282,6 @@ def dollars(cost: float) -> str:
     """``$0.0123`` below a dollar (four decimals), ``$12.35`` above; ``$0`` for nothing."""
     if cost == 0:
         return "$0"
+    if cost < 0.0001:
+        return "<$0.0001"
     return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"

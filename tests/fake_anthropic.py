@@ -3,7 +3,8 @@
 Mocking the SDK would test our idea of the SDK; this server lets the official client do
 its own HTTP, server-sent-event parsing, retries and error mapping, offline. It serves
 ``POST /v1/messages`` (streaming and not), with scripted replies, injected faults and
-prompt-cache accounting, and records every request so tests can check what was sent.
+prompt-cache accounting, and ``POST /v1/messages/count_tokens``, and records every
+request so tests can check what was sent.
 
     with FakeAnthropic() as server:                      # or the ``fake_anthropic`` fixture
         server.enqueue(text="Hi there")                  # next reply
@@ -11,6 +12,9 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.enqueue(replay="basic_response.sse")      # a recorded real stream
         server.enqueue(stop_reason="max_tokens")         # or refusal=True
         server.enqueue(tokens=2000)                      # a long reply, one token a delta
+        server.enqueue(thinking="Hmm...", text="Hi")      # thinking first, if the request asks
+        server.enqueue(redacted=1, text="Hi")            # a redacted_thinking block too
+        server.enqueue(usage={"input_tokens": 150_000})  # the usage reported, scripted
         server.enqueue(text="cut", drop_after=4)         # connection dropped after 4 events
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
@@ -19,6 +23,14 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.requests[-1].body                          # the parsed JSON body sent
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
+
+Thinking streams as the real API streams it (``content_block_start`` of a ``thinking``
+block, ``thinking_delta`` pieces, one ``signature_delta``, ``content_block_stop``), only
+when the request asks for thinking: with ``enabled`` thinking a reply always thinks (a
+default text if none is scripted), with ``adaptive`` only when scripted. Signatures are
+``fake_rules.sign_thinking``'s, so the rules can tell an altered or unsigned block.
+count_tokens answers the prompt's size as the cache accounting measures it (characters
+/ 4), so a count equals the input, cache-write and cache-read tokens of the same request.
 
 Prompt caching follows the real API's rules (``fake_cache.py``). Like the real API it
 refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
@@ -39,8 +51,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from fake_cache import PromptCache, estimate_tokens
-from fake_rules import validate
+from fake_cache import PromptCache, estimate_tokens, prompt_tokens
+from fake_rules import COUNT_RULES, redacted_data, sign_thinking, thinking_mode, validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -81,6 +93,9 @@ class ScriptedReply:
     error_event_after: int | None = None
     error_event_type: str = "overloaded_error"
     malformed_after: int | None = None
+    thinking: str | None = None
+    redacted: int = 0
+    usage: dict[str, int] | None = None
 
     @property
     def wants_default_text(self) -> bool:
@@ -183,10 +198,16 @@ class FakeAnthropic:
         error_event_after: int | None = None,
         error_event_type: str = "overloaded_error",
         malformed_after: int | None = None,
+        thinking: str | None = None,
+        redacted: int = 0,
+        usage: dict[str, int] | None = None,
     ) -> None:
         """Script the next reply. ``tool_use`` is ``{"name", "input"}`` (an ``id`` is
         made up if absent); ``replay`` names a file in fixtures/anthropic-sse/. The
-        ``*_after`` faults count events sent (``message_start`` is event 1)."""
+        ``*_after`` faults count events sent (``message_start`` is event 1).
+        ``thinking`` and ``redacted`` (a number of ``redacted_thinking`` blocks) stream
+        before the text when the request asks for thinking; ``usage`` replaces the
+        counts the cache accounting would report."""
         tool_uses = [tool_use] if isinstance(tool_use, dict) else list(tool_use or [])
         if refusal:
             stop_reason = "refusal"
@@ -202,6 +223,9 @@ class FakeAnthropic:
                 error_event_after=error_event_after,
                 error_event_type=error_event_type,
                 malformed_after=malformed_after,
+                thinking=thinking,
+                redacted=redacted,
+                usage=usage,
             )
         )
 
@@ -255,9 +279,12 @@ class FakeAnthropic:
             return list(read_recording(FIXTURES / reply.replay))
         with self._lock:
             number = self._message_count
+        reply_id = f"msg_fake{number:06d}"
         usage = self.cache.usage(body)
+        if reply.usage is not None:
+            usage = {**usage, **{k: v for k, v in reply.usage.items() if k != "output_tokens"}}
         start_message = {
-            "id": f"msg_fake{number:06d}",
+            "id": reply_id,
             "type": "message",
             "role": "assistant",
             "model": reply.model or body.get("model", DEFAULT_MODEL),
@@ -268,6 +295,10 @@ class FakeAnthropic:
         }
         events = [_event("message_start", {"type": "message_start", "message": start_message})]
         index, output_tokens = 0, 0
+        for block_events, tokens in self._thinking_blocks(reply, body, reply_id):
+            events += block_events
+            output_tokens += tokens
+            index += 1
         pieces = self._text_pieces(reply)
         if pieces is not None:
             events += self._text_block(index, pieces)
@@ -284,12 +315,40 @@ class FakeAnthropic:
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                    "usage": {"output_tokens": max(output_tokens, 1)},
+                    "usage": {"output_tokens": _scripted_output(reply, output_tokens)},
                 },
             )
         )
         events.append(_event("message_stop", {"type": "message_stop"}))
         return events
+
+    def _thinking_blocks(
+        self, reply: ScriptedReply, body: dict[str, Any], reply_id: str
+    ) -> list[tuple[list[SseEvent], int]]:
+        """Each thinking block's events and output tokens, if the request asks to think."""
+        mode = thinking_mode(body)
+        thought = reply.thinking
+        if mode == "enabled" and thought is None:
+            thought = f"Thinking about {len(body.get('messages', []))} message(s)."
+        if mode is None or (thought is None and not reply.redacted):
+            return []
+        count = (1 if thought is not None else 0) + reply.redacted
+        blocks: list[tuple[list[SseEvent], int]] = []
+        if thought is not None:
+            step = self.chunk_chars
+            pieces = [thought[i : i + step] for i in range(0, len(thought), step)]
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            signature = sign_thinking(reply_id, 0, count, thought)
+            events = [_block_start(0, start)]
+            events += _deltas(0, "thinking_delta", "thinking", pieces)
+            events += _deltas(0, "signature_delta", "signature", [signature])
+            events.append(_block_stop(0))
+            blocks.append((events, estimate_tokens(thought)))
+        for position in range(count - reply.redacted, count):
+            data = redacted_data(reply_id, position, count)
+            start = {"type": "redacted_thinking", "data": data}
+            blocks.append(([_block_start(position, start), _block_stop(position)], 100))
+        return blocks
 
     def _text_pieces(self, reply: ScriptedReply) -> list[str] | None:
         if reply.tokens is not None:
@@ -334,14 +393,32 @@ class FakeAnthropic:
 
 def _deltas_and_stop(index: int, kind: str, field: str, pieces: list[str]) -> list[SseEvent]:
     """A block's content_block_delta events, one a piece, then its content_block_stop."""
-    deltas = [
+    return [*_deltas(index, kind, field, pieces), _block_stop(index)]
+
+
+def _deltas(index: int, kind: str, field: str, pieces: list[str]) -> list[SseEvent]:
+    return [
         _event(
             "content_block_delta",
             {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}},
         )
         for piece in pieces
     ]
-    return [*deltas, _event("content_block_stop", {"type": "content_block_stop", "index": index})]
+
+
+def _block_start(index: int, block: dict[str, Any]) -> SseEvent:
+    payload = {"type": "content_block_start", "index": index, "content_block": block}
+    return _event("content_block_start", payload)
+
+
+def _block_stop(index: int) -> SseEvent:
+    return _event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _scripted_output(reply: ScriptedReply, counted: int) -> int:
+    if reply.usage is not None and "output_tokens" in reply.usage:
+        return reply.usage["output_tokens"]
+    return max(counted, 1)
 
 
 def _event(name: str, data: dict[str, Any]) -> SseEvent:
@@ -371,6 +448,10 @@ def message_from_events(events: list[SseEvent]) -> dict[str, Any]:
             delta, block = data["delta"], message["content"][data["index"]]
             if delta["type"] == "text_delta":
                 block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] = delta["signature"]
             elif delta["type"] == "input_json_delta":
                 partial_json[data["index"]] = (
                     partial_json.get(data["index"], "") + delta["partial_json"]
@@ -423,11 +504,17 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         with self.fake._lock:
             self.fake.requests.append(RecordedRequest("POST", self.path, headers, body))
-        if self.path.split("?")[0] != "/v1/messages":
+        route = self.path.split("?")[0]
+        if route not in ("/v1/messages", "/v1/messages/count_tokens"):
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if route == "/v1/messages/count_tokens":
+            problem = validate(body, COUNT_RULES)
+            if problem:
+                return self._send_error(400, "invalid_request_error", problem)
+            return self._send_json(200, {"input_tokens": prompt_tokens(body)})
         problem = validate(body)
         if problem:
             return self._send_error(400, "invalid_request_error", problem)

@@ -42,7 +42,7 @@ class PromptCache:
             canonical = json.dumps(block, sort_keys=True, separators=(",", ":"))
             running.update(canonical.encode())
             digests.append(running.hexdigest())
-            total += estimate_tokens(canonical if block.get("type") != "text" else block["text"])
+            total += _block_tokens(block)
             cumulative.append(total)
         breakpoints = [i for i, (_, marked) in enumerate(blocks) if marked]
         with self._lock:
@@ -68,6 +68,17 @@ class PromptCache:
                     best = max(best, i)
                     break
         return best
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The whole prompt's tokens as ``PromptCache.usage`` counts them (what count_tokens says)."""
+    return sum(_block_tokens(block) for block, _ in prompt_blocks(body))
+
+
+def _block_tokens(block: dict[str, Any]) -> int:
+    if block.get("type") == "text":
+        return estimate_tokens(block["text"])
+    return estimate_tokens(json.dumps(block, sort_keys=True, separators=(",", ":")))
 
 
 def prompt_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:

@@ -13,8 +13,13 @@ from jupyter_tree_chat.tree import (
     SessionTree,
     api_message,
     check_role_order,
+    is_signed_thinking,
     is_tool_result,
     message_text,
+    only_thinking,
+    redacted_thinking_count,
+    thinking_text,
+    thinking_to_send,
 )
 
 
@@ -261,6 +266,44 @@ def test_api_message_keeps_only_role_and_content() -> None:
     message = {"role": "user", "content": "hi", "timestamp": 1718400000, "extra": 1}
     assert api_message(message) == {"role": "user", "content": "hi"}
     assert message["timestamp"] == 1718400000  # the stored message is left alone
+
+
+SIGNED = {"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}
+UNSIGNED = {"type": "thinking", "thinking": "Let me s", "signature": ""}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5j"}
+TEXT = {"type": "text", "text": "Five."}
+
+
+def test_signed_thinking_and_redacted_thinking_with_data_can_be_sent_back() -> None:
+    assert is_signed_thinking(SIGNED) and is_signed_thinking(REDACTED)
+    assert not is_signed_thinking(UNSIGNED)
+    assert not is_signed_thinking({"type": "thinking", "thinking": "x"})  # imported, no signature
+    assert not is_signed_thinking({"type": "redacted_thinking", "data": ""})
+    assert not is_signed_thinking(TEXT)
+
+
+def test_the_path_sends_signed_thinking_unchanged_and_leaves_unsigned_thinking_out() -> None:
+    content = [SIGNED, REDACTED, TEXT]
+    assert thinking_to_send(content) is content  # nothing to leave out: the very same blocks
+    cut = {"role": "assistant", "content": [UNSIGNED, TEXT], "timestamp": 5}
+    assert api_message(cut) == {"role": "assistant", "content": [TEXT]}
+    assert cut["content"] == [UNSIGNED, TEXT]  # the stored reply keeps what arrived
+    assert thinking_to_send("plain text") == "plain text"
+
+
+def test_a_reply_cut_while_thinking_holds_only_thinking() -> None:
+    assert only_thinking({"role": "assistant", "content": [UNSIGNED]})
+    assert only_thinking({"role": "assistant", "content": [SIGNED, {"type": "text", "text": ""}]})
+    assert not only_thinking({"role": "assistant", "content": [SIGNED, TEXT]})
+    assert not only_thinking({"role": "assistant", "content": [{"type": "text", "text": ""}]})
+    assert not only_thinking(user("hi"))
+
+
+def test_thinking_text_joins_the_thinking_and_message_text_leaves_it_out() -> None:
+    message = {"role": "assistant", "content": [SIGNED, REDACTED, UNSIGNED, TEXT]}
+    assert thinking_text(message) == "Let me see.\n\nLet me s"
+    assert redacted_thinking_count(message) == 1
+    assert message_text(message) == "Five."
 
 
 # -- depth -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ..store import SESSION_SUFFIX, list_sessions
 from ..textview import draw_tree, path_markdown
 from ..tree import Node
 from . import turn as _turn
+from .measures import MeasureCommands
 from .options import substitute
 from .output import show_markdown
 from .sessions import KernelSessions
@@ -35,6 +36,8 @@ HELP = """\
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
+  context [QUESTION]    how full the context window is (QUESTION: counted by the API)
+  usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   sessions              this notebook's sessions; * marks the one in use
   use NAME              use session NAME from now on ('default': the unnamed one)
@@ -46,7 +49,7 @@ After each turn, _chat holds the reply text and _chat_id its node id.
 """
 
 
-class Commands:
+class Commands(MeasureCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any) -> None:

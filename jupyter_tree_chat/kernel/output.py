@@ -6,7 +6,12 @@ second) would otherwise flood the websocket and the browser; with ``throttle`` s
 between updates, plus a final one, the cost stays flat. In a terminal IPython (no
 kernel, no display ids) the deltas are printed as they come instead.
 
-The footer is one line: node id, model, tokens (with cache reads), sibling position.
+The model's thinking streams into a folded "Thinking" section above the answer: a
+``<details>`` element, which opens on a click with no script, holding the thinking
+rendered like the answer (safe HTML).
+
+The footer is one line: node id, model, tokens (with cache reads), cost, how full the
+context window is (with a hint to compact past 80%), sibling position.
 """
 
 from __future__ import annotations
@@ -19,11 +24,21 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
-from ..tree import Node
+from ..session import (
+    Event,
+    Notice,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    ReplyThinking,
+    Session,
+)
+from ..tree import Node, redacted_thinking_count
+from ..usage import dollars, meter, meter_label, node_cost
 from .safe_html import markdown_to_html
 
 INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
+THINKING_CLASS = "jtc-thinking"
 
 
 class ReplyView(Protocol):
@@ -33,7 +48,9 @@ class ReplyView(Protocol):
 
     def delta(self, text: str) -> None: ...
 
-    def end(self, interrupted: bool = False) -> None: ...
+    def think(self, text: str) -> None: ...
+
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None: ...
 
     @property
     def text(self) -> str: ...
@@ -46,6 +63,7 @@ class DisplayReply:
         self.throttle = throttle
         self._clock = clock
         self._pieces: list[str] = []
+        self._thinking: list[str] = []
         self._display_id: str | None = None
         self._last_update = 0.0
         self._dirty = False
@@ -54,6 +72,10 @@ class DisplayReply:
     def text(self) -> str:
         return "".join(self._pieces)
 
+    @property
+    def thinking(self) -> str:
+        return "".join(self._thinking)
+
     def start(self) -> None:
         handle = display(_bundle("*…*", ""), raw=True, display_id=True)
         self._display_id = handle.display_id if handle is not None else None
@@ -61,25 +83,33 @@ class DisplayReply:
 
     def delta(self, text: str) -> None:
         self._pieces.append(text)
+        self._changed()
+
+    def think(self, text: str) -> None:
+        self._thinking.append(text)
+        self._changed()
+
+    def _changed(self) -> None:
         self._dirty = True
         now = self._clock()
         if now - self._last_update >= self.throttle:
-            self._update(self.text)
+            self._update(self.text, ThinkingSection(self.thinking, "streaming"))
             self._last_update = now
 
-    def end(self, interrupted: bool = False) -> None:
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
         text = self.text
+        section = ThinkingSection(self.thinking, "cut" if interrupted else "done", redacted)
         if interrupted:
-            self._update(f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK)
-        elif self._dirty or not text:
-            self._update(text)
+            self._update(f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK, section)
+        elif self._dirty or not text or redacted:
+            self._update(text, section)
         self._dirty = False
 
-    def _update(self, text: str) -> None:
+    def _update(self, text: str, section: ThinkingSection | None = None) -> None:
         self._dirty = False
         if self._display_id is None:
             return
-        update_display(_bundle(text, text), raw=True, display_id=self._display_id)
+        update_display(_bundle(text, text, section), raw=True, display_id=self._display_id)
 
 
 class PrintReply:
@@ -87,6 +117,7 @@ class PrintReply:
 
     def __init__(self) -> None:
         self._pieces: list[str] = []
+        self._thinking = False
 
     @property
     def text(self) -> str:
@@ -96,18 +127,59 @@ class PrintReply:
         pass
 
     def delta(self, text: str) -> None:
+        if self._thinking:
+            sys.stdout.write("\n\n")
+            self._thinking = False
         self._pieces.append(text)
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    def end(self, interrupted: bool = False) -> None:
+    def think(self, text: str) -> None:
+        if not self._thinking:
+            sys.stdout.write("Thinking: ")
+            self._thinking = True
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
         sys.stdout.write(f"\n{INTERRUPTED_MARK}\n" if interrupted else "\n")
         sys.stdout.flush()
 
 
-def _bundle(markdown: str, plain: str) -> dict[str, str]:
+class ThinkingSection:
+    """The folded "Thinking" section above an answer: what arrived, and how it ended."""
+
+    def __init__(self, text: str, state: str = "done", redacted: int = 0) -> None:
+        self.text = text
+        self.state = state  # "streaming" | "done" | "cut"
+        self.redacted = redacted
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.redacted)
+
+    def summary(self) -> str:
+        words = {"streaming": "Thinking…", "cut": "Thinking (cut short)"}
+        label = words.get(self.state, "Thinking")
+        if self.redacted:
+            noun = "block" if self.redacted == 1 else "blocks"
+            label += f" ({self.redacted} {noun} encrypted by the API, kept as they came)"
+        return label
+
+    def html(self) -> str:
+        body = markdown_to_html(self.text) if self.text else ""
+        return (
+            f'<details class="{THINKING_CLASS}"><summary>{escape(self.summary())}</summary>'
+            f"{body}</details>"
+        )
+
+
+def _bundle(markdown: str, plain: str, thinking: ThinkingSection | None = None) -> dict[str, str]:
     """Safe HTML rendered here, never raw Markdown: the browser trusts this output."""
-    return {"text/html": markdown_to_html(markdown), "text/plain": plain}
+    html = markdown_to_html(markdown)
+    if thinking:
+        html = thinking.html() + html
+        plain = f"[{thinking.summary()}]\n{plain}" if plain else f"[{thinking.summary()}]"
+    return {"text/html": html, "text/plain": plain}
 
 
 def show_markdown(markdown: str, plain: str | None = None) -> None:
@@ -151,6 +223,9 @@ class TurnOutput:
         if isinstance(event, ReplyDelta):  # first: the hot path
             if self._current is not None:
                 self._current.delta(event.text)
+        elif isinstance(event, ReplyThinking):
+            if self._current is not None:
+                self._current.think(event.text)
         elif isinstance(event, ReplyStarted):
             self._current = self._make_view()
             self.views.append(self._current)
@@ -163,7 +238,8 @@ class TurnOutput:
                     or node is None
                     or bool(node.meta and node.meta.get("interrupted"))
                 )
-                self._current.end(interrupted=cut)
+                redacted = redacted_thinking_count(node.message) if node is not None else 0
+                self._current.end(interrupted=cut, redacted=redacted)
                 self._current = None
         elif isinstance(event, Notice):
             if event.level == "error":
@@ -176,7 +252,8 @@ class TurnOutput:
 
 
 def footer(session: Session, node: Node) -> str:
-    """``a1b2c3d · claude-sonnet-4-5 · 12 in · 345 out · 1,024 cache read · reply 2/2``."""
+    """``a1b2c3d · claude-sonnet-4-6 · 12 in · 345 out · $0.0052 · context 1% of 1M ·
+    reply 2/2``."""
     meta = node.meta or {}
     parts = [node.id[:7]]
     if meta.get("model"):
@@ -189,8 +266,12 @@ def footer(session: Session, node: Node) -> str:
             parts.append(f"{_n(usage['cache_read_input_tokens'])} cache read")
         if usage.get("cache_creation_input_tokens"):
             parts.append(f"{_n(usage['cache_creation_input_tokens'])} cache write")
+        cost = node_cost(node, session.prices)
+        if cost is not None:
+            parts.append(dollars(cost))
     if meta.get("interrupted"):
         parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+    parts.append(context_part(session, node))
     tree = session.tree
     parts.append(f"reply {tree.sibling_position(node.id)}")
     if node.parent_id is not None:
@@ -201,6 +282,14 @@ def footer(session: Session, node: Node) -> str:
     if label:
         parts.append(f"label {label!r}")
     return " · ".join(parts)
+
+
+def context_part(session: Session, node: Node) -> str:
+    """``context 42% of 200k``, with the way out once the path fills 80% of the window."""
+    model = (node.meta or {}).get("model") or session.settings.model
+    reading = meter(session.tree.path_nodes(node.id), model=model, windows=session.context_windows)
+    label = meter_label(reading)
+    return f"{label}: `%chat compact` makes room" if reading.full else label
 
 
 def show_footer(line: str) -> None:

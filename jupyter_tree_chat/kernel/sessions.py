@@ -106,6 +106,7 @@ class KernelSessions:
                 )
         session.provider = provider
         session.settings = self.config.chat_settings()
+        self.config.apply_tables(session)
         return session
 
     def open_sessions(self) -> dict[Path, Session]:

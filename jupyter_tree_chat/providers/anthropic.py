@@ -89,6 +89,8 @@ USAGE_FIELDS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
+# What count_tokens takes of a request.
+_COUNTED_KEYS = ("model", "messages", "system", "tools", "thinking")
 # Block types the API lets carry cache_control (thinking blocks cannot).
 _CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result", "search_result"}
 
@@ -240,8 +242,8 @@ class AnthropicProvider:
 
     def count_tokens(self, request: ReplyRequest) -> int:
         """The input tokens the API counts for ``request`` (its system, tools, messages)."""
-        kwargs = build_kwargs(request)
-        del kwargs["max_tokens"]
+        built = build_kwargs(request)  # count_tokens takes no max_tokens nor temperature
+        kwargs = {key: built[key] for key in _COUNTED_KEYS if key in built}
         try:
             counted = self.client.messages.count_tokens(**kwargs)
         except Exception as error:
