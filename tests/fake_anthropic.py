@@ -18,7 +18,7 @@ request so tests can check what was sent.
         server.enqueue(text="cut", drop_after=4)         # connection dropped after 4 events
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
-        server.enqueue_error(429, retry_after_ms=1, times=3)
+        server.enqueue_error(429, retry_after_ms=1, times=3)  # count_tokens gets these too
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         server.requests[-1].body                          # the parsed JSON body sent
 
@@ -263,6 +263,15 @@ class FakeAnthropic:
     def _push(self, item: ScriptedReply | ScriptedError) -> None:
         with self._lock:
             self._script.append(item)
+
+    def _next_error(self) -> ScriptedError | None:
+        """The next scripted error, for a count (which never takes a scripted reply)."""
+        with self._lock:
+            if self._script and isinstance(self._script[0], ScriptedError):
+                error = self._script.popleft()
+                assert isinstance(error, ScriptedError)
+                return error
+        return None
 
     def _next(self, body: Any) -> ScriptedReply | ScriptedError:
         with self._lock:
@@ -514,6 +523,11 @@ class _Handler(BaseHTTPRequestHandler):
             problem = validate(body, COUNT_RULES)
             if problem:
                 return self._send_error(400, "invalid_request_error", problem)
+            error = self.fake._next_error()
+            if error is not None:
+                return self._send_error(
+                    error.status, error.error_type, error.message, error.headers
+                )
             return self._send_json(200, {"input_tokens": prompt_tokens(body)})
         problem = validate(body)
         if problem:
