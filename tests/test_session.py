@@ -291,6 +291,23 @@ def test_compaction_is_a_new_root_and_the_old_branch_stays(model):
     assert nxt.user.parent_id == turn.replies[0].id
 
 
+def test_compaction_asks_without_thinking_and_skips_a_reply_cut_while_thinking(model):
+    session = Session.in_memory(model)
+    session.ask("A")
+    model.enqueue("never finished", thinking="I wonder", fail_after=0, fault=KeyboardInterrupt())
+    with pytest.raises(TurnInterrupted) as stopped:
+        session.ask("B", settings=ChatSettings(thinking=2048))
+    cut = stopped.value.turn.replies[0]
+    assert cut.message["content"] == [{"type": "thinking", "thinking": "I wonder", "signature": ""}]
+    model.enqueue("We talked about A.")
+
+    session.compact(settings=ChatSettings(thinking=2048))
+
+    assert model.requests[-1].thinking is None
+    assert model.seen_texts()[:2] == ["A", "echo: A"]
+    assert model.seen_texts()[2].startswith("Summarise our conversation")
+
+
 def test_max_tokens_and_refusal_are_told_as_one_line(model):
     session = Session.in_memory(model)
     model.enqueue("cut", stop_reason="max_tokens")
