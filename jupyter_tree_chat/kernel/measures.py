@@ -101,7 +101,7 @@ class MeasureCommands:
         )
         print(
             f"  {'':<28}{'replies':>8}{'input':>10}{'output':>10}{'cache write':>12}"
-            f"{'cache read':>12}{'cost':>11}"
+            f"{'cache read':>12}{'cost':>13}"
         )
         for title, result in (("this branch", branch), ("whole session", whole)):
             print(_tally_row(title, result.all))
@@ -134,5 +134,5 @@ def _tally_row(title: str, tally: Tally) -> str:
         cost = dollars(tally.cost) + ("+?" if tally.unpriced else "")
     return (
         f"  {title[:28]:<28}{tally.replies:>8,}{tally.input:>10,}{tally.output:>10,}"
-        f"{tally.cache_write:>12,}{tally.cache_read:>12,}{cost:>11}"
+        f"{tally.cache_write:>12,}{tally.cache_read:>12,}{cost:>13}"
     )
