@@ -3,7 +3,8 @@
 Each test runs cells through a real ipykernel, looks at what a user would see (the
 streamed Markdown, the footer, one-line errors) and then reads the session's JSONL file
 to check the tree: run all; edit cell 1 then run all; re-run unchanged; --from; --new;
-restart then continue; interrupt mid-stream; a provider error mid-stream. The offline
+restart then continue; interrupt mid-stream (and mid-thinking); a provider error
+mid-stream; thinking folded above the answer, the footer's cost and context. The offline
 provider needs no network; the Anthropic cases use the real SDK against the local fake
 Messages API server.
 """
@@ -207,6 +208,24 @@ def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
     assert nxt.error_lines == []
 
 
+def test_the_stop_button_while_the_model_thinks_keeps_the_thinking_marked(offline):
+    offline.run("%config TreeChat.offline_delay = 0.1").check()
+    msg_id = offline.send("%%chat --thinking 2048\nThink about trees", "c0000001")
+    run = offline.collect(msg_id, until=lambda r: r.updates >= 2)
+    offline.interrupt()
+    run = offline.collect(msg_id, run=run)
+
+    assert run.status == "error" and len(run.error_lines) == 1
+    assert run.error_lines[0].startswith("Interrupted: the partial reply is kept as ")
+    assert "<summary>Thinking (cut short)</summary>" in run.html[0]
+    reply = tree_of(offline).get(tree_of(offline).leaf)
+    assert reply.meta["interrupted"] is True and reply.meta["thinking"] == 2048
+    (block,) = reply.message["content"]
+    assert block["type"] == "thinking" and block["signature"] == ""
+    assert block["thinking"] and block["thinking"].strip() in run.html[0]
+    assert reply.id[:7] in run.error_lines[0]
+
+
 def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claude, fake_server):
     fake_server.enqueue(text="Session trees keep every branch. " * 20, error_event_after=6)
 
@@ -290,3 +309,25 @@ def test_streaming_updates_are_throttled(claude, fake_server):
     elapsed = time.monotonic() - started
     assert run.updates <= elapsed / 0.1 + 3  # ~one update per 0.1 s, plus the last ones
     assert run.markdown[0].count(" ") == 1999  # every piece arrived in the final text
+
+
+def test_thinking_is_folded_above_the_answer_and_the_footer_has_cost_and_context(
+    claude, fake_server
+):
+    fake_server.enqueue(
+        text="A leaf is where a branch ends.",
+        thinking="The user asks what a **leaf** is. <script>alert(1)</script>",
+        usage={"input_tokens": 2_000, "output_tokens": 500},
+    )
+
+    run = claude.chat("What is a leaf?", "c0000001", options="--thinking 2048").check()
+
+    html = run.html[0]
+    assert html.startswith('<details class="jtc-thinking"><summary>Thinking</summary>')
+    assert "<strong>leaf</strong>" in html and "<script>" not in html
+    assert html.index("</details>") < html.index("A leaf is where a branch ends.")
+    assert fake_server.requests[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    # $3 / $15 a million tokens: 2,000 in and 500 out cost $0.0135; 2,500 of 1M is <1%
+    assert " · 2,000 in · 500 out · $0.0135 · context <1% of 1M · reply 1/1" in footer_of(run)
+    reply = tree_of(claude).get(tree_of(claude).leaf)
+    assert reply.message["content"][0]["signature"]

@@ -87,13 +87,14 @@ class OfflineProvider:
             thought = thinking_text(request)
             for chunk in split_into_chunks(thought, self.words_per_chunk):
                 yield ThinkingDelta(chunk, index=0)
+                self._pause()
             block = {"type": "thinking", "thinking": thought, "signature": ""}
             yield ThinkingReady(block, index=0)
             content.append(block)
         index = len(content)
         for number, chunk in enumerate(split_into_chunks(reply.text, self.words_per_chunk)):
-            if number and self.delay > 0:
-                self._sleep(self.delay)
+            if number:
+                self._pause()
             yield TextDelta(chunk, index=index)
         content.append({"type": "text", "text": reply.text})
         if reply.tool_use is not None:
@@ -105,6 +106,10 @@ class OfflineProvider:
             stop_reason=reply.stop_reason,
             usage=estimate_usage(request, content),
         )
+
+    def _pause(self) -> None:
+        if self.delay > 0:
+            self._sleep(self.delay)
 
     def __repr__(self) -> str:
         return f"OfflineProvider(delay={self.delay!r}, words_per_chunk={self.words_per_chunk!r})"
