@@ -104,3 +104,17 @@ def test_the_markdown_export_fences_tool_calls_and_results() -> None:
     markdown = path_markdown(tree, "r1")
     assert 'Tool call `run`:\n\n```json\n{\n  "cmd": "ls"\n}\n```\n' in markdown
     assert "## Tool result `r1`\n\n````\n```x```\n````\n" in markdown
+
+
+def test_the_markdown_export_quotes_thinking_and_names_redacted_thinking() -> None:
+    tree = SessionTree()
+    tree.append("u1", user("2 + 2?"))
+    thought = {"type": "thinking", "thinking": "Two and two.\nFour.", "signature": "s"}
+    hidden = {"type": "redacted_thinking", "data": "d"}
+    tree.append(
+        "a1", {"role": "assistant", "content": [thought, hidden, assistant("4")["content"][0]]}
+    )
+    markdown = path_markdown(tree, "a1")
+    assert "*Thinking:*\n\n> Two and two.\n> Four.\n" in markdown
+    assert "*[thinking encrypted by the API]*\n" in markdown
+    assert markdown.rstrip().endswith("4")
