@@ -145,9 +145,14 @@ def thinking_to_send(content: Any) -> Any:
     """
     if not isinstance(content, list):
         return content
-    if not any(is_thinking(block) and not is_signed_thinking(block) for block in content):
-        return content
-    return [block for block in content if not is_thinking(block) or is_signed_thinking(block)]
+    for block in content:  # a plain loop: this runs on every block of every request
+        if (
+            isinstance(block, dict)
+            and block.get("type") in THINKING_TYPES
+            and not is_signed_thinking(block)
+        ):
+            return [kept for kept in content if not is_thinking(kept) or is_signed_thinking(kept)]
+    return content
 
 
 def thinking_text(message: Mapping[str, Any]) -> str:

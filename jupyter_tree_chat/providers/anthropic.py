@@ -66,7 +66,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..tree import api_message, is_thinking
+from ..tree import THINKING_TYPES, api_message, is_thinking
 from .base import (
     ADAPTIVE,
     Finished,
@@ -147,8 +147,8 @@ def _api_message(message: Message) -> Message:
 
 
 def _api_block(block: Any) -> Any:
-    if not isinstance(block, dict) or is_thinking(block):  # thinking goes back unchanged
-        return block
+    if not isinstance(block, dict) or block.get("type") in THINKING_TYPES:
+        return block  # thinking goes back unchanged
     return {k: v for k, v in block.items() if v is not None and k != "cache_control"}
 
 
