@@ -183,12 +183,17 @@ def test_several_sessions_per_notebook(offline):
 # -- interruption and errors --------------------------------------------------------------
 
 
+def press_stop_mid_reply(kernel: Kernel, cell: str, delay: float) -> CellRun:
+    """Run ``cell`` with the offline model slowed down, and press stop once it streams."""
+    kernel.run(f"%config TreeChat.offline_delay = {delay}").check()
+    msg_id = kernel.send(cell, "c0000001")
+    run = kernel.collect(msg_id, until=lambda r: r.updates >= 2)
+    kernel.interrupt()
+    return kernel.collect(msg_id, run=run)
+
+
 def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
-    offline.run("%config TreeChat.offline_delay = 0.05").check()
-    msg_id = offline.send("%%chat\nTell me a long story about trees", "c0000001")
-    run = offline.collect(msg_id, until=lambda r: r.updates >= 2)
-    offline.interrupt()
-    run = offline.collect(msg_id, run=run)
+    run = press_stop_mid_reply(offline, "%%chat\nTell me a long story about trees", 0.05)
 
     assert run.status == "error"  # so Run All stops here
     assert len(run.error_lines) == 1
@@ -209,11 +214,7 @@ def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
 
 
 def test_the_stop_button_while_the_model_thinks_keeps_the_thinking_marked(offline):
-    offline.run("%config TreeChat.offline_delay = 0.1").check()
-    msg_id = offline.send("%%chat --thinking 2048\nThink about trees", "c0000001")
-    run = offline.collect(msg_id, until=lambda r: r.updates >= 2)
-    offline.interrupt()
-    run = offline.collect(msg_id, run=run)
+    run = press_stop_mid_reply(offline, "%%chat --thinking 2048\nThink about trees", 0.1)
 
     assert run.status == "error" and len(run.error_lines) == 1
     assert run.error_lines[0].startswith("Interrupted: the partial reply is kept as ")

@@ -9,6 +9,7 @@ and requests the API would refuse stopped before they leave.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import anthropic
@@ -100,17 +101,22 @@ def test_a_tool_loop_over_the_wire_stores_every_step(session, fake_anthropic):
     assert kinds == [("user", False), ("assistant", False), ("user", True), ("assistant", False)]
 
 
+def ctrl_c_after(kind: type, count: int, seen: list[str]) -> Callable[[object], None]:
+    """A listener that notes each ``kind`` event's text and presses Ctrl-C at the ``count``th."""
+
+    def listener(event: object) -> None:
+        if isinstance(event, kind):
+            seen.append(event.text)
+            if len(seen) == count:
+                raise KeyboardInterrupt
+
+    return listener
+
+
 def test_ctrl_c_mid_stream_keeps_what_arrived_from_the_real_sdk(session, fake_anthropic):
     fake_anthropic.enqueue("one two three four five six seven eight nine ten " * 20)
     seen: list[str] = []
-
-    def press_ctrl_c_after_some_text(event: object) -> None:
-        if isinstance(event, ReplyDelta):
-            seen.append(event.text)
-            if len(seen) == 3:
-                raise KeyboardInterrupt
-
-    session.subscribe(press_ctrl_c_after_some_text)
+    session.subscribe(ctrl_c_after(ReplyDelta, 3, seen))
     with pytest.raises(TurnInterrupted) as stopped:
         session.ask("count for me")
 
@@ -211,14 +217,7 @@ def test_interrupted_mid_thinking_keeps_the_thinking_unsigned_and_the_next_quest
     session.ask("first")
     fake_anthropic.enqueue("Never sent.", thinking="A long line of thought that is cut " * 3)
     seen: list[str] = []
-
-    def ctrl_c_while_thinking(event: object) -> None:
-        if isinstance(event, ReplyThinking):
-            seen.append(event.text)
-            if len(seen) == 2:
-                raise KeyboardInterrupt
-
-    unsubscribe = session.subscribe(ctrl_c_while_thinking)
+    unsubscribe = session.subscribe(ctrl_c_after(ReplyThinking, 2, seen))
     with pytest.raises(TurnInterrupted) as stopped:
         session.ask("think hard", settings=THINKING)
     unsubscribe()
