@@ -491,7 +491,7 @@ class Session:
     def _respond(self, user: Node, turn: Turn, settings: ChatSettings | None) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
         settings = self._settings(settings)
-        specs = self._specs(settings)
+        specs = self.tool_specs(settings)
         parent = user
         for round_number in range(settings.max_tool_rounds + 1):
             reply = self._stream_reply(parent, settings, specs, turn)
@@ -670,7 +670,7 @@ class Session:
             model=self._model(settings),
             windows=self.context_windows,
             system=settings.system,
-            tools=[spec.to_api() for spec in self._specs(settings)],
+            tools=[spec.to_api() for spec in self.tool_specs(settings)],
             extra=extra,
         )
 
@@ -688,12 +688,14 @@ class Session:
             messages = [*messages, {"role": "user", "content": question}]
         if not messages or messages[-1].get("role") != "user":
             return None
-        request = self._request(messages, settings, self._specs(settings))
+        request = self._request(messages, settings, self.tool_specs(settings))
         tokens = self.provider.count_tokens(request)
         window = self.meter(settings=settings).window
         return exact_meter(tokens, window)
 
-    def _specs(self, settings: ChatSettings) -> tuple[Any, ...]:
+    def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
+        """The tools a request with ``settings`` offers the model (all registered by default)."""
+        settings = self._settings(settings)
         return self.tools.specs(settings.tools) if len(self.tools) else ()
 
     def _model(self, settings: ChatSettings) -> str:

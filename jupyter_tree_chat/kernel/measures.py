@@ -54,13 +54,8 @@ class MeasureCommands:
             )
         if args:
             self._count(session, self._text(args), reading)
-        parts = breakdown(
-            path,
-            system=settings.system,
-            tools=[spec.to_api() for spec in session.tools.specs(settings.tools)]
-            if len(session.tools)
-            else [],
-        )
+        tools = [spec.to_api() for spec in session.tool_specs()]
+        parts = breakdown(path, system=settings.system, tools=tools)
         print("By part (estimates: characters / 4):")
         print(f"  system     ~{parts.system:,}")
         print(f"  tools      ~{parts.tools:,}")
