@@ -374,50 +374,60 @@ def test_the_footer_prices_a_reply_and_suggests_compacting_past_80_percent():
     assert "context 82% of 10k: `%chat compact` makes room" in footer(session, reply)
 
 
-def capture_display(monkeypatch) -> list[dict[str, str]]:
-    sent: list[dict[str, str]] = []
+def capture_display(monkeypatch) -> dict[str, list[dict[str, str]]]:
+    """Each display output's bundles by display id, in the order the outputs appeared."""
+    outputs: dict[str, list[dict[str, str]]] = {}
+
+    def show(bundle, **kwargs):
+        display_id = f"d{len(outputs) + 1}"
+        outputs[display_id] = [bundle]
+        return type("H", (), {"display_id": display_id})()
+
+    monkeypatch.setattr("jupyter_tree_chat.kernel.output.display", show)
     monkeypatch.setattr(
-        "jupyter_tree_chat.kernel.output.display",
-        lambda *a, **k: type("H", (), {"display_id": "d1"})(),
+        "jupyter_tree_chat.kernel.output.update_display",
+        lambda bundle, display_id, **k: outputs[display_id].append(bundle),
     )
-    monkeypatch.setattr(
-        "jupyter_tree_chat.kernel.output.update_display", lambda bundle, **k: sent.append(bundle)
-    )
-    return sent
+    return outputs
 
 
 def test_thinking_streams_into_a_folded_section_above_the_answer(monkeypatch):
-    sent = capture_display(monkeypatch)
+    outputs = capture_display(monkeypatch)
     view = DisplayReply(throttle=0)
     view.start()
     view.think("Two and *two*.")
     view.think(' <img src=x onerror="alert(1)">')
-    assert sent[-1]["text/html"].startswith(
+    assert list(outputs) == ["d1"]  # the output shown at the start holds the thinking
+    assert outputs["d1"][-1]["text/html"].startswith(
         '<details class="jtc-thinking"><summary>Thinking…</summary>'
     )
-    view.delta("Four.")
+    view.delta("Four")
+    view.delta(".")
+    thinking_updates = len(outputs["d1"])
     view.end(redacted=1)
 
-    html = sent[-1]["text/html"]
+    assert list(outputs) == ["d1", "d2"]  # the answer below, in an output of its own
+    html = outputs["d1"][-1]["text/html"]
     assert html.startswith('<details class="jtc-thinking"><summary>Thinking (1 block')
     assert "encrypted by the API" in html and "<em>two</em>" in html
     assert "<img" not in html and "&lt;img" in html  # thinking is model output: escaped
-    assert html.index("</details>") < html.index("<p>Four.</p>")
-    assert sent[-1]["text/plain"].endswith("\nFour.")
+    assert len(outputs["d1"]) == thinking_updates + 1  # unchanged while the answer streamed
+    assert outputs["d2"][-1] == {"text/html": "<p>Four.</p>\n", "text/plain": "Four."}
 
 
 def test_thinking_cut_short_says_so_and_no_thinking_shows_no_section(monkeypatch):
-    sent = capture_display(monkeypatch)
+    outputs = capture_display(monkeypatch)
     cut = DisplayReply(throttle=0)
     cut.start()
     cut.think("I was about to")
     cut.end(interrupted=True)
-    assert "<summary>Thinking (cut short)</summary>" in sent[-1]["text/html"]
+    html = outputs["d1"][-1]["text/html"]
+    assert "<summary>Thinking (cut short)</summary>" in html and "cut short: what arrived" in html
     plain = DisplayReply(throttle=0)
     plain.start()
     plain.delta("Hi")
     plain.end()
-    assert "details" not in sent[-1]["text/html"]
+    assert "details" not in outputs["d2"][-1]["text/html"]
 
 
 def test_tree_and_export_show_what_the_user_built(ip, tmp_path, capsys):

@@ -323,10 +323,11 @@ def test_thinking_is_folded_above_the_answer_and_the_footer_has_cost_and_context
 
     run = claude.chat("What is a leaf?", "c0000001", options="--thinking 2048").check()
 
-    html = run.html[0]
-    assert html.startswith('<details class="jtc-thinking"><summary>Thinking</summary>')
-    assert "<strong>leaf</strong>" in html and "<script>" not in html
-    assert html.index("</details>") < html.index("A leaf is where a branch ends.")
+    thinking, answer = run.html[:2]  # the thinking's output, the answer's below it
+    assert thinking.startswith('<details class="jtc-thinking"><summary>Thinking</summary>')
+    assert thinking.endswith("</details>")
+    assert "<strong>leaf</strong>" in thinking and "<script>" not in thinking
+    assert answer == "<p>A leaf is where a branch ends.</p>\n"
     assert fake_server.requests[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     # $3 / $15 a million tokens: 2,000 in and 500 out cost $0.0135; 2,500 of 1M is <1%
     assert " · 2,000 in · 500 out · $0.0135 · context <1% of 1M · reply 1/1" in footer_of(run)

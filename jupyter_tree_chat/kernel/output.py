@@ -57,14 +57,21 @@ class ReplyView(Protocol):
 
 
 class DisplayReply:
-    """A Markdown display output, updated in place at most every ``throttle`` seconds."""
+    """A Markdown display output, updated in place at most every ``throttle`` seconds.
+
+    When the model thinks first, the output shown at the start holds the folded thinking,
+    and the answer gets an output of its own below it once its first text arrives. The
+    thinking then stops changing, so a click that opens it stays open while the answer
+    streams (an update of an output redraws it, closing what was open).
+    """
 
     def __init__(self, throttle: float = 0.1, clock: Callable[[], float] = time.monotonic):
         self.throttle = throttle
         self._clock = clock
         self._pieces: list[str] = []
         self._thinking: list[str] = []
-        self._display_id: str | None = None
+        self._answer_id: str | None = None
+        self._thinking_id: str | None = None
         self._last_update = 0.0
         self._dirty = False
 
@@ -77,39 +84,63 @@ class DisplayReply:
         return "".join(self._thinking)
 
     def start(self) -> None:
-        handle = display(_bundle("*…*", ""), raw=True, display_id=True)
-        self._display_id = handle.display_id if handle is not None else None
-        self._last_update = float("-inf")  # the first piece shows at once
+        self._answer_id = self._new_output()
+
+    def think(self, text: str) -> None:
+        if not self._pieces and not self._thinking:  # thinking first: it takes that output
+            self._thinking_id, self._answer_id = self._answer_id, None
+        self._thinking.append(text)
+        self._changed()
 
     def delta(self, text: str) -> None:
+        if self._thinking_id is not None and self._answer_id is None:
+            # the answer begins: the thinking is whole, and the answer goes below it
+            self._show(self._thinking_id, "", ThinkingSection(self.thinking))
+            self._answer_id = self._new_output()
         self._pieces.append(text)
         self._changed()
 
-    def think(self, text: str) -> None:
-        self._thinking.append(text)
-        self._changed()
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
+        text = self.text
+        shown = f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK
+        final = shown if interrupted else text
+        if self._thinking_id is not None and self._answer_id is None:  # no answer came
+            state = "cut" if interrupted else "done"
+            self._show(self._thinking_id, final, ThinkingSection(self.thinking, state, redacted))
+        else:
+            if self._thinking_id is not None and redacted:
+                self._show(self._thinking_id, "", ThinkingSection(self.thinking, "done", redacted))
+            if interrupted or self._dirty or not text or redacted:
+                state = "cut" if interrupted else "done"
+                self._show(self._answer_id, final, self._inline_section(state, redacted))
+        self._dirty = False
 
     def _changed(self) -> None:
         self._dirty = True
         now = self._clock()
-        if now - self._last_update >= self.throttle:
-            self._update(self.text, ThinkingSection(self.thinking, "streaming"))
-            self._last_update = now
-
-    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
-        text = self.text
-        section = ThinkingSection(self.thinking, "cut" if interrupted else "done", redacted)
-        if interrupted:
-            self._update(f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK, section)
-        elif self._dirty or not text or redacted:
-            self._update(text, section)
-        self._dirty = False
-
-    def _update(self, text: str, section: ThinkingSection | None = None) -> None:
-        self._dirty = False
-        if self._display_id is None:
+        if now - self._last_update < self.throttle:
             return
-        update_display(_bundle(text, text, section), raw=True, display_id=self._display_id)
+        self._last_update = now
+        self._dirty = False
+        if self._answer_id is None:  # still thinking: only the thinking changes
+            self._show(self._thinking_id, "", ThinkingSection(self.thinking, "streaming"))
+        else:
+            self._show(self._answer_id, self.text, self._inline_section("streaming"))
+
+    def _inline_section(self, state: str, redacted: int = 0) -> ThinkingSection | None:
+        """Thinking that came after the answer began has no output of its own."""
+        if self._thinking_id is not None or not (self._thinking or redacted):
+            return None
+        return ThinkingSection(self.thinking, state, redacted)
+
+    def _new_output(self) -> str | None:
+        handle = display(_bundle("*…*", ""), raw=True, display_id=True)
+        self._last_update = float("-inf")  # the first piece shows at once
+        return handle.display_id if handle is not None else None
+
+    def _show(self, display_id: str | None, text: str, section: ThinkingSection | None) -> None:
+        if display_id is not None:
+            update_display(_bundle(text, text, section), raw=True, display_id=display_id)
 
 
 class PrintReply:

@@ -37,6 +37,7 @@ from ..session import (
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
+    ReplyThinking,
     Session,
     Turn,
     TurnInterrupted,
@@ -45,6 +46,7 @@ from ..tree import Node, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
+    context_reading,
     display_text,
     head,
     meta_summary,
@@ -100,6 +102,7 @@ class _SessionWidget(anywidget.AnyWidget):
         self.session = session
         self._stream_parent: str | None = None
         self._coalescer = DeltaCoalescer(self._send_delta, clock=clock or time.monotonic)
+        self._thinking = DeltaCoalescer(self._send_thinking, clock=clock or time.monotonic)
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
         _take_clicks_where_sent(self.comm)
@@ -117,7 +120,11 @@ class _SessionWidget(anywidget.AnyWidget):
     def _on_event(self, event: Event) -> None:
         if isinstance(event, ReplyDelta):
             if event.parent_id == self._stream_parent:
+                self._thinking.flush()  # the thinking arrives whole before the answer
                 self._coalescer.add(event.text)
+        elif isinstance(event, ReplyThinking):
+            if event.parent_id == self._stream_parent:
+                self._thinking.add(event.text)
         elif isinstance(event, NodeAdded):
             self._add_node(event.node)
         elif isinstance(event, LeafChanged):
@@ -128,12 +135,14 @@ class _SessionWidget(anywidget.AnyWidget):
             if self._streams(event.parent_id):
                 self._stream_parent = event.parent_id
                 self._coalescer.start()
+                self._thinking.start()
                 self.send({"t": "s", "p": event.parent_id})
         elif isinstance(event, ReplyEnded):
             self.busy = False
             if self.error == BUSY_TEXT:
                 self.error = ""  # the reply it waited for is done: try again now
             if event.parent_id == self._stream_parent:
+                self._thinking.flush()
                 self._coalescer.flush()
                 ended: dict[str, Any] = {"t": "e", "p": event.parent_id}
                 if event.error is not None:
@@ -147,6 +156,9 @@ class _SessionWidget(anywidget.AnyWidget):
 
     def _send_delta(self, text: str) -> None:
         self.send({"t": "d", "x": text})
+
+    def _send_thinking(self, text: str) -> None:
+        self.send({"t": "k", "x": text})
 
     def _streamed_text_matches(self, node: Node) -> bool:
         """True if ``node`` is the reply just streamed here, with exactly that text."""
@@ -240,9 +252,10 @@ class TreePanel(_SessionWidget):
     labels = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+    context = traitlets.Dict().tag(sync=True)  # protocol.context_reading: the window's use
 
     def __init__(self, session: Session, **kwargs: Any) -> None:
-        rows = RowIndex()
+        rows = RowIndex(session.prices)
         for node in session.tree:
             rows.add(node)
         self._rows = rows
@@ -253,6 +266,7 @@ class TreePanel(_SessionWidget):
             labels=dict(session.labels),
             leaf=session.leaf,
             title=Path(session.location).name if session.location else "",
+            context=context_reading(session),
             **kwargs,
         )
         self._rows.rows = self.nodes  # the trait's own list, so in-place appends stay current
@@ -278,6 +292,7 @@ class TreePanel(_SessionWidget):
         self.leaf = leaf
         if self.labels != self.session.labels:
             self.labels = dict(self.session.labels)
+        self.context = context_reading(self.session)
 
 
 class TurnControl(_SessionWidget):
@@ -330,7 +345,7 @@ class TurnControl(_SessionWidget):
                 "count": rpos.count,
                 "sibs": [n.id for n in tree.siblings(reply.id)],
                 "parent": reply.parent_id,
-                "meta": meta_summary(reply),
+                "meta": meta_summary(reply, self.session.prices),
             }
         leaf = tree.leaf
         focus = reply or question
@@ -384,7 +399,7 @@ class TurnControl(_SessionWidget):
                         -1,
                         "a",
                         summary(display_text(node.message)),
-                        meta_summary(node),
+                        meta_summary(node, self.session.prices),
                     ],
                     "s": 1,
                 }

@@ -3,7 +3,8 @@
  * its model and numbers, Compare and Info, and, where the session can be changed (the
  * panel), inline Edit, Retry and Label. Only the last messages are drawn at first and
  * their content is asked for when drawn; a reply being written is shown at the end as
- * it streams.
+ * it streams. A reply's thinking is a folded "Thinking" section above its answer (a
+ * `<details>`: it opens on a click), rendered like the answer.
  */
 
 import { Part, partTitle } from './content';
@@ -48,10 +49,13 @@ export class Conversation {
   shown = FIRST_SHOWN;
   /** the messages whose details are open */
   readonly details = new Set<string>();
+  /** the thinking sections a click opened (`id:part`, `stream:parent`): kept across redraws */
+  readonly openThinking = new Set<string>();
   private end: string | null = null;
   private editing: { id: string; box: HTMLTextAreaElement } | null = null;
   private labeling: { id: string; box: HTMLInputElement } | null = null;
   private streamBody: HTMLElement | null = null;
+  private streamThinking: HTMLElement | null = null;
   private frame = 0;
   private focusDepth = -1;
   private readonly stopListening: () => void;
@@ -129,6 +133,15 @@ export class Conversation {
       if (this.streamBody && stream) {
         this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
       }
+      if (stream?.thinking && this.streamThinking?.isConnected) {
+        this.options.markdown.fill(this.streamThinking, stream.thinking, { cache: false });
+        const summary = this.streamThinking.parentElement?.querySelector('summary');
+        if (summary && stream.text) {
+          summary.textContent = this.trans.__('Thinking'); // the answer has begun
+        }
+      } else if (stream?.thinking && this.streamBody) {
+        this.render(); // the first thinking: the section above the answer appears
+      }
     });
   }
 
@@ -192,7 +205,7 @@ export class Conversation {
     if (this.editing?.id === id) {
       body.append(this.editing.box, editBar(trans, id));
     } else if (content) {
-      body.append(...this.parts(content.parts));
+      body.append(...this.parts(id, content.parts));
     } else {
       const i = tree.index.get(id);
       body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
@@ -222,16 +235,31 @@ export class Conversation {
     );
   }
 
-  private parts(parts: Part[]): HTMLElement[] {
-    return parts.map(part =>
-      part.kind === 'text'
-        ? this.options.markdown.element(part.text)
-        : h(
-            'details',
-            { class: `jtc-part jtc-part-${part.kind}` },
-            h('summary', {}, partTitle(part, this.trans)),
-            h('pre', {}, part.text)
-          )
+  private parts(id: string, parts: Part[]): HTMLElement[] {
+    return parts.map((part, k) => {
+      if (part.kind === 'text') {
+        return this.options.markdown.element(part.text);
+      }
+      if (part.kind === 'thinking') {
+        const body = part.text ? this.options.markdown.element(part.text) : null;
+        return this.thinking(`${id}:${k}`, partTitle(part, this.trans), body);
+      }
+      return h(
+        'details',
+        { class: `jtc-part jtc-part-${part.kind}` },
+        h('summary', {}, partTitle(part, this.trans)),
+        h('pre', {}, part.text)
+      );
+    });
+  }
+
+  /** The folded "Thinking" section above an answer (open if a click opened it). */
+  private thinking(key: string, title: string, body: HTMLElement | null): HTMLElement {
+    return h(
+      'details',
+      { class: 'jtc-part jtc-part-thinking jtc-thinking', open: this.openThinking.has(key) },
+      h('summary', { 'data-act': 'thinking', 'data-key': key }, title),
+      body
     );
   }
 
@@ -240,6 +268,14 @@ export class Conversation {
     const trans = this.trans;
     this.streamBody = h('div', { class: 'jtc-markdown' });
     this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
+    this.streamThinking = null;
+    let thinking: HTMLElement | null = null;
+    if (stream.thinking) {
+      this.streamThinking = h('div', { class: 'jtc-markdown' });
+      this.options.markdown.fill(this.streamThinking, stream.thinking, { cache: false });
+      const title = stream.text || stream.done ? trans.__('Thinking') : trans.__('Thinking…');
+      thinking = this.thinking(`stream:${stream.parent}`, title, this.streamThinking);
+    }
     const state = stream.done ? (stream.error ? trans.__('failed') : trans.__('done')) : trans.__('writing…');
     return h(
       'article',
@@ -251,7 +287,7 @@ export class Conversation {
         h('span', { class: 'jtc-meta' }, state),
         stream.error ? h('span', { class: 'jtc-status-error' }, stream.error) : null
       ),
-      h('div', { class: 'jtc-msg-body' }, this.streamBody)
+      h('div', { class: 'jtc-msg-body' }, thinking, this.streamBody)
     );
   }
 
@@ -323,6 +359,16 @@ export class Conversation {
         }
         this.render();
         break;
+      case 'thinking': {
+        // the browser opens or closes the section after this click: note what it will be
+        const key = target.dataset.key ?? '';
+        if (target.closest('details')?.open) {
+          this.openThinking.delete(key);
+        } else {
+          this.openThinking.add(key);
+        }
+        break;
+      }
       case 'edit':
         this.startEdit(id);
         break;

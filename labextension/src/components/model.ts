@@ -21,6 +21,17 @@ export interface Summary {
   outputTokens: number | null;
   durationMs: number | null;
   interrupted: boolean;
+  /** what the reply cost, as the kernel writes it (`$0.0135`); null when not known */
+  cost: string | null;
+}
+
+/** How full the model's context window is on the current branch (the panel only). */
+export interface ContextReading {
+  tokens: number;
+  /** the model's window in tokens; null when it is not known */
+  window: number | null;
+  /** the API's own count (else partly estimated from characters) */
+  exact: boolean;
 }
 
 /** A node's content: what the conversation, the compare and the details show. */
@@ -37,6 +48,8 @@ export interface NodeContent {
 export interface Stream {
   parent: string;
   text: string;
+  /** the model's thinking so far (it arrives before the text) */
+  thinking: string;
   /** set when the reply ended: its stored node id (text == streamed), or the error */
   done: boolean;
   error?: string;
@@ -52,6 +65,8 @@ export interface SessionSource {
   readonly title: string;
   readonly problems: readonly Problem[];
   readonly stream: Stream | null;
+  /** the context window's use on the current branch, where the source knows it */
+  readonly context?: ContextReading | null;
   label(id: string): string | undefined;
   content(id: string): NodeContent | undefined;
   /** Ask for the content of these nodes; a `texts` change follows when it arrives. */

@@ -41,6 +41,9 @@ export function numbersLine(summary: Summary | null, trans: Translation): string
   if (typeof ms === 'number') {
     items.push(ms < 1000 ? trans.__('%1 ms', ms) : trans.__('%1 s', (ms / 1000).toFixed(1)));
   }
+  if (summary.cost) {
+    items.push(summary.cost);
+  }
   return joinItems(items, trans);
 }
 

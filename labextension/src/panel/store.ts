@@ -8,14 +8,18 @@
  * kernel runs the Session action, and its events come back here.
  */
 
-import { Change, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
+import { Part } from '../components/content';
+import { Change, ContextReading, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
 
 // -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
 
-/** `[model, input_tokens, output_tokens, duration_ms, interrupted]` of a reply. */
-export type MetaSummary = [string | null, number | null, number | null, number | null, 0 | 1];
+/** `[model, input_tokens, output_tokens, duration_ms, interrupted]` of a reply, and its
+ * cost (`"$0.0135"`) when its model has a price. */
+export type MetaSummary =
+  | [string | null, number | null, number | null, number | null, 0 | 1]
+  | [string | null, number | null, number | null, number | null, 0 | 1, string];
 /** `[id, parent_index, role, head, meta]`; role `u` user, `a` assistant, `t` tool results. */
 export type Row = [string, number, 'u' | 'a' | 't', string, MetaSummary | null];
 
@@ -45,6 +49,8 @@ export interface Traits {
   labels: Record<string, string>;
   leaf: string | null;
   title: string;
+  /** the context window's use on the current branch (widget/protocol.py: context_reading) */
+  context: Partial<ContextReading>;
   /** turn control */
   turn: TurnInfo;
 }
@@ -64,6 +70,7 @@ export type KernelMessage =
   | { t: 'rows'; from: number; rows: Row[] }
   | { t: 's'; p: string }
   | { t: 'd'; x: string }
+  | { t: 'k'; x: string }
   | { t: 'e'; p: string; err?: string }
   | { t: 'texts'; req?: number; texts: Record<string, FullText> }
   | { t: 'ack'; req: number }
@@ -73,6 +80,9 @@ export type KernelMessage =
 export interface FullText {
   text: string;
   meta: Record<string, unknown>;
+  /** the reply's thinking, and how many blocks the API sent encrypted */
+  thinking?: string;
+  redacted?: number;
 }
 
 export type Action =
@@ -106,12 +116,22 @@ export function summaryOf(meta: MetaSummary | null): Summary | null {
     return null;
   }
   const [model, inputTokens, outputTokens, durationMs, interrupted] = meta;
-  return { model, inputTokens, outputTokens, durationMs, interrupted: interrupted === 1 };
+  const cost = typeof meta[5] === 'string' ? meta[5] : null;
+  return { model, inputTokens, outputTokens, durationMs, interrupted: interrupted === 1, cost };
 }
 
-/** What the kernel sent as a node's full text, as the components' `NodeContent`. */
-function contentOf(full: FullText): NodeContent {
-  return { parts: [{ kind: 'text', name: '', isError: false, text: full.text }], meta: full.meta ?? {}, line: 0, timestamp: null };
+/** What the kernel sent as a node's full text, as the components' `NodeContent`: the
+ * thinking first (folded above the answer), then the text. */
+export function contentOf(full: FullText): NodeContent {
+  const parts: Part[] = [];
+  if (full.thinking) {
+    parts.push({ kind: 'thinking', name: 'thinking', isError: false, text: full.thinking });
+  }
+  for (let k = 0; k < (full.redacted ?? 0); k++) {
+    parts.push({ kind: 'thinking', name: 'redacted_thinking', isError: false, text: '' });
+  }
+  parts.push({ kind: 'text', name: '', isError: false, text: full.text });
+  return { parts, meta: full.meta ?? {}, line: 0, timestamp: null };
 }
 
 /**
@@ -164,6 +184,14 @@ export class Store implements SessionSource, PanelActions {
     return this.model.get('title') ?? '';
   }
 
+  get context(): ContextReading | null {
+    const reading = this.model.get('context');
+    if (!reading || typeof reading.tokens !== 'number') {
+      return null;
+    }
+    return { tokens: reading.tokens, window: typeof reading.window === 'number' ? reading.window : null, exact: reading.exact === true };
+  }
+
   label(id: string): string | undefined {
     const labels = this.model.get('labels') ?? {};
     return Object.prototype.hasOwnProperty.call(labels, id) ? labels[id] : undefined;
@@ -203,7 +231,7 @@ export class Store implements SessionSource, PanelActions {
     switch (message.t) {
       case 'n': {
         if (message.s === 1 && this.stream) {
-          this.setText(message.r[0], { text: this.stream.text, meta: {} });
+          this.setText(message.r[0], { text: this.stream.text, meta: {}, thinking: this.stream.thinking });
         }
         if (this.model.get('mode') === 'panel') {
           if (message.i !== undefined && message.i > this.size) {
@@ -225,12 +253,18 @@ export class Store implements SessionSource, PanelActions {
         this.emit('tree');
         break;
       case 's':
-        this.stream = { parent: message.p, text: '', done: false };
+        this.stream = { parent: message.p, text: '', thinking: '', done: false };
         this.emit('stream');
         break;
       case 'd':
         if (this.stream) {
           this.stream.text += message.x;
+          this.emit('delta');
+        }
+        break;
+      case 'k':
+        if (this.stream) {
+          this.stream.thinking += message.x;
           this.emit('delta');
         }
         break;

@@ -32,7 +32,8 @@ function summaryOf(node: ChatNode): Summary | null {
     inputTokens: numberOrNull(usage.input_tokens),
     outputTokens: numberOrNull(usage.output_tokens),
     durationMs: numberOrNull(meta.duration_ms),
-    interrupted: meta.interrupted === true
+    interrupted: meta.interrupted === true,
+    cost: null // prices live in the kernel (jupyter_tree_chat/models.py)
   };
 }
 
