@@ -17,14 +17,20 @@ import pytest
 from widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.errors import Overloaded
+from jupyter_tree_chat.models import Price
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
-from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.session import ChatSettings, Session
+from jupyter_tree_chat.tree import Node, thinking_text
+from jupyter_tree_chat.usage import dollars, node_cost
 from jupyter_tree_chat.widget.protocol import (
     HEAD_CHARS,
     DeltaCoalescer,
     head,
+    meta_summary,
     plain_text,
     summary,
+    text_payload,
 )
 from jupyter_tree_chat.widget.widgets import BUSY_TEXT, TreePanel, TurnControl
 
@@ -442,3 +448,54 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     recorder.clear()
     session.ask("two")
     assert recorder.sent == []
+
+
+# -- thinking, the context meter, cost ----------------------------------------------------
+
+
+def test_thinking_streams_before_the_answer_and_comes_with_the_full_text(tmp_path, recorder):
+    session = Session.open(tmp_path / "t.chat.jsonl", OfflineProvider())
+    panel = TreePanel(session)
+
+    turn = session.ask("What is 2 + 3?", settings=ChatSettings(thinking=2048))
+
+    kinds = [m["t"] for m in recorder.customs()]
+    thought = "".join(m["x"] for m in recorder.customs() if m["t"] == "k")
+    assert thought == thinking_text(turn.replies[0].message) != ""
+    assert kinds.index("s") < kinds.index("k") < kinds.index("d")
+    assert max(i for i, k in enumerate(kinds) if k == "k") < kinds.index("d")
+    comm_of(recorder, panel).deliver({"a": "text", "ids": [turn.replies[0].id], "req": 1})
+    texts = next(m for m in recorder.customs() if m["t"] == "texts")["texts"]
+    assert texts[turn.replies[0].id]["thinking"] == thought
+    assert texts[turn.replies[0].id]["text"] == turn.replies[0].text  # the answer alone
+
+
+def test_the_full_text_of_a_reply_counts_its_redacted_thinking():
+    content = [
+        {"type": "redacted_thinking", "data": "ZW5j"},
+        {"type": "redacted_thinking", "data": "ZW5k"},
+        {"type": "text", "text": "Done."},
+    ]
+    payload = text_payload(Node("a", "q", {"role": "assistant", "content": content}))
+    assert payload == {"text": "Done.", "meta": {}, "redacted": 2}
+
+
+def test_the_panel_knows_how_full_the_window_is_and_what_each_reply_cost(
+    session: Session, provider: Scripted, recorder
+):
+    session.prices = {"scripted-1": Price(3, 15, 3.75, 0.30)}
+    session.context_windows = {"scripted-1": 1_000}
+    first = session.ask("hello").replies[0]
+    panel = TreePanel(session)
+    assert panel.context == {"tokens": 11, "window": 1_000, "exact": True}  # 10 in, 1 out
+    assert panel.nodes[1][4][5] == dollars(node_cost(first, session.prices)) == "<$0.0001"
+    recorder.clear()
+
+    provider.enqueue("a", "b", "c")
+    second = session.ask("more").replies[0]
+
+    assert panel.context == {"tokens": 13, "window": 1_000, "exact": True}
+    assert {"context"} <= {key for state in updates(recorder) for key in state}
+    row = next(m["r"] for m in recorder.customs() if m["t"] == "n" and m["r"][0] == second.id)
+    assert row[4][5] == dollars(node_cost(second, session.prices))
+    assert meta_summary(second, {}) == row[4][:5]  # no price: the five items only
