@@ -42,8 +42,11 @@ COMPONENTS = [
     "jtc-arrow", "jtc-markdown", "jtc-actions", "jtc-button", "jtc-details",
     "jtc-details-list", "jtc-section-title",
 ]  # fmt: skip
-#: what only one of them may have: the panel's kind and status line, the viewer's kind
-ONLY_PANEL = {"jtc-panel", "jtc-status"}
+#: what only one of them may have: the panel's kind, status line and context meter (the
+#: window of the session's model is known in the kernel, not in a file), the viewer's kind
+ONLY_PANEL = {"jtc-panel", "jtc-status"} | {
+    "jtc-meter", "jtc-meter-bar", "jtc-meter-fill", "jtc-meter-text"
+}  # fmt: skip
 ONLY_VIEWER = {"jtc-readonly"}
 #: buttons that change the session
 SESSION_ACTIONS = ["edit", "retry", "switch", "label"]

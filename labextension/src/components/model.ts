@@ -55,8 +55,8 @@ export interface Stream {
   error?: string;
 }
 
-/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply; `status` the status line. */
-export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'status';
+/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply; `status` the status line; `context` the context meter. */
+export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'status' | 'context';
 
 /** Where a view's data comes from. */
 export interface SessionSource {

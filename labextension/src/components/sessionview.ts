@@ -148,6 +148,10 @@ export class SessionView {
       this.renderStatus();
       return;
     }
+    if (what === 'context') {
+      this.renderHeader();
+      return;
+    }
     if (what === 'tree' && !this.options.actions && !this.source.tree.has(this.selected)) {
       // a new file, or the selected node is gone: start at the file's leaf
       this.selected = null;
@@ -158,7 +162,7 @@ export class SessionView {
     }
     if (what !== 'texts') {
       const { trans } = this.options;
-      this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, trans));
+      this.renderHeader();
       const problems = renderProblems(this.source.problems, trans);
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
       const end = this.end();
@@ -176,6 +180,10 @@ export class SessionView {
       return stream ? stream.parent : this.source.leaf;
     }
     return this.selected;
+  }
+
+  private renderHeader(): void {
+    this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, this.options.trans));
   }
 
   private renderStatus(): void {

@@ -44,7 +44,7 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     ['msg:custom', onMessage],
     ['change:leaf', onTree],
     ['change:labels', onTree],
-    ['change:context', onTree],
+    ['change:context', () => store.emit('context')], // the header alone: no redraw
     ['change:turn', onTree],
     ['change:busy', onBusy],
     ['change:error', onStatus]
