@@ -15,7 +15,7 @@ from typing import Any
 from .providers.tools import ToolRegistry, tool
 from .session import ChatSettings, Session, Turn
 from .tree import Node, SessionTree
-from .usage import node_cost
+from .usage import node_cost, nodes_cost
 
 __version__ = "0.1.0"
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "__version__",
     "load_ipython_extension",
     "node_cost",
+    "nodes_cost",
     "panel",
     "register_tool",
     "reply_text",

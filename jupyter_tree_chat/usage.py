@@ -230,6 +230,18 @@ def node_cost(node: Node, prices: Mapping[str, Price] | None = None) -> float | 
     return None if price is None else usage_cost(usage, price)
 
 
+def nodes_cost(nodes: Iterable[Node], prices: Mapping[str, Price] | None = None) -> float | None:
+    """What the replies among ``nodes`` cost together (an answer and its tool rounds);
+    None if none of them has usage or one of them has no price (never a partial sum)."""
+    replies = [
+        node for node in nodes if node.role == "assistant" and (node.meta or {}).get("usage")
+    ]
+    costs = [node_cost(node, prices) for node in replies]
+    if not costs or any(cost is None for cost in costs):
+        return None
+    return sum(cost for cost in costs if cost is not None)
+
+
 @dataclass
 class Tally:
     """Tokens and dollars over some replies; ``unpriced`` of them had no price."""

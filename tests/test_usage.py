@@ -15,6 +15,7 @@ from jupyter_tree_chat.usage import (
     meter,
     meter_label,
     node_cost,
+    nodes_cost,
     totals,
     window_label,
 )
@@ -158,3 +159,15 @@ def test_dollars_are_shown_to_the_cent_above_a_dollar():
         "$0.5000",
         "$12.35",
     ]
+
+
+def test_an_answer_with_tool_rounds_costs_the_sum_of_its_replies_or_nothing_if_one_is_unpriced():
+    first, second = (
+        reply("a", "q", USAGE),
+        reply("b", "t", {"input_tokens": 10, "output_tokens": 20}),
+    )
+    assert nodes_cost([question("q", "hi"), first, second], PRICES) == pytest.approx(
+        node_cost(first, PRICES) + node_cost(second, PRICES)
+    )
+    assert nodes_cost([first, reply("c", "t", USAGE, model="unpriced")], PRICES) is None
+    assert nodes_cost([question("q", "hi"), reply("d", "q", None)], PRICES) is None
