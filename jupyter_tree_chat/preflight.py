@@ -7,7 +7,8 @@ anything, and a user sees one line that says the fix:
 - the thinking budget is at least ``MIN_THINKING_BUDGET`` tokens and below max_tokens
   (thinking counts toward max_tokens);
 - with thinking on, temperature may only be 1 (the API's rule; top_k and top_p, which
-  this project never sets, have rules of their own);
+  this project never sets, have rules of their own), so a fan-out over temperatures
+  cannot think (each variant is checked like a single request, too);
 - a tool turn keeps one thinking setting: a turn whose model call used tools goes on
   with thinking as it began (the API requires it of an assistant turn, and a tool loop
   is one turn);
@@ -61,6 +62,23 @@ def thinking_problem(
 
 def check_thinking(thinking: Thinking, *, max_tokens: int, temperature: float | None) -> None:
     problem = thinking_problem(thinking, max_tokens=max_tokens, temperature=temperature)
+    if problem:
+        raise SettingsError(problem)
+
+
+def fanout_thinking_problem(thinking: Thinking, temperatures: Sequence[float]) -> str | None:
+    """A fan-out over temperatures with thinking on: the API takes no temperature there."""
+    if thinking is None or not temperatures:
+        return None
+    return (
+        "--temperatures cannot be used with thinking (the API accepts no temperature but 1 "
+        "there): drop --temperatures (compare --n samples or --models instead), or turn "
+        "thinking off with --thinking off"
+    )
+
+
+def check_fanout_thinking(thinking: Thinking, temperatures: Sequence[float]) -> None:
+    problem = fanout_thinking_problem(thinking, temperatures)
     if problem:
         raise SettingsError(problem)
 

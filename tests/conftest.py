@@ -10,6 +10,7 @@ import pytest
 from fake_anthropic import FakeAnthropic
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
+from kernel_harness import Kernel
 
 from jupyter_tree_chat import load_ipython_extension
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
@@ -42,3 +43,12 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     shell.user_ns.pop("__session__", None)
     shell.config.pop("TreeChat", None)  # %config settings stay in the test that made them
     kernel_sessions.install(None)
+
+
+@pytest.fixture
+def claude(tmp_path: Path, fake_anthropic: FakeAnthropic) -> Iterator[Kernel]:
+    """A real kernel for a notebook in ``tmp_path``, asking ``fake_anthropic`` through the
+    real SDK (a module can override ``fake_anthropic``, e.g. to stream at a set pace)."""
+    env = {"ANTHROPIC_API_KEY": "sk-test-dummy", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
+    with Kernel(tmp_path, env=env) as kernel:
+        yield kernel

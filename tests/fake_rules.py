@@ -25,7 +25,10 @@ The rules (from the API reference and the errors it returns):
   no memory of past replies);
 - in a tool loop (the last message holds tool results) with ``enabled`` thinking, the
   assistant message before it starts with a thinking block; with any thinking, that
-  message's thinking blocks come back complete, in order, none left out.
+  message's thinking blocks come back complete, in order, none left out;
+- since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
+  ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them (this rule
+  reads a header, so ``validate`` takes the version beside the body).
 
 ``count_tokens`` bodies (``POST /v1/messages/count_tokens``) follow ``COUNT_RULES``: the
 same, but with no ``max_tokens``.
@@ -51,7 +54,13 @@ _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 Rule = Callable[[dict[str, Any]], "str | None"]
 
 
-def validate(body: Any, rules: Sequence[Rule] | None = None) -> str | None:
+LEGACY_API_VERSION = "2023-06-01"
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+
+
+def validate(
+    body: Any, rules: Sequence[Rule] | None = None, api_version: str | None = None
+) -> str | None:
     """The first reason the real API would refuse this body with a 400, or None."""
     if not isinstance(body, dict):
         return "request body must be a JSON object"
@@ -59,6 +68,16 @@ def validate(body: Any, rules: Sequence[Rule] | None = None) -> str | None:
         problem = rule(body)
         if problem:
             return problem
+    return sampling_parameters(body, api_version)
+
+
+def sampling_parameters(body: dict[str, Any], api_version: str | None) -> str | None:
+    """API version 2026-10-21 removed the sampling parameters (a 400 even at defaults)."""
+    if api_version == LEGACY_API_VERSION:
+        return None
+    for key in SAMPLING_PARAMETERS:
+        if key in body:
+            return f"{key}: Extra inputs are not permitted"
     return None
 
 

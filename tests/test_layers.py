@@ -1,8 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors models tree store usage preflight session cellrule textview``, and
-  ``formats/``) and ``providers/`` import nothing from IPython, ipykernel, ipywidgets,
-  anywidget or Jupyter.
+- The core (``errors models tree diff store compare usage preflight session fanout
+  cellrule textview``, and ``formats/``) and ``providers/`` import nothing from IPython,
+  ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
@@ -28,13 +28,16 @@ CORE_LAYER = {
     "errors": 0,
     "models": 0,
     "tree": 1,
+    "diff": 1,
     "formats": 2,
     "store": 2,
     "usage": 2,
+    "compare": 2,
     "providers": 3,
     "cellrule": 4,
     "preflight": 4,
     "session": 4,
+    "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
 }
 VIEWS = {"kernel", "widget", "cli"}

@@ -161,15 +161,23 @@ def test_quickstart_runs_and_leaves_its_session_beside_it(tmp_path: Path) -> Non
 def test_compare_notebook_runs(tmp_path: Path) -> None:
     nb = execute("compare", tmp_path)
     tree = load_file(tmp_path / "compare.chat.jsonl").tree
-    # phrasing 1 and 2 are sibling roots; then three more questions, each asked with --new
-    assert len(tree.roots()) == 5
-    assert all(len(tree.children(root.id)) == 2 for root in tree.roots()[2:])
-    assert "(identical text)" in outputs_text(nb)
-    assert any(
-        "text/html" in out.get("data", {}) and "<table" in out["data"]["text/html"]
+    # one fan-out cell per kind: 3 samples, 3 temperatures, 2 models
+    roots = tree.roots()
+    assert [len(tree.children(root.id)) for root in roots] == [3, 3, 2]
+    models = tree.children(roots[2].id)
+    assert [a.meta["model"] for a in models] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
+    follow_up = next(n for n in tree if n.text == "Say that again, shorter.")
+    assert follow_up.parent_id in {a.id for a in models}  # continued from the best answer
+    html = [
+        out["data"]["text/html"]
         for cell in nb.cells
         for out in cell.get("outputs", [])
-    )
+        if "text/html" in out.get("data", {})
+    ]
+    assert sum('class="jtc-fanout"' in h for h in html) == 3
+    assert sum('<details class="jtc-differences">' in h for h in html) == 3
+    source = "".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    assert "<" not in source  # no hand-written HTML
 
 
 @pytest.mark.kernel

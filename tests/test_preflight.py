@@ -6,8 +6,10 @@ import pytest
 
 from jupyter_tree_chat.errors import ContextWindowFull, SettingsError
 from jupyter_tree_chat.preflight import (
+    check_fanout_thinking,
     check_fits,
     check_thinking,
+    fanout_thinking_problem,
     thinking_problem,
     tool_turn_problem,
 )
@@ -39,6 +41,18 @@ def test_each_broken_thinking_rule_is_one_line_with_the_fix(thinking, max_tokens
 )
 def test_settings_the_api_takes_pass(thinking, max_tokens, temperature):
     assert thinking_problem(thinking, max_tokens=max_tokens, temperature=temperature) is None
+
+
+def test_a_fan_out_over_temperatures_cannot_think():
+    problem = fanout_thinking_problem(2048, (0.0, 1.0))
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith("--temperatures cannot be used with thinking")
+    assert "drop --temperatures" in problem and "--thinking off" in problem
+    assert fanout_thinking_problem("adaptive", (1.0,)) == problem  # even at 1: nothing to compare
+    with pytest.raises(SettingsError):
+        check_fanout_thinking(2048, (0.5,))
+    assert fanout_thinking_problem(None, (0.0, 1.0)) is None  # no thinking: temperatures go
+    assert fanout_thinking_problem(2048, ()) is None  # samples or models may think
 
 
 def tool_turn(began: object) -> list[Node]:

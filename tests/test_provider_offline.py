@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -96,6 +97,15 @@ def test_reply_shows_temperature_and_system_prompt() -> None:
     text = reply_text(ask(user("hi"), temperature=0.7, system="Answer in French."))
     assert "temperature 0.7" in text
     assert "Answer in French." in text
+
+
+def test_replies_differ_exactly_where_their_settings_differ() -> None:
+    base = reply_text(ask(user("hi")))
+    other_model = reply_text(replace(ask(user("hi")), model="claude-opus-4-6"))
+    warmer = reply_text(ask(user("hi"), temperature=1.0))
+    assert "_Settings I was given: model offline-teacher, temperature default," in base
+    assert other_model == base.replace("model offline-teacher", "model claude-opus-4-6")
+    assert warmer == base.replace("temperature default", "temperature 1")
 
 
 def test_reply_answers_simple_arithmetic() -> None:

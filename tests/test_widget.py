@@ -499,3 +499,87 @@ def test_the_panel_knows_how_full_the_window_is_and_what_each_reply_cost(
     row = next(m["r"] for m in recorder.customs() if m["t"] == "n" and m["r"][0] == second.id)
     assert row[4][5] == dollars(node_cost(second, session.prices))
     assert meta_summary(second, {}) == row[4][:5]  # no price: the five items only
+
+
+# -- a fan-out, streamed per answer ---------------------------------------------------------
+
+
+def test_a_fan_out_from_the_panel_streams_each_answer_apart(
+    session: Session, provider: Scripted, recorder: Recorder
+):
+    session.ask("Name a colour")
+    panel = TreePanel(session, compare_models=["a", "b"], compare_temperatures=[0.0, 1.0])
+    question = session.path()[0]
+    recorder.clear()
+    provider.enqueue("Blue ", "sky")
+    provider.enqueue("Red ", "rose")
+
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": question.id, "models": ["a", "b"], "req": 3}
+    )
+
+    messages = [m for m in recorder.customs() if m["t"] in ("fs", "vs", "vd", "ve", "fe")]
+    assert messages[0] == {
+        "t": "fs",
+        "p": question.id,
+        "v": [
+            {"model": "a", "temperature": None, "label": "a"},
+            {"model": "b", "temperature": None, "label": "b"},
+        ],
+    }
+    streamed = {
+        v: "".join(m["x"] for m in messages if m["t"] == "vd" and m["v"] == v) for v in (0, 1)
+    }
+    assert sorted(streamed.values()) == ["Blue sky", "Red rose"]  # each answer in its own stream
+    assert all(m["t"] != "d" for m in recorder.customs())  # nothing mixed into a single stream
+    answers = session.tree.children(question.id)
+    assert len(answers) == 3  # the first answer, and the two of the fan-out
+    assert messages[-1] == {
+        "t": "fe",
+        "p": question.id,
+        "ids": [answers[1].id, answers[2].id],
+        "errs": [None, None],
+    }
+    assert {a.text for a in answers[1:]} == set(streamed.values())
+    done = [m for m in recorder.customs() if m["t"] == "done"][-1]
+    assert done == {"t": "done", "req": 3}
+    assert panel.compare_models == ["a", "b"] and panel.compare_temperatures == [0.0, 1.0]
+
+
+def test_a_fan_out_the_panel_cannot_ask_for_is_one_line(session: Session, recorder: Recorder):
+    session.ask("Hi")
+    panel = TreePanel(session)
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": session.leaf, "n": 13, "req": 4}
+    )  # fmt: skip
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": session.leaf, "temperatures": [2], "req": 5}
+    )  # fmt: skip
+    done = [m for m in recorder.customs() if m["t"] == "done"]
+    assert done[0]["err"].startswith("13 samples is 13 answers; at most 12 at once")
+    assert done[1]["err"] == "temperatures go from 0 to 1; pick again"
+    assert len(session.tree) == 2
+
+
+def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(
+    tmp_path, recorder: Recorder
+):
+    settings = ChatSettings(thinking=2048)
+    session = Session.open(tmp_path / "t.chat.jsonl", OfflineProvider(), settings=settings)
+    session.ask("What is 2 + 3?")
+    panel = TreePanel(session)
+    question = session.path()[0]
+    recorder.clear()
+
+    comm_of(recorder, panel).deliver({"a": "fanout", "id": question.id, "n": 2, "req": 6})
+
+    kinds = [m["t"] for m in recorder.customs()]
+    assert "k" not in kinds and "d" not in kinds  # no thinking mixed into a single stream
+    streamed = "".join(m["x"] for m in recorder.customs() if m["t"] == "vd")
+    answers = session.tree.children(question.id)[1:]
+    assert streamed == "".join(a.text for a in answers)  # the columns get the answers alone
+    comm_of(recorder, panel).deliver({"a": "text", "ids": [a.id for a in answers], "req": 7})
+    texts = next(m for m in recorder.customs() if m["t"] == "texts")["texts"]
+    for answer in answers:
+        assert answer.meta["thinking"] == 2048
+        assert texts[answer.id]["thinking"] == thinking_text(answer.message) != ""

@@ -14,14 +14,16 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..compare import question_of, sibling_answers
 from ..errors import AmbiguousId, ChatError, NodeNotFound
 from ..session import Session
 from ..store import SESSION_SUFFIX, list_sessions
 from ..textview import draw_tree, path_markdown
 from ..tree import Node
 from . import turn as _turn
+from .columns import show_compare
 from .measures import MeasureCommands
-from .options import substitute
+from .options import fanout_words, substitute
 from .output import show_markdown
 from .sessions import KernelSessions
 
@@ -32,7 +34,10 @@ HELP = """\
   branches [ID]         the branches leaving ID (default: every branch, by its leaf)
   switch ID             make ID's branch current (its newest leaf)
   edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
-  retry                 a new answer to the last question, beside the old one
+  retry [ID]            a new answer to the last question (or ID's), beside the old one
+                        (both take --n N, --models A,B, --temperatures T1,T2 first:
+                        several answers at once, e.g. %chat retry --n 3)
+  compare [ID]          the answers to the last question (or ID's) side by side
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
@@ -177,6 +182,10 @@ class Commands(MeasureCommands):
     # -- turns ---------------------------------------------------------------------------
 
     def do_edit(self, args: list[str]) -> None:
+        fanout, args = fanout_words(args, "%chat edit")
+        if args and fanout is None:  # the options may also follow N
+            fanout, rest = fanout_words(args[1:], "%chat edit")
+            args = args[:1] + rest
         if len(args) < 2:
             raise UsageError("usage: %chat edit N TEXT (N = question number on this branch)")
         questions = self.session.user_turns()
@@ -191,14 +200,30 @@ class Commands(MeasureCommands):
             )
         text = self._text(args[1:])
         original = questions[number - 1]
-        self._turn(lambda: self.session.edit(original.id, text))
+        self._turn(lambda: self.session.edit(original.id, text, fanout=fanout))
 
     def do_retry(self, args: list[str]) -> None:
-        self._expect(args, 0, 1, "retry [ID]")
+        fanout, args = fanout_words(args, "%chat retry")
+        self._expect(args, 0, 1, "retry [--n N] [--models A,B] [--temperatures T1,T2] [ID]")
         ref = self.node(args[0]).id if args else None
         if ref is None and self.session.leaf is None:
             raise UsageError("the session is empty; run a %%chat cell first")
-        self._turn(lambda: self.session.retry(ref))
+        self._turn(lambda: self.session.retry(ref, fanout=fanout))
+
+    def do_compare(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "compare [ID]")
+        session = self.session
+        if session.leaf is None and not args:
+            raise UsageError("the session is empty; run a %%chat cell first")
+        ref = self.node(args[0]).id if args else None
+        question = question_of(session.tree, ref)
+        answers = sibling_answers(session.tree, question.id)
+        if len(answers) < 2:
+            raise UsageError(
+                f"%chat compare: question {question.id[:7]} has {len(answers)} answer(s); "
+                "ask for more with `%chat retry --n 3` (or %%chat --n 3)"
+            )
+        show_compare(question, answers, session.prices)
 
     def do_fork_before_tool(self, args: list[str]) -> None:
         text = self._text(args) if args else None

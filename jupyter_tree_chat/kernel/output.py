@@ -26,6 +26,8 @@ from IPython.display import display, update_display
 
 from ..session import (
     Event,
+    FanoutEnded,
+    FanoutStarted,
     Notice,
     ReplyDelta,
     ReplyEnded,
@@ -35,10 +37,10 @@ from ..session import (
 )
 from ..tree import Node, redacted_thinking_count
 from ..usage import dollars, meter, meter_label, node_cost
-from .safe_html import markdown_to_html
+from .columns import FanoutColumns
+from .safe_html import ThinkingSection, markdown_to_html
 
 INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
-THINKING_CLASS = "jtc-thinking"
 
 
 class ReplyView(Protocol):
@@ -177,33 +179,6 @@ class PrintReply:
         sys.stdout.flush()
 
 
-class ThinkingSection:
-    """The folded "Thinking" section above an answer: what arrived, and how it ended."""
-
-    def __init__(self, text: str, state: str = "done", redacted: int = 0) -> None:
-        self.text = text
-        self.state = state  # "streaming" | "done" | "cut"
-        self.redacted = redacted
-
-    def __bool__(self) -> bool:
-        return bool(self.text or self.redacted)
-
-    def summary(self) -> str:
-        words = {"streaming": "Thinking…", "cut": "Thinking (cut short)"}
-        label = words.get(self.state, "Thinking")
-        if self.redacted:
-            noun = "block" if self.redacted == 1 else "blocks"
-            label += f" ({self.redacted} {noun} encrypted by the API, kept as they came)"
-        return label
-
-    def html(self) -> str:
-        body = markdown_to_html(self.text) if self.text else ""
-        return (
-            f'<details class="{THINKING_CLASS}"><summary>{escape(self.summary())}</summary>'
-            f"{body}</details>"
-        )
-
-
 def _bundle(markdown: str, plain: str, thinking: ThinkingSection | None = None) -> dict[str, str]:
     """Safe HTML rendered here, never raw Markdown: the browser trusts this output."""
     html = markdown_to_html(markdown)
@@ -228,14 +203,24 @@ def notice_line(message: str, level: str = "info") -> None:
 class TurnOutput:
     """Subscribes to a session for one action and renders its events in the cell.
 
-    Each reply (a tool loop has several) gets its own view; notices become lines.
+    Each reply (a tool loop has several) gets its own view; notices become lines. A
+    fan-out's answers (events with a ``variant``) go to one ``FanoutColumns`` instead.
     """
 
-    def __init__(self, session: Session, make_view: Callable[[], ReplyView]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        make_view: Callable[[], ReplyView],
+        make_columns: Callable[[FanoutStarted], FanoutColumns] | None = None,
+    ) -> None:
         self.session = session
         self._make_view = make_view
+        self._make_columns = make_columns or (
+            lambda started: FanoutColumns(started.variants, live=False, prices=session.prices)
+        )
         self.views: list[ReplyView] = []
         self.errors: list[str] = []
+        self.columns: FanoutColumns | None = None
         self._current: ReplyView | None = None
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -251,7 +236,11 @@ class TurnOutput:
             self._unsubscribe()
 
     def on_event(self, event: Event) -> None:
-        if isinstance(event, ReplyDelta):  # first: the hot path
+        if getattr(event, "variant", None) is not None or isinstance(
+            event, (FanoutStarted, FanoutEnded)
+        ):
+            self._on_fanout_event(event)
+        elif isinstance(event, ReplyDelta):  # the hot path
             if self._current is not None:
                 self._current.delta(event.text)
         elif isinstance(event, ReplyThinking):
@@ -277,6 +266,33 @@ class TurnOutput:
                 self.errors.append(event.message)  # shown once, as the cell's error
             else:
                 notice_line(event.message, event.level)
+
+    def _on_fanout_event(self, event: Event) -> None:
+        if isinstance(event, FanoutStarted):
+            self.columns = self._make_columns(event)
+            self.columns.start()
+            return
+        columns = self.columns
+        if columns is None:
+            return
+        if isinstance(event, ReplyDelta) and event.variant is not None:
+            columns.delta(event.variant, event.text)
+        elif isinstance(event, ReplyThinking) and event.variant is not None:
+            columns.think(event.variant, event.text)
+        elif isinstance(event, ReplyStarted) and event.variant is not None:
+            columns.started(event.variant)
+        elif isinstance(event, ReplyEnded) and event.variant is not None:
+            error = None if event.error is None else str(event.error)
+            columns.ended(event.variant, event.node, error)
+        elif isinstance(event, FanoutEnded):
+            tree = self.session.tree
+            positions = [
+                str(tree.sibling_position(a.head.id))
+                if a.head is not None and a.head.id in tree
+                else None
+                for a in event.answers
+            ]
+            columns.finish(event.answers, positions)
 
 
 # -- the footer ----------------------------------------------------------------------------

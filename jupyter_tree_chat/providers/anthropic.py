@@ -2,10 +2,10 @@
 
 It exists to keep three things in one place: turning stored messages into the request
 the Messages API accepts (``build_kwargs``, pure, testable without a network), reading
-the SDK's event stream into the project's events (``ThinkingDelta``, ``ThinkingReady``,
-``TextDelta``, ``ToolUseReady``, ``Finished``), and translating SDK failures into the
-project's errors. ``count_tokens`` asks the API's ``/v1/messages/count_tokens`` what a
-request would hold.
+the SDK's event stream into the project's events (``Began``, ``ThinkingDelta``,
+``ThinkingReady``, ``TextDelta``, ``ToolUseReady``, ``Finished``), and translating SDK
+failures into the project's errors. ``count_tokens`` asks the API's
+``/v1/messages/count_tokens`` what a request would hold.
 
 Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
 "budget_tokens": N}`` (the models that take a budget), ``"adaptive"`` for ``{"type":
@@ -13,7 +13,8 @@ Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
 ``display`` the newer ones send their thinking empty). Thinking blocks on the path are
 sent back as ``tree.thinking_to_send`` says; the API's constraints (budget at least
 1024 and below max_tokens, no temperature but 1) are checked before any request, in
-``session.settings_problem``.
+``preflight.py``. Thinking is a request parameter of every API version, the one a
+temperature is sent with included.
 
 Defaults:
     model           ``DEFAULT_MODEL`` ("claude-sonnet-4-6"; this SDK flags 4-5 as
@@ -30,6 +31,12 @@ prompt, and on the last two messages of the path (the new one, and the one befor
 so a later retry or edit of the newest message still hits the prefix before it). That
 is at most 4 breakpoints, the API's limit; ``cache_control`` already present in stored
 messages is dropped so the count stays within it.
+
+Temperature: API version 2026-10-21 (the one this SDK sends) refuses ``temperature``
+with a 400, even at its default, and the SDK no longer takes it as an argument; version
+2023-06-01 still accepts it. So a request that sets a temperature (``--temperature``,
+a fan-out over ``--temperatures``) is sent as that version (``SAMPLING_API_VERSION``),
+with ``temperature`` in the body; every other request goes as the SDK's own version.
 
 Stop reasons are data, not errors: ``max_tokens`` and ``refusal`` arrive in
 ``Finished.stop_reason`` and the session turns them into notices.
@@ -69,6 +76,7 @@ from ..errors import (
 from ..tree import THINKING_TYPES, api_message, is_thinking
 from .base import (
     ADAPTIVE,
+    Began,
     Finished,
     Message,
     ReplyEvent,
@@ -81,6 +89,8 @@ from .base import (
 )
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+SAMPLING_API_VERSION = "2023-06-01"
+"""The newest API version that still accepts ``temperature`` (see the module docstring)."""
 MAX_CACHE_BREAKPOINTS = 4
 CACHE_CONTROL = {"type": "ephemeral"}
 USAGE_FIELDS = (
@@ -123,7 +133,8 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
         tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
         kwargs["tools"] = tools
     if request.temperature is not None:
-        kwargs["temperature"] = request.temperature
+        kwargs["extra_body"] = {"temperature": request.temperature}
+        kwargs["extra_headers"] = {"anthropic-version": SAMPLING_API_VERSION}
     if request.thinking is not None:
         kwargs["thinking"] = thinking_param(request.thinking)
     return kwargs
@@ -302,6 +313,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
         elif kind == "message_start":
             model = event.message.model or model
             _merge_usage(usage, event.message.usage)
+            yield Began(model)
         elif kind == "message_delta":
             stop_reason = event.delta.stop_reason
             finished = finished or stop_reason is not None

@@ -1,7 +1,9 @@
 """The one thing a model provider does: stream a reply to a path of messages.
 
-A provider turns a ``ReplyRequest`` into an iterator of events: ``ThinkingDelta`` as
-the model's thinking arrives and ``ThinkingReady`` as each thinking block completes
+A provider turns a ``ReplyRequest`` into an iterator of events: ``Began`` once the
+response has begun (its first stream event arrived: from then on the prompt cache it
+writes can be read, which is when a fan-out starts its other requests), ``ThinkingDelta``
+as the model's thinking arrives and ``ThinkingReady`` as each thinking block completes
 (signed), ``TextDelta`` as text arrives, ``ToolUseReady`` as each tool_use block
 completes, and last a ``Finished`` holding the whole assistant message, its usage and
 stop_reason. Failures are raised as
@@ -52,6 +54,13 @@ class ReplyRequest:
 
 
 @dataclass(frozen=True)
+class Began:
+    """The response has begun: its first stream event arrived."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class TextDelta:
     text: str
     index: int = 0
@@ -90,7 +99,7 @@ class Finished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-ReplyEvent = TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished
+ReplyEvent = Began | TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished
 
 
 @runtime_checkable

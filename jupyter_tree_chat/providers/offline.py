@@ -6,6 +6,10 @@ last user message, so switching branches visibly changes what "the model" knows.
 same request always gives the same reply in the same chunks, which also makes it the
 provider for tests and demos.
 
+Its reply also states the settings it was given (model, temperature, max_tokens, system
+prompt, tools), so answers asked with different settings (a fan-out over models or
+temperatures) differ exactly there.
+
 It behaves like the real provider where a session can tell: it streams ``TextDelta``
 chunks (a few words each, optionally ``delay`` seconds apart), asks for a tool when the
 last user message names one (``call add(2, 3)``, ``use get_weather for Paris``), reports
@@ -31,6 +35,7 @@ from typing import Any
 from ..errors import BadRequest
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from .base import (
+    Began,
     Finished,
     Message,
     ReplyEvent,
@@ -82,6 +87,7 @@ class OfflineProvider:
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         reply = compose_reply(request)
         model = request.model or self.default_model
+        yield Began(model)
         content: list[dict[str, Any]] = []
         if request.thinking is not None:
             thought = thinking_text(request)
@@ -244,8 +250,8 @@ def _settings(request: ReplyRequest) -> str:
     )
     tools = ", ".join(f"`{t.name}`" for t in request.tools) or "none"
     return (
-        f"_Settings I was given: temperature {temperature}, max_tokens {request.max_tokens}, "
-        f"{system}, tools: {tools}._"
+        f"_Settings I was given: model {request.model or OfflineProvider.default_model}, "
+        f"temperature {temperature}, max_tokens {request.max_tokens}, {system}, tools: {tools}._"
     )
 
 

@@ -55,8 +55,33 @@ export interface Stream {
   error?: string;
 }
 
-/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply; `status` the status line; `context` the context meter. */
-export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'status' | 'context';
+/** One answer of a fan-out being written (the panel only). */
+export interface FanoutVariant {
+  label: string;
+  model: string;
+  temperature: number | null;
+  text: string;
+  error?: string;
+}
+
+/** What a fan-out asks for: `n` samples of each model × temperature (empty: the default). */
+export interface FanoutAsk {
+  n: number;
+  models: string[];
+  temperatures: number[];
+}
+
+/** A fan-out being written: several answers to the question `parent` at once. */
+export interface FanoutState {
+  parent: string;
+  variants: FanoutVariant[];
+  /** every answer ended and was stored */
+  ended: boolean;
+}
+
+/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply;
+ * `fanout` a fan-out's answers; `status` the status line; `context` the context meter. */
+export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'fanout' | 'status' | 'context';
 
 /** Where a view's data comes from. */
 export interface SessionSource {
@@ -67,6 +92,8 @@ export interface SessionSource {
   readonly stream: Stream | null;
   /** the context window's use on the current branch, where the source knows it */
   readonly context?: ContextReading | null;
+  /** a fan-out being written (the panel only) */
+  readonly fanout?: FanoutState | null;
   label(id: string): string | undefined;
   content(id: string): NodeContent | undefined;
   /** Ask for the content of these nodes; a `texts` change follows when it arrives. */

@@ -12,12 +12,12 @@
  *   and "Show this" select. Nothing in the file changes.
  */
 
-import { renderCompare } from './compare';
+import { renderCompare, renderLiveCompare } from './compare';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
-import { Change, SessionSource } from './model';
+import { Change, FanoutState, SessionSource } from './model';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
 import { TreeList } from './treelist';
@@ -57,6 +57,11 @@ export class SessionView {
   private readonly conversation: Conversation;
   private selected: string | null = null;
   private compare: CompareState | null = null;
+  /** the compare view marks the differences (a toggle, off until switched on) */
+  private differences = false;
+  /** the fan-out the compare view last opened for (each new one opens it again) */
+  private fanoutSeen: FanoutState | null = null;
+  private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
 
@@ -110,6 +115,7 @@ export class SessionView {
   }
 
   dispose(): void {
+    cancelAnimationFrame(this.frame);
     this.unsubscribe();
     this.tree.dispose();
     this.conversation.dispose();
@@ -142,6 +148,10 @@ export class SessionView {
   update(what: Change): void {
     if (what === 'delta') {
       this.conversation.delta();
+      return;
+    }
+    if (what === 'fanout') {
+      this.fanoutChanged();
       return;
     }
     if (what === 'status') {
@@ -249,7 +259,23 @@ export class SessionView {
     return ids.length > 1 ? [reference, ...ids.filter(id => id !== reference)] : [];
   }
 
+  /** A fan-out streams into the compare view of its question; redrawn once per frame. */
+  private fanoutChanged(): void {
+    const fanout = this.source.fanout;
+    if (fanout && fanout !== this.fanoutSeen) {
+      this.fanoutSeen = fanout;
+      this.compare = { of: 'children', id: fanout.parent };
+    }
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.renderCompare());
+  }
+
   private renderCompare(): void {
+    const fanout = this.source.fanout;
+    if (fanout && !fanout.ended && this.compare?.id === fanout.parent) {
+      this.compareHost.replaceChildren(renderLiveCompare(fanout, this.options.trans, this.options.markdown));
+      return;
+    }
     const ids = this.compareIds();
     if (!ids.length) {
       this.compareHost.replaceChildren();
@@ -259,6 +285,12 @@ export class SessionView {
     this.compareHost.replaceChildren(
       renderCompare(this.source, ids, this.options.trans, {
         navigate: actions ? 'switch' : 'select',
+        markdown: this.options.markdown,
+        differences: this.differences,
+        toggleDifferences: () => {
+          this.differences = !this.differences;
+          this.renderCompare();
+        },
         choose: id => {
           if (actions) {
             this.compare = { of: 'siblings', id };

@@ -9,7 +9,7 @@
  */
 
 import { Part } from '../components/content';
-import { Change, ContextReading, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
+import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
 
@@ -51,6 +51,9 @@ export interface Traits {
   title: string;
   /** the context window's use on the current branch (widget/protocol.py: context_reading) */
   context: Partial<ContextReading>;
+  /** what "Ask other models…" offers (TreeChat.compare_models / compare_temperatures) */
+  compare_models: string[];
+  compare_temperatures: number[];
   /** turn control */
   turn: TurnInfo;
 }
@@ -75,7 +78,12 @@ export type KernelMessage =
   | { t: 'texts'; req?: number; texts: Record<string, FullText> }
   | { t: 'ack'; req: number }
   | { t: 'done'; req: number; err?: string; busy?: 1 }
-  | { t: 'note'; level: 'info' | 'warning' | 'error'; x: string };
+  | { t: 'note'; level: 'info' | 'warning' | 'error'; x: string }
+  | { t: 'fs'; p: string; v: Array<{ model: string; temperature: number | null; label: string }> }
+  | { t: 'vs'; v: number }
+  | { t: 'vd'; v: number; x: string }
+  | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
+  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> };
 
 export interface FullText {
   text: string;
@@ -89,7 +97,8 @@ export type Action =
   | { a: 'retry'; id: string }
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
-  | { a: 'label'; id: string; label: string };
+  | { a: 'label'; id: string; label: string }
+  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
 
 /**
  * The kernel's words when it refuses an action because a reply is being written
@@ -142,6 +151,7 @@ export class Store implements SessionSource, PanelActions {
   readonly tree = new SessionTree();
   readonly texts = new Map<string, FullText>();
   stream: Stream | null = null;
+  fanout: FanoutState | null = null;
   notes: Note[] = [];
   /** actions sent and not yet picked up by the kernel */
   waiting = new Map<number, number>();
@@ -302,7 +312,40 @@ export class Store implements SessionSource, PanelActions {
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
         break;
+      default:
+        this.handleFanout(message);
     }
+  }
+
+  /** A fan-out's answers, each streaming on its own (`fs`, `vs`, `vd`, `ve`, `fe`). */
+  private handleFanout(message: KernelMessage): void {
+    const fanout = this.fanout;
+    if (message.t === 'fs') {
+      const variants = message.v.map(v => ({ label: v.label, model: v.model, temperature: v.temperature, text: '' }));
+      this.fanout = { parent: message.p, variants, ended: false };
+    } else if (!fanout) {
+      return;
+    } else if (message.t === 'vs') {
+      const variant = fanout.variants[message.v];
+      if (variant?.text) {
+        variant.text += '\n\n'; // the reply after a tool round follows the one before
+      }
+    } else if (message.t === 'vd') {
+      const variant = fanout.variants[message.v];
+      if (variant) {
+        variant.text += message.x;
+      }
+    } else if (message.t === 've') {
+      const variant = fanout.variants[message.v];
+      if (variant && message.err) {
+        variant.error = message.err;
+      }
+    } else if (message.t === 'fe') {
+      fanout.ended = true;
+    } else {
+      return;
+    }
+    this.emit('fanout');
   }
 
   // -- store -> kernel -----------------------------------------------------------------
@@ -371,6 +414,16 @@ export class Store implements SessionSource, PanelActions {
 
   switchTo(id: string): void {
     this.act({ a: 'switch', id });
+  }
+
+  /** Several answers at once beside `id`'s (a retry as a fan-out). */
+  fanOut(id: string, ask: FanoutAsk): void {
+    this.act({ a: 'fanout', id, ...ask });
+  }
+
+  /** The models and temperatures "Ask other models…" offers. */
+  choices(): { models: string[]; temperatures: number[] } {
+    return { models: this.model.get('compare_models') ?? [], temperatures: this.model.get('compare_temperatures') ?? [] };
   }
 
   /** What the status line says (components/status.ts). */
