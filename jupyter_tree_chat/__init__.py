@@ -55,7 +55,8 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
 
 def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
     """The sibling answers of the current question (or of question/answer ``ref``) as a
-    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``).
+    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``;
+    ``cost`` in US dollars at the session's prices, missing where a model has no price).
 
     Add a score with ``df["score"] = df.text.map(my_metric)``, then continue from the
     best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
@@ -72,7 +73,8 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
         ) from None
     current = current_session(session)
     question = None if ref is None else current.resolve(ref).id
-    return pandas.DataFrame(rows(sibling_answers(current.tree, question)), columns=list(COLUMNS))
+    answers = sibling_answers(current.tree, question, current.prices)
+    return pandas.DataFrame(rows(answers), columns=list(COLUMNS))
 
 
 def panel(session: str | None = None) -> Any:

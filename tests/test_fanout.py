@@ -495,6 +495,7 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
         "input_tokens",
         "output_tokens",
         "cache_read_input_tokens",
+        "cost",
         "seconds",
         "stop_reason",
         "interrupted",
@@ -514,6 +515,37 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert [r["interrupted"] for r in more] == [False, False]
     assert more[0]["cache_read_input_tokens"] == 0 and more[1]["cache_read_input_tokens"] > 0
     assert all(r["seconds"] > 0 for r in more)
+
+
+COSTS = """
+import jupyter_tree_chat
+print(jupyter_tree_chat.compare_frame()[["model", "cost"]].to_json(orient="records"))
+"""
+
+
+def test_compare_frame_costs_each_answer_at_the_session_prices(claude, fake_anthropic):
+    for model, usage in (
+        ("claude-sonnet-4-6", {"input_tokens": 2_000, "output_tokens": 500}),
+        ("house-model", {"input_tokens": 1_000, "output_tokens": 100}),
+        ("unpriced-model", {"input_tokens": 1_000, "output_tokens": 100}),
+    ):
+        fake_anthropic.enqueue("An answer.", usage=usage, when=model_is(model))
+    claude.run("%config TreeChat.prices = {'house-model': {'input': 10, 'output': 20}}").check()
+
+    models = "claude-sonnet-4-6,house-model,unpriced-model"
+    run = claude.chat("Name a colour", "c0000001", f"--models {models}").check()
+    rows = json.loads(claude.run(COSTS).check().stdout)
+
+    # $3 / $15 a million: 2,000 in, 500 out; the configured $10 / $20: 1,000 in, 100 out
+    assert rows == [
+        {"model": "claude-sonnet-4-6", "cost": pytest.approx(0.0135)},
+        {"model": "house-model", "cost": pytest.approx(0.012)},
+        {"model": "unpriced-model", "cost": None},  # no price: no figure, never $0
+    ]
+    html = columns_html(run)
+    footers = [re.findall(r"<footer[^>]*>(.*?)</footer>", s)[0] for s in sections(html)]
+    assert "· 500 out · $0.0135 ·" in footers[0] and "· 100 out · $0.0120 ·" in footers[1]
+    assert "$" not in footers[2]
 
 
 def test_compare_frame_without_pandas_says_how_to_get_it_in_one_line(offline):

@@ -30,7 +30,7 @@ from ..diff import unique_marks
 from ..fanout import Answer, Variant
 from ..models import Price
 from ..tree import Node, redacted_thinking_count, thinking_text
-from ..usage import dollars, nodes_cost
+from ..usage import dollars
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3
@@ -75,7 +75,7 @@ def facts(
     replies = [n for n in nodes if n.role == "assistant"]
     if not replies:
         return f"failed: {error}" if error else "no answer"
-    answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1)
+    answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1, prices)
     meta = answer.meta
     parts = [str(meta.get("model", "?"))]
     if meta.get("temperature") is not None:
@@ -86,9 +86,8 @@ def facts(
     cached = answer.usage("cache_read_input_tokens")
     if cached:
         parts.append(f"{_n(cached)} cache read")
-    cost = nodes_cost(nodes, prices)
-    if cost is not None:
-        parts.append(dollars(cost))
+    if answer.cost is not None:
+        parts.append(dollars(answer.cost))
     if answer.seconds is not None:
         parts.append(f"{answer.seconds:.1f} s")
     if error:
@@ -242,16 +241,12 @@ def _plain_thinking(column: _Column) -> str:
 # -- %chat compare ----------------------------------------------------------------------
 
 
-def compare_html(
-    question: Node,
-    answers: Sequence[ComparedAnswer],
-    prices: Mapping[str, Price] | None = None,
-) -> dict[str, str]:
+def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str, str]:
     """The ``%chat compare`` output: the answers rendered side by side, and the
     differences as a second view inside ``<details>`` (closed: switched off)."""
     texts = [a.text for a in answers]
     marks = unique_marks([comparison_units(t) for t in texts])
-    titles = [f"{a.position} · {facts(a.nodes, prices=prices)}" for a in answers]
+    titles = [f"{a.position} · {facts(a.nodes, prices=a.prices)}" for a in answers]
     footers = [f"{a.head.id[:7]} · %chat switch {a.head.id[:7]} continues from it" for a in answers]
     plain_cards, diff_cards = [], []
     for i in range(len(answers)):
@@ -277,9 +272,5 @@ def _snippet(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def show_compare(
-    question: Node,
-    answers: Sequence[ComparedAnswer],
-    prices: Mapping[str, Price] | None = None,
-) -> None:
-    display(compare_html(question, answers, prices), raw=True)
+def show_compare(question: Node, answers: Sequence[ComparedAnswer]) -> None:
+    display(compare_html(question, answers), raw=True)

@@ -217,13 +217,13 @@ class Commands(MeasureCommands):
             raise UsageError("the session is empty; run a %%chat cell first")
         ref = self.node(args[0]).id if args else None
         question = question_of(session.tree, ref)
-        answers = sibling_answers(session.tree, question.id)
+        answers = sibling_answers(session.tree, question.id, session.prices)
         if len(answers) < 2:
             raise UsageError(
                 f"%chat compare: question {question.id[:7]} has {len(answers)} answer(s); "
                 "ask for more with `%chat retry --n 3` (or %%chat --n 3)"
             )
-        show_compare(question, answers, session.prices)
+        show_compare(question, answers)
 
     def do_fork_before_tool(self, args: list[str]) -> None:
         text = self._text(args) if args else None
