@@ -2,7 +2,7 @@
 
 Before each question the session measures the path (``Session.meter``, for the check
 against the context window) and after each reply the footer measures it again; building
-the request now passes every block through ``tree.thinking_to_send``; ``%chat usage``
+the request now passes every thinking block through ``wire.sends_thinking``; ``%chat usage``
 adds up the whole tree. None of these may cost more than a small share of what a turn
 already does on the same path: building the request (``build_kwargs``), the baseline
 measured in the same run. For paths of several depths (every reply with usage, every
@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 from jupyter_tree_chat.providers.anthropic import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest
-from jupyter_tree_chat.tree import SessionTree, thinking_to_send
+from jupyter_tree_chat.providers.wire import sends_thinking
+from jupyter_tree_chat.tree import SessionTree, is_thinking
 from jupyter_tree_chat.usage import meter, totals
 
 MODEL = "claude-sonnet-4-6"
@@ -71,7 +72,13 @@ def measure(depth: int, runs: int) -> tuple[float, list[float]]:
     work: list[Callable[[], object]] = [
         lambda: meter(tree.path_nodes(leaf), model=MODEL, extra=question),  # before asking
         lambda: meter(tree.path_nodes(reply_leaf), model=MODEL),  # the footer's
-        lambda: [thinking_to_send(message["content"]) for message in path],
+        lambda: [
+            sends_thinking(block, message["role"])
+            for message in path
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if is_thinking(block)
+        ],
         lambda: totals(tree),  # %chat usage
     ]
     baseline = median_seconds(lambda: build_kwargs(request), runs)

@@ -10,12 +10,42 @@ lists the commands.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .providers.tools import ToolRegistry, tool
-from .session import ChatSettings, Session, Turn
-from .tree import Node, SessionTree
-from .usage import node_cost, nodes_cost
+if TYPE_CHECKING:
+    from .providers.tools import ToolRegistry, tool
+    from .session import ChatSettings, Session, Turn
+    from .tree import Node, SessionTree
+    from .usage import node_cost, nodes_cost
+
+    register_tool = tool
+
+#: public names loaded on first use, so that `jupyter tree-chat` (and the server
+#: extension) start without importing the session, the providers and the tools
+_LAZY = {
+    "ToolRegistry": ("providers.tools", "ToolRegistry"),
+    "tool": ("providers.tools", "tool"),
+    "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
+    "ChatSettings": ("session", "ChatSettings"),
+    "Session": ("session", "Session"),
+    "Turn": ("session", "Turn"),
+    "Node": ("tree", "Node"),
+    "SessionTree": ("tree", "SessionTree"),
+    "node_cost": ("usage", "node_cost"),
+    "nodes_cost": ("usage", "nodes_cost"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 __all__ = [
@@ -36,9 +66,6 @@ __all__ = [
     "tool",
     "unload_ipython_extension",
 ]
-
-#: ``register_tool(fn)`` is ``@tool`` for a function defined elsewhere
-register_tool = tool
 
 
 def reply_text(node_id: str | None = None, *, session: str | None = None) -> str:
@@ -96,6 +123,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from .kernel.magics import make_magics
     from .widget import hooks as widget_hooks
 
+    _forget_magics(ipython)  # a second load replaces the first, listeners and all
     magics, sessions = make_magics(ipython)
     ipython.register_magics(magics)
     if sessions.config not in ipython.configurables:
@@ -106,6 +134,7 @@ def load_ipython_extension(ipython: Any) -> None:
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()
     )
+    sessions.warm_up()  # the SDK's import and client, in the background
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -113,11 +142,20 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .kernel import sessions as kernel_sessions
 
     installed = kernel_sessions._registry
-    for kind in ("line", "cell"):
-        ipython.magics_manager.magics[kind].pop("chat", None)
+    _forget_magics(ipython)
     if installed is not None and installed.config in ipython.configurables:
         ipython.configurables.remove(installed.config)
     kernel_sessions.install(None)
+
+
+def _forget_magics(ipython: Any) -> None:
+    """Unregister ``%%chat``/``%chat`` and stop keeping ``Err`` for the magics loaded before."""
+    loaded = ipython.magics_manager.registry.pop("ChatMagics", None)
+    errors = getattr(loaded, "errors", None)
+    if errors is not None:
+        errors.uninstall()
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("chat", None)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -11,12 +11,14 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── RoleOrderError          user under user, assistant under assistant, ...
     ├── StoreError                  the session file cannot be used
     │   ├── SessionNameError        a session name that is not a plain file name
-    │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    │   ├── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    │   └── FormatError             another tool's file that cannot be read or imported
     ├── SessionBusy                 another action is still running on this session
     ├── RequestRefused              a request the API would refuse, stopped before it is sent
     │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
     │   └── ContextWindowFull       the path and the question would not fit the window
     ├── ToolError                   a tool name that is not registered, or a bad function
+    ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
     └── ProviderError               the model call failed; a cut reply is kept
@@ -70,8 +72,17 @@ class SessionNotSaved(StoreError):
     """An append failed; the in-memory session goes on, the file is left as it was."""
 
 
+class FormatError(StoreError):
+    """Another tool's file that none of the readers knows, or an import that cannot start."""
+
+
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class ContextRefused(ChatError):
+    """A ``{name}``, ``--attach`` file or ``--with`` node that cannot go into a question as
+    it is (an SVG, an image by URL, too large without Pillow, not text): nothing is sent."""
 
 
 class FanoutTooLarge(ChatError):

@@ -35,6 +35,7 @@ from .errors import (
     SessionNotSaved,
     TreeError,
 )
+from .language import COMPACTION, path_language
 from .models import CONTEXT_WINDOWS, PRICES, Price
 from .providers.base import (
     Finished,
@@ -84,8 +85,12 @@ def exclusive(method: F) -> F:
                 "the session is busy writing a reply; wait for it to finish, then try again"
             )
         try:
+            self._depth += 1
+            if self._depth == 1:
+                self._read_new()  # what other kernels appended since, before acting on it
             return method(self, *args, **kwargs)
         finally:
+            self._depth -= 1
             self._lock.release()
 
     return cast(F, guarded)
@@ -111,6 +116,15 @@ class ChatSettings:
     def merged(self, **changes: Any) -> ChatSettings:
         """These settings with every non-``None`` change applied."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _with_root_system(settings: ChatSettings, path: list[Node]) -> ChatSettings:
+    """An imported conversation's system prompt (its root's ``meta.system``) when the
+    settings name none: a continued ChatGPT or Open WebUI chat keeps its instructions."""
+    if settings.system is not None or not path or not path[0].meta:
+        return settings
+    system = path[0].meta.get("system")
+    return settings.merged(system=system) if isinstance(system, str) and system else settings
 
 
 # -- events ------------------------------------------------------------------------------
@@ -316,6 +330,7 @@ class Session:
         self._new_id = new_id
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+        self._depth = 0  # actions running on this thread (one may call another)
 
     @classmethod
     def open(cls, path: str | Path, provider: Provider, **kwargs: Any) -> Session:
@@ -374,6 +389,35 @@ class Session:
     def user_turns(self) -> list[Node]:
         """The real user messages on the current path, in order (``edit N`` counts these)."""
         return [n for n in self.path() if is_real_user_message(n.message)]
+
+    def refresh(self) -> list[Node]:
+        """Read what other processes appended to the session file since the last read.
+
+        Every action does this first; a view may call it to show other kernels' nodes
+        sooner. Their nodes join the tree (``NodeAdded`` for each); the current leaf
+        stays this session's own. Returns the new nodes ([] while an action runs).
+        """
+        if not self._lock.acquire(blocking=False):
+            return []  # the running action read them when it began
+        try:
+            return self._read_new()
+        finally:
+            self._lock.release()
+
+    def _read_new(self) -> list[Node]:
+        found = self.store.read_new()
+        if found.note:
+            self._notice(found.note, "warning")
+        if found.problems:
+            first = found.problems[0]
+            self._notice(
+                f"{len(found.problems)} damaged or unknown line(s) appended to "
+                f"{self.location} by another process were skipped (first: {first})",
+                "warning",
+            )
+        for node in found.nodes:
+            self._emit(NodeAdded(node))
+        return found.nodes
 
     # -- actions -----------------------------------------------------------------------
 
@@ -519,16 +563,24 @@ class Session:
         path = self.path()
         while path and (path[-1].role == "user" or only_thinking(path[-1].message)):
             path.pop()  # an unanswered question cannot be followed by the request below
-        ask = "Summarise our conversation so far so that it can continue from the summary alone."
-        if instructions:
-            ask += " " + instructions
+        # in the conversation's own language, so the summary and its frame are too
+        texts = COMPACTION[path_language([n.message for n in path])]
+        ask = texts.request + (" " + instructions if instructions else "")
         request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
         text, error = self._collect_text(request_path, settings)
         if error is not None:
             self._notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
-        root, ack = self.tree.compact(text, summarised, self._new_id(), self._new_id(), self._now())
+        root, ack = self.tree.compact(
+            text,
+            summarised,
+            self._new_id(),
+            self._new_id(),
+            self._now(),
+            heading=texts.heading,
+            acknowledgement=texts.acknowledgement,
+        )
         for node in (root, ack):
             self._persist([node.to_record()], durable=node is ack)
             self._emit(NodeAdded(node))
@@ -590,7 +642,8 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        request = self._request(self.tree.active_path(parent.id), settings, specs)
+        path = self.tree.path_nodes(parent.id)
+        request = self._request([n.message for n in path], _with_root_system(settings, path), specs)
         self.tree.switch(parent.id)
         self._emit(ReplyStarted(parent.id))
         partial = _PartialReply()
@@ -847,17 +900,22 @@ class Session:
     @exclusive
     def run_cell(
         self,
-        text: str,
+        text: str | list[dict[str, Any]],
         *,
         cell_id: str | None,
         settings: ChatSettings | None = None,
         from_node: str | None = None,
         new_root: bool = False,
         continue_leaf: bool = False,
+        meta: dict[str, Any] | None = None,
         fanout: Fanout | None = None,
     ) -> Turn:
-        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule."""
-        meta = {"cell_id": cell_id} if cell_id else None
+        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule.
+
+        ``text`` is the question's content (a string, or blocks with images and files);
+        ``meta`` goes on a new user node beside the cell id (e.g. ``context``).
+        """
+        meta = {**({"cell_id": cell_id} if cell_id else {}), **(meta or {})} or None
         how: dict[str, Any] = {"settings": settings, "fanout": fanout}
         if new_root:
             return self.ask(text, new_root=True, meta=meta, **how)

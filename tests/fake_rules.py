@@ -15,17 +15,25 @@ The rules (from the API reference and the errors it returns):
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
 - tool-use ids match ``^[a-zA-Z0-9_-]+$``;
-- at most 4 blocks carry ``cache_control``, never an empty text block nor a thinking block;
+- content blocks are objects of a known type with only that type's keys (the API says
+  "Extra inputs are not permitted": a thinking block has no ``cache_control``), and text
+  blocks are not empty;
+- at most 4 blocks carry ``cache_control``, never an empty text block;
 - ``thinking`` is ``enabled`` (with ``budget_tokens`` at least 1024 and below
   ``max_tokens``), ``adaptive`` or ``disabled``; with thinking on, ``temperature`` may only
   be 1 and ``top_k`` is unset;
-- every ``thinking`` block carries the signature the server gave it for exactly that
-  text, every ``redacted_thinking`` block its ``data`` (``sign_thinking``: a signature
-  names its reply and its place among that reply's thinking blocks, so the check needs
-  no memory of past replies);
+- thinking blocks are in assistant messages only; every ``thinking`` block carries the
+  signature the server gave it for exactly that text, every ``redacted_thinking`` block
+  its ``data`` (``sign_thinking``: a signature names its reply and its place among that
+  reply's thinking blocks, so the check needs no memory of past replies);
 - in a tool loop (the last message holds tool results) with ``enabled`` thinking, the
   assistant message before it starts with a thinking block; with any thinking, that
   message's thinking blocks come back complete, in order, none left out;
+- an image block's base64 source is a PNG, JPEG, GIF or WebP, says so in ``media_type``
+  (the bytes are checked, not the name), is valid base64, at most 5 MB as base64 text,
+  and at most 8000 px a side (2000 px when a request has more than 20 images);
+- a document block's base64 source is ``application/pdf`` holding a PDF; a text source
+  is ``text/plain``.
 - since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
   ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them (this rule
   reads a header, so ``validate`` takes the version beside the body).
@@ -37,8 +45,10 @@ same, but with no ``max_tokens``.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
+import io
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +56,11 @@ from typing import Any
 
 MAX_CACHE_BREAKPOINTS = 4
 MIN_THINKING_BUDGET = 1024
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+MAX_IMAGE_SIDE = 8000
+MANY_IMAGES, MANY_IMAGES_SIDE = 20, 2000
+_PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 THINKING_TYPES = ("thinking", "redacted_thinking")
 _SIGNING_KEY = b"the fake Messages API signs its thinking"
@@ -181,6 +196,54 @@ def tool_pairs(body: dict[str, Any]) -> str | None:
     return None
 
 
+BLOCK_KEYS = {
+    "text": {"type", "text", "citations", "cache_control"},
+    "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "title", "context", "citations", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+}
+
+
+def block_shapes(body: dict[str, Any]) -> str | None:
+    for n, message in enumerate(body["messages"]):
+        content = message["content"]
+        if not isinstance(content, list):
+            continue
+        for m, block in enumerate(content):
+            where = f"messages.{n}.content.{m}"
+            problem = _block_problem(block, where)
+            if problem is None and block.get("type") == "tool_result":
+                inner = block.get("content")
+                for k, item in enumerate(inner if isinstance(inner, list) else []):
+                    problem = problem or _block_problem(item, f"{where}.content.{k}")
+            if problem:
+                return problem
+    return None
+
+
+def _block_problem(block: Any, where: str) -> str | None:
+    if not isinstance(block, dict):
+        return f"{where}: Input should be a valid dictionary or object to extract fields from"
+    kind = block.get("type")
+    if kind not in BLOCK_KEYS:
+        expected = ", ".join(f"'{k}'" for k in BLOCK_KEYS)
+        return (
+            f"{where}: Input tag '{kind}' found using 'type' does not match any of the "
+            f"expected tags: {expected}"
+        )
+    extra = sorted(set(block) - BLOCK_KEYS[kind])
+    if extra:
+        return f"{where}.{kind}.{extra[0]}: Extra inputs are not permitted"
+    if kind == "text" and not block.get("text"):
+        return "messages: text content blocks must be non-empty"
+    if kind == "tool_use" and not isinstance(block.get("input"), dict):
+        return f"{where}.tool_use.input: Input should be a valid dictionary"
+    return None
+
+
 def cache_breakpoints(body: dict[str, Any]) -> str | None:
     marked = [block for block, has_mark in marked_blocks(body) if has_mark]
     if len(marked) > MAX_CACHE_BREAKPOINTS:
@@ -190,8 +253,6 @@ def cache_breakpoints(body: dict[str, Any]) -> str | None:
         )
     if any(block.get("type") == "text" and not block.get("text") for block in marked):
         return "cache_control cannot be set for empty text blocks"
-    if any(block.get("type") in THINKING_TYPES for block in marked):
-        return "cache_control cannot be set for thinking or redacted_thinking blocks"
     return None
 
 
@@ -349,17 +410,85 @@ def thinking_in_tool_loop(body: dict[str, Any]) -> str | None:
     return None
 
 
+def image_blocks(body: dict[str, Any]) -> str | None:
+    images = list(media_blocks(body, "image"))
+    side_limit = MANY_IMAGES_SIDE if len(images) > MANY_IMAGES else MAX_IMAGE_SIDE
+    for where, block in images:
+        source = block.get("source")
+        kind = source.get("type") if isinstance(source, dict) else None
+        if kind in ("url", "file"):
+            continue  # the real API fetches these; the fake never does
+        if kind != "base64" or not isinstance(source, dict):
+            return (
+                f"{where}.image.source: Input tag {kind!r} found using 'type' does not match "
+                "any of the expected tags: 'base64', 'url', 'file'"
+            )
+        if source.get("media_type") not in IMAGE_MEDIA_TYPES:
+            return (
+                f"{where}.image.source.base64.media_type: Input should be 'image/jpeg', "
+                "'image/png', 'image/gif' or 'image/webp'"
+            )
+        data = source.get("data")
+        raw = decoded(data)
+        if raw is None:
+            return f"{where}.image.source.base64.data: invalid base64 data"
+        if len(data) > MAX_IMAGE_BASE64:
+            return (
+                f"{where}.image.source.base64: image exceeds 5 MB maximum: "
+                f"{len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
+            )
+        found = image_kind(raw)
+        if found is None or found[0] != source["media_type"]:
+            return (
+                f"{where}.image.source.base64.data: Image does not match the provided media "
+                f"type {source['media_type']}"
+            )
+        if max(found[1]) > side_limit:
+            many = " for many-image requests" if side_limit == MANY_IMAGES_SIDE else ""
+            return (
+                f"{where}.image.source.base64.data: At least one of the image dimensions "
+                f"exceed max allowed size{many}: {side_limit} pixels"
+            )
+    return None
+
+
+def document_blocks(body: dict[str, Any]) -> str | None:
+    for where, block in media_blocks(body, "document"):
+        source = block.get("source")
+        kind = source.get("type") if isinstance(source, dict) else None
+        if kind == "text" and isinstance(source, dict):
+            if source.get("media_type") != "text/plain":
+                return f"{where}.document.source.text.media_type: Input should be 'text/plain'"
+            continue
+        if kind != "base64" or not isinstance(source, dict):
+            if kind in ("url", "file", "content"):
+                continue
+            return (
+                f"{where}.document.source: Input tag {kind!r} found using 'type' does not "
+                "match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'"
+            )
+        if source.get("media_type") != "application/pdf":
+            return f"{where}.document.source.base64.media_type: Input should be 'application/pdf'"
+        raw = decoded(source.get("data"))
+        if raw is None or not raw.startswith(b"%PDF-"):
+            return f"{where}.pdf.source.base64.data: The PDF specified was not valid."
+    return None
+
+
 RULES: list[Rule] = [
     required_fields,
     message_shape,
     role_order,
     non_empty_content,
     tool_pairs,
+    block_shapes,
     cache_breakpoints,
     thinking_config,
     sampling_with_thinking,
     thinking_signatures,
     thinking_in_tool_loop,
+    image_blocks,
+    document_blocks,
 ]
 COUNT_RULES: list[Rule] = [count_required_fields, *RULES[1:]]
 
@@ -381,3 +510,42 @@ def marked_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]
             blocks.extend(message["content"])
     for block in blocks:
         yield block, isinstance(block, dict) and "cache_control" in block
+
+
+def media_blocks(body: dict[str, Any], kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every block of ``kind`` with the path the API's messages name it by
+    (``messages.0.content.2``, or inside a tool result ``...tool_result.content.0``)."""
+    for n, message in enumerate(body.get("messages", [])):
+        content = message.get("content")
+        for m, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            where = f"messages.{n}.content.{m}"
+            if block.get("type") == kind:
+                yield where, block
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for i, item in enumerate(inner if isinstance(inner, list) else []):
+                if isinstance(item, dict) and item.get("type") == kind:
+                    yield f"{where}.tool_result.content.{i}", item
+
+
+def decoded(data: Any) -> bytes | None:
+    """Strict base64 (what the API accepts), or None."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def image_kind(raw: bytes) -> tuple[str, tuple[int, int]] | None:
+    """The media type the bytes really are and their size, read by Pillow, or None."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            media_type = _PIL_FORMATS.get(str(image.format))
+            return (media_type, image.size) if media_type else None
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None

@@ -1,16 +1,18 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors models tree diff store compare usage preflight session fanout
-  cellrule textview``, and ``formats/``) and ``providers/`` import nothing from IPython,
-  ipykernel, ipywidgets, anywidget or Jupyter.
+- The core (``errors models node tree diff language loader store compare usage preflight
+  session fanout cellrule textview``, ``formats/`` and ``context/``) and ``providers/``
+  import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
-- The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
+- The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
+  that reads other tools' files for the viewer) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
   which the package root wires up, so only ``__init__`` names both.
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
   ``components/`` (the views, framework-free) import no package; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
-  bridge between the lab extension and the widget bundle is ``bridge.ts``.
+  bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
+  notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ PREFIX = "jupyter_tree_chat."
 CORE_LAYER = {
     "errors": 0,
     "models": 0,
+    "node": 1,
     "tree": 1,
+    "loader": 2,
     "diff": 1,
     "formats": 2,
+    "language": 2,
     "store": 2,
     "usage": 2,
     "compare": 2,
@@ -39,8 +44,9 @@ CORE_LAYER = {
     "session": 4,
     "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
+    "context": 4,
 }
-VIEWS = {"kernel", "widget", "cli"}
+VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
 
 
@@ -137,6 +143,8 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert "tree" in imports(PACKAGE / "providers" / "offline.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
+    assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]
+    assert "formats" in imports(PACKAGE / "server" / "handlers.py")[0]
     assert is_front_end("ipykernel") and is_front_end("jupyter_client")
     assert not is_front_end("orjson")
 
@@ -151,7 +159,8 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
-    "index": ({"viewer", "bridge"}, ("@jupyterlab/", "@lumino/")),
+    "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
+    "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
 }
 IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from content_blocks import image_block, pdf_block
 
 from jupyter_tree_chat.errors import BadRequest
 from jupyter_tree_chat.providers.base import (
@@ -275,3 +276,105 @@ def test_asked_to_think_it_thinks_first_with_no_signature_so_it_is_never_sent_ba
     assert {e.index for e in streamed if isinstance(e, TextDelta)} == {1}
     plain = finished(ReplyRequest([user("2 + 2?")], model="offline-teacher")).message
     assert [b["type"] for b in plain["content"]] == ["text"]
+
+
+def test_asked_in_chinese_it_thinks_in_chinese() -> None:
+    request = ReplyRequest([user("什么是会话树？")], model="offline-teacher", thinking="adaptive")
+    thought = "".join(e.text for e in events(request) if isinstance(e, ThinkingDelta))
+    assert thought == (
+        "思考（自适应）：这条路径上有 1 条消息。"
+        "我回答其中最后一条用户消息；别的分支从来没有发给我。"
+    )
+
+
+def test_the_offline_model_says_which_images_and_documents_it_was_given():
+    image, document = image_block("AA=="), pdf_block(b"%PDF-")
+    question = {"role": "user", "content": [document, {"type": "text", "text": "See:"}, image]}
+    text = reply_text(ask(question))
+    assert "> See:" in text
+    assert (
+        "It also carried 1 document (paper.pdf), 1 image (image/png), "
+        "which this offline model cannot look at." in text
+    )
+    assert "It also carried" not in reply_text(ask(user("plain")))
+
+
+def test_an_image_counts_as_what_the_api_charges_not_as_its_base64():
+    image = image_block("A" * 400_000)
+    with_image = finished(ask({"role": "user", "content": [image, {"type": "text", "text": "hi"}]}))
+    without = finished(ask({"role": "user", "content": [{"type": "text", "text": "hi"}]}))
+    assert with_image.usage["input_tokens"] - without.usage["input_tokens"] == 1_600
+
+
+# -- the question's language -----------------------------------------------------------
+
+
+def test_a_chinese_question_gets_the_whole_teaching_reply_in_chinese() -> None:
+    path = [user("你好"), assistant("你好！"), user("什么是会话树？")]
+    text = reply_text(ask(*path, temperature=0.7, system="用中文回答。"))
+    first_line = text.splitlines()[0]
+    assert first_line == "我在 active path 上收到了 **3 条消息**：user → assistant → user。"
+    assert "最后一条用户消息是：\n\n> 什么是会话树？" in text
+    assert "如果这段对话还有别的分支，我对它们一无所知" in text
+    settings = "_我收到的设置：model offline-teacher，temperature 0.7，max_tokens 4096，"
+    assert settings + "system prompt“用中文回答。”" in text
+    assert "工具：无。_" in text
+    assert "I was sent" not in text and "Settings I was given" not in text
+
+
+def test_the_same_path_asked_in_english_and_in_chinese_states_the_same_facts() -> None:
+    english = reply_text(ask(user("hello"), assistant("hi"), user("What is 2 + 3 * 4?")))
+    chinese = reply_text(ask(user("hello"), assistant("hi"), user("2 + 3 * 4 等于多少？")))
+    assert english.startswith("I was sent **3 messages** on the active path: user → assistant")
+    assert chinese.startswith("我在 active path 上收到了 **3 条消息**：user → assistant")
+    assert "`2 + 3 * 4 = 14`" in english and "`2 + 3 * 4 = 14`" in chinese
+    # paragraph for paragraph: the count, the header, the quote, the answer, branches, settings
+    assert len(english.split("\n\n")) == len(chinese.split("\n\n")) == 7
+
+
+def test_a_mixed_question_is_answered_in_the_language_of_most_of_its_words() -> None:
+    mostly_chinese = reply_text(ask(user("用 Python 给 list 排序")))  # 4 Han, 2 Latin words
+    mostly_english = reply_text(ask(user("What does 会话树 mean in this chapter?")))  # 3 vs 6
+    assert mostly_chinese.startswith("我在 active path 上收到了 **1 条消息**")
+    assert mostly_english.startswith("I was sent **1 message** on the active path")
+    assert "> What does 会话树 mean in this chapter?" in mostly_english
+
+
+def test_the_language_follows_the_last_real_user_message_not_earlier_ones() -> None:
+    back_to_english = reply_text(
+        ask(user("什么是会话树？"), assistant("……"), user("And in English?"))
+    )
+    assert back_to_english.startswith("I was sent **3 messages**")
+
+
+def test_a_chinese_reply_streams_a_few_characters_at_a_time() -> None:
+    stream = events(ask(user("什么是会话树？")))
+    deltas = [e.text for e in stream if isinstance(e, TextDelta)]
+    last = stream[-1]
+    assert isinstance(last, Finished)
+    assert "".join(deltas) == last.message["content"][0]["text"]
+    assert len(deltas) > 30 and max(len(d.strip()) for d in deltas) < 40
+
+
+def test_max_tokens_counts_a_han_character_as_one_token() -> None:
+    last = finished(ask(user("什么是会话树？"), max_tokens=9))  # 我 在 active path 上 收 到 了 **1
+    assert last.stop_reason == "max_tokens"
+    assert last.message["content"][0]["text"] == "我在 active path 上收到了 **1"
+
+
+def test_a_tool_asked_for_in_chinese_is_called_and_reported_in_chinese(
+    tools: ToolRegistry,
+) -> None:
+    first = finished(ask(user("请帮我调用 add(2, 3) 算一下"), tools=tools.specs()))
+    call = first.message["content"]
+    assert first.stop_reason == "tool_use" and call[-1]["input"] == {"a": 2, "b": 3}
+    assert '你要求使用工具 `add`，所以我用 `{"a": 2, "b": 3}` 调用它。' in call[0]["text"]
+    result = tools.run(call[-1])
+    path = [
+        user("请帮我调用 add(2, 3) 算一下"),
+        first.message,
+        {"role": "user", "content": [result]},
+    ]
+    text = reply_text(ask(*path, tools=tools.specs()))
+    assert "工具返回了： 5" in text
+    assert "**3 条消息**：user → assistant(tool_use) → user(tool_result)" in text

@@ -308,6 +308,18 @@ def test_compaction_asks_without_thinking_and_skips_a_reply_cut_while_thinking(m
     assert model.seen_texts()[2].startswith("Summarise our conversation")
 
 
+def test_a_chinese_conversation_is_compacted_in_chinese(model):
+    session = Session.in_memory(model)
+    session.ask("什么是会话树？")
+    model.enqueue("我们聊了会话树。")
+
+    turn = session.compact()
+
+    assert model.requests[-1].messages[-1]["content"].startswith("请总结我们到目前为止的对话")
+    assert turn.user.text == "到目前为止的对话总结：\n\n我们聊了会话树。"
+    assert turn.replies[0].text == "明白了。我会从这份总结继续。"
+
+
 def test_max_tokens_and_refusal_are_told_as_one_line(model):
     session = Session.in_memory(model)
     model.enqueue("cut", stop_reason="max_tokens")
@@ -432,3 +444,57 @@ def _attempt(action: Callable[[], object]) -> str:
     except SessionBusy as busy:
         return f"busy: {busy}"
     return "ran"
+
+
+def test_an_imported_roots_system_prompt_is_sent_unless_the_settings_name_one(model):
+    store = MemoryStore()
+    store.append(
+        [
+            {
+                "id": "g-u1",
+                "parentId": None,
+                "message": {"role": "user", "content": "Plot x squared"},
+                "meta": {"system": "Answer briefly.", "source": {"format": "chatgpt"}},
+            },
+            {
+                "id": "g-a1",
+                "parentId": "g-u1",
+                "message": {"role": "assistant", "content": "Done."},
+            },
+        ]
+    )
+    session = Session(store, model)
+    model.enqueue("ok")
+    session.ask("Make it red")
+    assert model.requests[-1].system == "Answer briefly."
+    model.enqueue("ok")
+    session.ask("And blue", settings=ChatSettings(system="Be verbose."))
+    assert model.requests[-1].system == "Be verbose."
+    model.enqueue("ok")
+    session.ask("A new topic", new_root=True)
+    assert model.requests[-1].system is None
+
+
+# -- a file shared with another process ---------------------------------------------------
+
+
+def test_each_action_first_reads_what_another_session_appended(session_file, model):
+    mine, theirs = open_session(session_file, model), open_session(session_file, model)
+    seen: list[str] = []
+    mine.subscribe(lambda e: seen.append(e.node.id) if isinstance(e, NodeAdded) else None)
+    model.enqueue("first answer")
+    first = mine.ask("mine")
+    model.enqueue("their answer")
+    their = theirs.ask("theirs")  # a fresh view of the file: a root beside ours
+    assert theirs.tree.get(their.user.id).parent_id is None
+    assert first.user.id in theirs.tree  # it read ours before asking
+    seen.clear()
+    model.enqueue("second answer")
+    second = mine.ask("mine again")
+    assert seen[:2] == [their.user.id, their.replies[0].id]  # the panel hears of them
+    assert mine.tree.get(second.user.id).parent_id == first.replies[0].id  # our leaf
+    theirs.switch(first.user.id)  # their leaf record must not move ours
+    assert mine.refresh() == [] and mine.leaf == second.replies[0].id
+    assert theirs.refresh() == [] and len(theirs.tree) == len(mine.tree) == 6
+    assert load_file(session_file).problems == []
+    assert mine.problems == [] and theirs.problems == []

@@ -11,15 +11,12 @@ from jupyter_tree_chat.errors import AmbiguousId, NodeNotFound, RoleOrderError, 
 from jupyter_tree_chat.tree import (
     Node,
     SessionTree,
-    api_message,
     check_role_order,
-    is_signed_thinking,
     is_tool_result,
     message_text,
     only_thinking,
     redacted_thinking_count,
     thinking_text,
-    thinking_to_send,
 )
 
 
@@ -190,6 +187,16 @@ def test_compaction_is_a_new_root_linked_to_the_leaf_it_summarises() -> None:
     assert texts(tree) == ["A", "B", "C", "D"]  # the full history is one switch away
 
 
+def test_compaction_writes_the_heading_and_acknowledgement_it_is_given() -> None:
+    tree = linear("A", "B")
+    root, ack = tree.compact(
+        "我们聊了 A 和 B", "B", "S", "S1", heading="总结：", acknowledgement="好。"
+    )
+    assert root.text == "总结：\n\n我们聊了 A 和 B" and ack.text == "好。"
+    english, _ = linear("A", "B").compact("we said A and B", "B", "S", "S1")
+    assert english.text == "Summary of our conversation so far:\n\nwe said A and B"
+
+
 def test_compaction_refuses_reused_ids_without_changing_the_tree() -> None:
     tree = linear("A", "B")
     with pytest.raises(TreeError, match="already in the tree"):
@@ -262,33 +269,10 @@ def test_resolve_takes_a_whole_id_or_a_unique_prefix_and_a_whole_id_wins() -> No
         tree.resolve("z")
 
 
-def test_api_message_keeps_only_role_and_content() -> None:
-    message = {"role": "user", "content": "hi", "timestamp": 1718400000, "extra": 1}
-    assert api_message(message) == {"role": "user", "content": "hi"}
-    assert message["timestamp"] == 1718400000  # the stored message is left alone
-
-
 SIGNED = {"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}
 UNSIGNED = {"type": "thinking", "thinking": "Let me s", "signature": ""}
 REDACTED = {"type": "redacted_thinking", "data": "ZW5j"}
 TEXT = {"type": "text", "text": "Five."}
-
-
-def test_signed_thinking_and_redacted_thinking_with_data_can_be_sent_back() -> None:
-    assert is_signed_thinking(SIGNED) and is_signed_thinking(REDACTED)
-    assert not is_signed_thinking(UNSIGNED)
-    assert not is_signed_thinking({"type": "thinking", "thinking": "x"})  # imported, no signature
-    assert not is_signed_thinking({"type": "redacted_thinking", "data": ""})
-    assert not is_signed_thinking(TEXT)
-
-
-def test_the_path_sends_signed_thinking_unchanged_and_leaves_unsigned_thinking_out() -> None:
-    content = [SIGNED, REDACTED, TEXT]
-    assert thinking_to_send(content) is content  # nothing to leave out: the very same blocks
-    cut = {"role": "assistant", "content": [UNSIGNED, TEXT], "timestamp": 5}
-    assert api_message(cut) == {"role": "assistant", "content": [TEXT]}
-    assert cut["content"] == [UNSIGNED, TEXT]  # the stored reply keeps what arrived
-    assert thinking_to_send("plain text") == "plain text"
 
 
 def test_a_reply_cut_while_thinking_holds_only_thinking() -> None:

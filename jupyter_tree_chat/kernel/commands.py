@@ -7,6 +7,7 @@ turns that ask the model to ``turn.run_turn`` so they look exactly like a ``%%ch
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..compare import question_of, sibling_answers
+from ..context import code_blocks
 from ..errors import AmbiguousId, ChatError, NodeNotFound
 from ..session import Session
 from ..store import SESSION_SUFFIX, list_sessions
@@ -22,8 +24,10 @@ from ..textview import draw_tree, path_markdown
 from ..tree import Node
 from . import turn as _turn
 from .columns import show_compare
+from .context import Question, QuestionBuilder
+from .importing import import_session
 from .measures import MeasureCommands
-from .options import fanout_words, substitute
+from .options import fanout_words
 from .output import show_markdown
 from .sessions import KernelSessions
 
@@ -44,8 +48,13 @@ HELP = """\
   context [QUESTION]    how full the context window is (QUESTION: counted by the API)
   usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
+  code [ID] [K]         put code block K (default: the last) of answer ID (default:
+                        the last answer) into a new cell below
   sessions              this notebook's sessions; * marks the one in use
   use NAME              use session NAME from now on ('default': the unnamed one)
+  import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
+                        a Claude Code, pi, ChatGPT or Open WebUI session as a new
+                        session of this notebook (SRC is only read), then use it
   model [NAME]          show or set the model (same as %config TreeChat.model)
   label ID NAME         name a node (an empty NAME removes the label)
   panel                 the session as an interactive panel (tree, edit, retry, compare)
@@ -57,9 +66,10 @@ After each turn, _chat holds the reply text and _chat_id its node id.
 class Commands(MeasureCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
-    def __init__(self, sessions: KernelSessions, shell: Any) -> None:
+    def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:
         self.sessions = sessions
         self.shell = shell
+        self.questions = questions
 
     def run(self, line: str) -> Any:
         try:
@@ -104,11 +114,16 @@ class Commands(MeasureCommands):
     def _turn(self, action: Callable[[], Any]) -> None:
         _turn.run_turn(self.sessions, self.session, action, shell=self.shell)
 
-    def _text(self, words: list[str]) -> str:
-        text = " ".join(words)
-        if self.sessions.config.substitute_variables:
-            text = substitute(text, getattr(self.shell, "user_ns", {}))
-        return text
+    def _question(self, words: list[str], where: str) -> Question:
+        return self.questions.question(
+            " ".join(words), where=where, substitute=self.sessions.config.substitute_variables
+        )
+
+    def _text(self, words: list[str], where: str) -> str:
+        content = self._question(words, where).content
+        if not isinstance(content, str):
+            raise UsageError(f"{where} takes text only; an image or file goes in a %%chat cell")
+        return content
 
     # -- reading the tree ----------------------------------------------------------------
 
@@ -155,6 +170,36 @@ class Commands(MeasureCommands):
             raise UsageError("the session is empty; run a %%chat cell first")
         return self.session.tree.get(leaf).text
 
+    def do_code(self, args: list[str]) -> None:
+        self._expect(args, 0, 2, "code [ID] [K]")
+        ref, number = None, None
+        if args and _is_block_number(args[-1]):
+            number = int(args.pop())
+        if args:
+            ref = args.pop()
+        if args:
+            raise UsageError("usage: %chat code [ID] [K]  (K: the code block's number, 1 = first)")
+        node = self.node(ref) if ref is not None else self._last_answer()
+        blocks = code_blocks(node.text)
+        if not blocks:
+            raise UsageError(f"%chat code: {node.id[:7]} has no code block; pick another answer ID")
+        index = len(blocks) if number is None else number
+        if index < 0:
+            index += len(blocks) + 1
+        if not 1 <= index <= len(blocks):
+            raise UsageError(
+                f"%chat code: {node.id[:7]} has {len(blocks)} code block(s); "
+                f"give K from 1 to {len(blocks)}"
+            )
+        self.shell.set_next_input(blocks[index - 1].code.rstrip("\n"), replace=False)
+        print(f"Code block {index} of {len(blocks)} of {node.id[:7]} is in a new cell below.")
+
+    def _last_answer(self) -> Node:
+        for node in reversed(self.session.path()):
+            if node.role == "assistant":
+                return node
+        raise UsageError("%chat code: there is no answer on this branch yet; run a %%chat cell")
+
     # -- moving around --------------------------------------------------------------------
 
     def do_switch(self, args: list[str]) -> None:
@@ -198,9 +243,13 @@ class Commands(MeasureCommands):
             raise UsageError(
                 f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
             )
-        text = self._text(args[1:])
+        question = self._question(args[1:], "%chat edit")
         original = questions[number - 1]
-        self._turn(lambda: self.session.edit(original.id, text, fanout=fanout))
+        self._turn(
+            lambda: self.session.edit(
+                original.id, question.content, meta=question.meta, fanout=fanout
+            )
+        )
 
     def do_retry(self, args: list[str]) -> None:
         fanout, args = fanout_words(args, "%chat retry")
@@ -226,7 +275,7 @@ class Commands(MeasureCommands):
         show_compare(question, answers)
 
     def do_fork_before_tool(self, args: list[str]) -> None:
-        text = self._text(args) if args else None
+        text = self._text(args, "%chat fork-before-tool") if args else None
         self._turn(lambda: self.session.fork_before_tool_use(text))
 
     def do_compact(self, args: list[str]) -> None:
@@ -234,7 +283,7 @@ class Commands(MeasureCommands):
         before = session.leaf
         if before is None:
             raise UsageError("the session is empty; there is nothing to compact")
-        instructions = self._text(args) or None
+        instructions = self._text(args, "%chat compact") if args else None
         self._turn(lambda: session.compact(instructions))
         root = session.path()[0]
         show_markdown(root.text)
@@ -291,6 +340,10 @@ class Commands(MeasureCommands):
         session = self.sessions.session()
         print(f"Using session {args[0]!r}: {session.location} ({len(session.tree)} nodes).")
 
+    def do_import(self, args: list[str]) -> None:
+        for line in import_session(self.sessions, args):
+            print(line)
+
     def do_model(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "model [NAME]")
         config = self.sessions.config
@@ -298,6 +351,11 @@ class Commands(MeasureCommands):
             config.model = args[0]
         shown = config.model or f"{self.session.provider.default_model} (the provider's default)"
         print(f"Model: {shown}")
+
+
+def _is_block_number(word: str) -> bool:
+    """``2`` or ``-1`` is a code block's number; a longer number is taken for an id."""
+    return re.fullmatch(r"-?\d{1,3}", word) is not None
 
 
 def _snippet(text: str, width: int = 60) -> str:

@@ -37,7 +37,7 @@ class MeasureCommands:
     def session(self) -> Session:  # Commands' own: the kernel's current session
         raise NotImplementedError
 
-    def _text(self, words: list[str]) -> str:  # Commands' own, with {name} substitution
+    def _text(self, words: list[str], where: str) -> str:  # Commands' own, {name} substituted
         raise NotImplementedError
 
     def do_context(self, args: list[str]) -> None:
@@ -53,7 +53,7 @@ class MeasureCommands:
                 f"{reading.counted_by[:7]}, ~{reading.estimated:,} estimated after it"
             )
         if args:
-            self._count(session, self._text(args), reading)
+            self._count(session, self._text(args, "%chat context"), reading)
         tools = [spec.to_api() for spec in session.tool_specs()]
         parts = breakdown(path, system=settings.system, tools=tools)
         print("By part (estimates: characters / 4):")

@@ -11,7 +11,7 @@ Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
 "budget_tokens": N}`` (the models that take a budget), ``"adaptive"`` for ``{"type":
 "adaptive", "display": "summarized"}`` (the models that decide for themselves; without
 ``display`` the newer ones send their thinking empty). Thinking blocks on the path are
-sent back as ``tree.thinking_to_send`` says; the API's constraints (budget at least
+sent back as ``wire.sends_thinking`` says; the API's constraints (budget at least
 1024 and below max_tokens, no temperature but 1) are checked before any request, in
 ``preflight.py``. Thinking is a request parameter of every API version, the one a
 temperature is sent with included.
@@ -73,7 +73,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..tree import THINKING_TYPES, api_message, is_thinking
+from ..tree import is_thinking
 from .base import (
     ADAPTIVE,
     Began,
@@ -87,6 +87,7 @@ from .base import (
     ThinkingReady,
     ToolUseReady,
 )
+from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 SAMPLING_API_VERSION = "2023-06-01"
@@ -111,12 +112,12 @@ _CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result"
 def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
     """The keyword arguments for ``messages.create`` / ``messages.stream``.
 
-    Stored messages are copied, never changed: only ``role`` and ``content`` are sent
-    (a ``timestamp`` or any other stored key stays behind), ``None``-valued block keys
-    and empty text blocks (which the API refuses; a refusal stores one) are dropped,
-    and cache breakpoints are placed as the module docstring says.
+    Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
+    the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
+    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...), and cache
+    breakpoints are placed as the module docstring says.
     """
-    messages = [_api_message(message) for message in request.messages]
+    messages = api_messages(request.messages)
     for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
         messages[position] = _with_breakpoint(messages[position])
     kwargs: dict[str, Any] = {
@@ -145,26 +146,6 @@ def thinking_param(thinking: Thinking) -> dict[str, Any]:
     if thinking == ADAPTIVE:
         return {"type": "adaptive", "display": "summarized"}
     return {"type": "enabled", "budget_tokens": thinking}
-
-
-def _api_message(message: Message) -> Message:
-    sendable = api_message(message)  # role and content; thinking as tree.thinking_to_send says
-    content = sendable["content"]
-    if content is None:
-        content = ""
-    if isinstance(content, list):
-        content = [_api_block(block) for block in content if not _is_empty_text(block)]
-    return {"role": sendable["role"], "content": content}
-
-
-def _api_block(block: Any) -> Any:
-    if not isinstance(block, dict) or block.get("type") in THINKING_TYPES:
-        return block  # thinking goes back unchanged
-    return {k: v for k, v in block.items() if v is not None and k != "cache_control"}
-
-
-def _is_empty_text(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
 def _with_breakpoint(message: Message) -> Message:
@@ -226,6 +207,13 @@ class AnthropicProvider:
                     "No Anthropic API key: set ANTHROPIC_API_KEY or use the offline provider."
                 )
         self.client = client
+
+    def prepare(self) -> None:
+        """Load what the first request would otherwise load on the way (no network):
+        the client's resources and the SDK's streaming and event types."""
+        importlib.import_module("anthropic.lib.streaming")
+        importlib.import_module("anthropic.types")
+        _ = self.client.messages
 
     def __repr__(self) -> str:  # never the key
         return f"AnthropicProvider(base_url={str(getattr(self.client, 'base_url', ''))!r})"

@@ -4,19 +4,22 @@ It exists so the chapter's lesson can be run with no API key and no network: eve
 reply states how many messages were on the active path, their roles in order and the
 last user message, so switching branches visibly changes what "the model" knows. The
 same request always gives the same reply in the same chunks, which also makes it the
-provider for tests and demos.
+provider for tests and demos. It answers in the language of the last real user message
+(English or Chinese, by the rule in ``language.py``; every sentence is in
+``offline_phrases.py``).
 
 Its reply also states the settings it was given (model, temperature, max_tokens, system
 prompt, tools), so answers asked with different settings (a fan-out over models or
 temperatures) differ exactly there.
 
 It behaves like the real provider where a session can tell: it streams ``TextDelta``
-chunks (a few words each, optionally ``delay`` seconds apart), asks for a tool when the
-last user message names one (``call add(2, 3)``, ``use get_weather for Paris``), reports
-a tool's result after a tool_result, stops at ``max_tokens`` (one word ≈ one token), and
-ends with a ``Finished`` carrying usage and a stop_reason. It never runs tools itself.
-Asked to think, it streams a short thinking block first; it cannot sign one, so the
-block's signature is empty and it is never sent to a real model (tree.thinking_to_send).
+chunks (a few words each, a Han character counting as a word, optionally ``delay``
+seconds apart), asks for a tool when the last user message names one (``call add(2, 3)``,
+``use get_weather for Paris``), reports a tool's result after a tool_result, stops at
+``max_tokens`` (one such word ≈ one token), and ends with a ``Finished`` carrying usage
+and a stop_reason. It never runs tools itself. Asked to think, it streams a short
+thinking block first; it cannot sign one, so the block's signature is empty and it is
+never sent to a real model (``wire.sends_thinking``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadRequest
+from ..language import HAN, count_words, path_language
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from .base import (
     Began,
@@ -46,6 +50,7 @@ from .base import (
     ToolSpec,
     ToolUseReady,
 )
+from .offline_phrases import PHRASES, Phrases
 
 #: paths longer than this show their first and last roles around an ellipsis
 _MAX_ROLES_SHOWN = 12
@@ -135,10 +140,11 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     messages = request.messages
     if not messages:
         raise BadRequest("The request has no messages: ask something first.")
+    phrases = PHRASES[path_language(messages)]
     last = messages[-1]
     tool_use: dict[str, Any] | None = None
     if is_tool_result(last):
-        text = _after_tool_result(messages)
+        text = _after_tool_result(messages, phrases)
     else:
         call = _requested_tool(last, request.tools)
         if call is not None:
@@ -149,12 +155,12 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
                 "name": spec.name,
                 "input": tool_input,
             }
-            text = (
-                f"{_seen(messages)}\n\nYou asked for the tool `{spec.name}`, so I am calling it "
-                f"with `{json.dumps(tool_input, ensure_ascii=False)}`."
+            calling = phrases.calling_tool.format(
+                name=spec.name, input=json.dumps(tool_input, ensure_ascii=False)
             )
+            text = f"{_seen(messages, phrases)}\n\n{calling}"
         else:
-            text = _teaching_reply(request)
+            text = _teaching_reply(request, phrases)
     words = split_into_chunks(text, 1)
     if len(words) > request.max_tokens:
         truncated = "".join(words[: max(request.max_tokens, 0)]).rstrip()
@@ -166,63 +172,112 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
 
 def thinking_text(request: ReplyRequest) -> str:
     """What the offline model "thinks" before it answers: what it was given, again."""
-    budget = "adaptive" if isinstance(request.thinking, str) else f"{request.thinking} tokens"
-    return (
-        f"Thinking ({budget}): the path holds {len(request.messages)} message(s). "
-        "I answer the last user message on it; other branches were never sent to me."
-    )
+    phrases = PHRASES[path_language(request.messages)]
+    if isinstance(request.thinking, str):
+        budget = phrases.thinking_adaptive
+    else:
+        budget = phrases.thinking_budget.format(tokens=request.thinking)
+    return phrases.thinking.format(budget=budget, count=len(request.messages))
+
+
+#: a word: a Han character, or a run of other non-space characters; with its spaces
+_WORD = re.compile(rf"\s*(?:[{HAN}]|[^\s{HAN}]+)\s*")
 
 
 def split_into_chunks(text: str, words_per_chunk: int) -> list[str]:
     """Pieces of ``text`` holding ``words_per_chunk`` words each; joined, they are ``text``."""
-    words = re.findall(r"\s*\S+\s*", text)
+    words = _WORD.findall(text)
     if not words:
         return [text] if text else []
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
 
 
+#: what an image or a document is counted as: about what a 1568 px image costs; base64
+#: characters / 4 would count a small figure as a long book
+MEDIA_TOKENS = 1_600
+
+
 def estimate_usage(request: ReplyRequest, content: list[dict[str, Any]]) -> dict[str, Any]:
     """Token counts estimated as characters / 4: deterministic, and about right."""
-    sent = _canonical([request.system, request.messages, [t.to_api() for t in request.tools]])
+    messages, media = _without_media(request.messages)
+    sent = _canonical([request.system, messages, [t.to_api() for t in request.tools]])
     return {
-        "input_tokens": math.ceil(len(sent) / 4),
+        "input_tokens": math.ceil(len(sent) / 4) + media * MEDIA_TOKENS,
         "output_tokens": math.ceil(len(_canonical(content)) / 4),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
 
 
+def _without_media(messages: Sequence[Message]) -> tuple[list[Message], int]:
+    """The messages with image and document blocks left out, and how many there were."""
+    kept: list[Message] = []
+    media = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            blocks = [b for b in content if not _is_media(b)]
+            media += len(content) - len(blocks)
+            message = {**message, "content": blocks}
+        kept.append(message)
+    return kept, media
+
+
+def _is_media(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in ("image", "document")
+
+
 # --- the teaching reply ----------------------------------------------------------------
 
 
-def _teaching_reply(request: ReplyRequest) -> str:
+def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
     messages = request.messages
     last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
     # The first line is what trees and summaries show: make it the lesson itself.
-    parts = [_seen(messages), "*(Offline teaching model: deterministic, no network.)*"]
+    parts = [_seen(messages, phrases), phrases.header]
     if last_user is not None:
         question = message_text(last_user)
-        parts.append("The last user message was:\n\n" + _quote(question))
-        parts.append(f"**Answer (offline):** {_answer(question)}")
-    parts.append(
-        "I see only this path, from the root to the current leaf. If this conversation "
-        "has other branches, I know nothing about them: they were never sent to me."
-    )
-    parts.append(_settings(request))
+        parts.append(phrases.last_user + "\n\n" + _quote(question, phrases))
+        carried = _attached(last_user, phrases)
+        if carried:
+            parts.append(phrases.carried.format(items=carried))
+        parts.append(phrases.answer.format(answer=_answer(question, phrases)))
+    parts.append(phrases.only_this_path)
+    parts.append(_settings(request, phrases))
     return "\n\n".join(parts)
 
 
-def _seen(messages: Sequence[Message]) -> str:
+def _attached(message: Message, phrases: Phrases) -> str:
+    """``1 image (image/png), 1 document (report.pdf)``: the blocks that are not text."""
+    content = message.get("content")
+    found: dict[str, list[str]] = {}
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") in ("image", "document"):
+            source = block.get("source")
+            media_type = source.get("media_type") if isinstance(source, dict) else None
+            label = block.get("title") or media_type or "?"
+            found.setdefault(str(block["type"]), []).append(str(label))
+    nouns = {
+        "image": (phrases.image, phrases.images),
+        "document": (phrases.document, phrases.documents),
+    }
+    return phrases.list_separator.join(
+        f"{len(labels)} {nouns[kind][len(labels) > 1]} ({', '.join(labels)})"
+        for kind, labels in found.items()
+    )
+
+
+def _seen(messages: Sequence[Message], phrases: Phrases) -> str:
     count = len(messages)
-    noun = "message" if count == 1 else "messages"
-    return f"I was sent **{count} {noun}** on the active path: {_roles(messages)}."
+    noun = phrases.message if count == 1 else phrases.messages
+    return phrases.seen.format(count=count, noun=noun, roles=_roles(messages, phrases))
 
 
-def _roles(messages: Sequence[Message]) -> str:
+def _roles(messages: Sequence[Message], phrases: Phrases) -> str:
     labels = [_role_label(m) for m in messages]
     if len(labels) > _MAX_ROLES_SHOWN:
         head, tail = labels[:4], labels[-6:]
-        labels = [*head, f"… ({len(messages) - 10} more) …", *tail]
+        labels = [*head, phrases.more_roles.format(count=len(messages) - 10), *tail]
     return " → ".join(labels)
 
 
@@ -235,41 +290,44 @@ def _role_label(message: Message) -> str:
     return role
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, phrases: Phrases) -> str:
     if not text.strip():
-        return "> (no text)"
+        return "> " + phrases.no_text
     if len(text) > _MAX_QUOTE:
         text = text[:_MAX_QUOTE].rstrip() + " …"
     return "\n".join(f"> {line}".rstrip() for line in text.splitlines())
 
 
-def _settings(request: ReplyRequest) -> str:
-    temperature = "default" if request.temperature is None else f"{request.temperature:g}"
+def _settings(request: ReplyRequest, phrases: Phrases) -> str:
+    temperature = (
+        phrases.default_temperature if request.temperature is None else f"{request.temperature:g}"
+    )
     system = (
-        f"system prompt “{_shorten(request.system, 120)}”" if request.system else "no system prompt"
+        phrases.system_prompt.format(system=_shorten(request.system, 120))
+        if request.system
+        else phrases.no_system_prompt
     )
-    tools = ", ".join(f"`{t.name}`" for t in request.tools) or "none"
-    return (
-        f"_Settings I was given: model {request.model or OfflineProvider.default_model}, "
-        f"temperature {temperature}, max_tokens {request.max_tokens}, {system}, tools: {tools}._"
+    tools = phrases.list_separator.join(f"`{t.name}`" for t in request.tools) or phrases.no_tools
+    return phrases.settings.format(
+        model=request.model or OfflineProvider.default_model,
+        temperature=temperature,
+        max_tokens=request.max_tokens,
+        system=system,
+        tools=tools,
     )
 
 
-def _answer(question: str) -> str:
+def _answer(question: str, phrases: Phrases) -> str:
     """A small deterministic answer: arithmetic if the message holds some, else a count."""
     result = _arithmetic(question)
     if result is not None:
         return result
-    words = question.split()
+    words = count_words(question, phrases.language)
     if not words:
-        return "There was no text to answer."
+        return phrases.nothing_to_answer
     longest = max(words, key=len)
-    noun = "word" if len(words) == 1 else "words"
-    return (
-        f"Your message has {len(words)} {noun}; the longest is “{_shorten(longest, 40)}”. "
-        "A real model would answer it; ask about arithmetic (e.g. `2 + 3 * 4`) for a real "
-        "offline answer."
-    )
+    noun = phrases.word if len(words) == 1 else phrases.words
+    return phrases.word_count.format(count=len(words), noun=noun, longest=_shorten(longest, 40))
 
 
 _EXPRESSION = re.compile(r"[-+*/%().\d\s]*\d[-+*/%().\d\s]*")
@@ -317,7 +375,7 @@ def _evaluate(node: ast.AST) -> Any:
 # --- tools -----------------------------------------------------------------------------
 
 
-def _after_tool_result(messages: Sequence[Message]) -> str:
+def _after_tool_result(messages: Sequence[Message], phrases: Phrases) -> str:
     names = {
         block.get("id"): block.get("name")
         for message in messages[-2:-1]
@@ -330,11 +388,12 @@ def _after_tool_result(messages: Sequence[Message]) -> str:
     for block in blocks:
         result = _result_text(block.get("content"))
         shown = f"\n\n```\n{result}\n```" if "\n" in result else f" {result}"
-        verb = "reported an error:" if block.get("is_error") else "returned:"
+        verb = phrases.tool_failed if block.get("is_error") else phrases.tool_returned
         name = names.get(block.get("tool_use_id"))
-        subject = f"The tool `{name}`" if len(blocks) > 1 and name else "The tool"
-        lines.append(f"{subject} {verb}{shown}")
-    lines.append(_seen(messages))
+        named = len(blocks) > 1 and name
+        subject = phrases.the_named_tool.format(name=name) if named else phrases.the_tool
+        lines.append(verb.format(tool=subject) + shown)
+    lines.append(_seen(messages, phrases))
     return "\n\n".join(lines)
 
 

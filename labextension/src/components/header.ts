@@ -4,7 +4,8 @@
  * and the problems found in the file (the viewer; a kernel's session has none to show). A problem's message is the
  * command line's `check` text word for word (format/parse.ts mirrors store.py), so it
  * stays as the reader wrote it (and is never passed through a template); only
- * `line N:` is translated.
+ * `line N:` is translated. A problem in another tool's JSON export has no line: it says
+ * where it is instead (a conversation and a node), as the command line does.
  */
 
 import { Problem } from '../format/parse';
@@ -62,7 +63,7 @@ export function renderMeter(reading: ContextReading, trans: Translation): HTMLEl
       title: trans.__('%1 of %2 tokens in the model\'s context window', reading.tokens.toLocaleString('en'), reading.window.toLocaleString('en'))
     },
     h('span', { class: 'jtc-meter-bar', 'aria-hidden': 'true' }, h('span', { class: 'jtc-meter-fill', style: `width: ${Math.min(100, share * 100).toFixed(1)}%` })),
-    h('span', { class: 'jtc-meter-text' }, full ? trans.__('%1: %2 makes room', text, '%chat compact') : text)
+    h('span', { class: 'jtc-meter-text' }, full ? trans.__('%1: %2 makes room', text, '%chat compact') : text) // not for translation: a command's name
   );
 }
 
@@ -72,9 +73,8 @@ export function renderProblems(problems: readonly Problem[], trans: Translation)
   }
   const list = h('ul', { class: 'jtc-problem-list' });
   for (const problem of problems) {
-    list.append(
-      h('li', { class: 'jtc-problem', 'data-line': problem.line }, `${trans.__('line %1:', problem.line)} ${problem.message}`)
-    );
+    const where = problem.where !== undefined ? `${problem.where}:` : trans.__('line %1:', problem.line);
+    list.append(h('li', { class: 'jtc-problem', 'data-line': problem.line }, `${where} ${problem.message}`));
   }
   return h(
     'section',

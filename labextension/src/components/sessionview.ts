@@ -12,6 +12,7 @@
  *   and "Show this" select. Nothing in the file changes.
  */
 
+import { CodeActions } from './code';
 import { renderCompare, renderLiveCompare } from './compare';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
@@ -39,6 +40,8 @@ export interface SessionViewOptions {
   fallbackTitle: string;
   /** what the tree and the conversation say when there is no message */
   emptyText: string;
+  /** what an answer's code blocks offer (Copy; Insert below where the host can) */
+  code?: CodeActions;
 }
 
 /** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
@@ -87,7 +90,8 @@ export class SessionView {
       compare: id => this.openCompare({ of: 'siblings', id }),
       select: id => (actions ? this.tree.reveal(id) : this.select(id)),
       sibling: (id, step) => this.sibling(id, step),
-      emptyText: options.emptyText
+      emptyText: options.emptyText,
+      code: options.code
     });
     this.header = h('div', { class: 'jtc-header-host' });
     this.statusHost = h('div', { class: 'jtc-status-host' });
@@ -175,9 +179,7 @@ export class SessionView {
       this.renderHeader();
       const problems = renderProblems(this.source.problems, trans);
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
-      const end = this.end();
-      const tree = this.source.tree;
-      this.tree.update({ leafPath: tree.pathTo(this.source.leaf), shownPath: tree.pathTo(end) });
+      this.tree.update({ leaf: this.source.leaf, shown: this.end() });
       this.renderStatus();
     }
     this.conversation.render(this.end());

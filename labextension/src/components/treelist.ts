@@ -32,25 +32,29 @@ export interface TreeListOptions {
   emptyText: string;
 }
 
-/** Which rows are marked: the session's current branch and the path being shown. */
+/** Which rows are marked: the path to the session's current leaf and to the shown node. */
 export interface TreeMarks {
-  leafPath: string[];
-  shownPath: string[];
+  leaf: string | null;
+  shown: string | null;
 }
+
+const ON_BRANCH = 1;
+const ON_SHOWN = 2;
 
 export class TreeList {
   readonly node: HTMLElement;
   private readonly spacer: HTMLElement;
   private readonly window: HTMLElement;
   private flat = new Int32Array(0);
+  private flattened = -1; // the tree size the rows were flattened for; -1: flatten again
   private indents = new Uint16Array(0);
   private collapsed = new Set<number>();
-  private onPath = new Set<number>();
-  private onShown = new Set<number>();
+  /** per node: ON_BRANCH, ON_SHOWN, both or neither (a walk up the parents, no lookups) */
+  private onPaths = new Uint8Array(0);
   private leafIndex = -1;
   private shownIndex = -1;
   private focusIndex = -1;
-  private marks: TreeMarks = { leafPath: [], shownPath: [] };
+  private marks: TreeMarks = { leaf: null, shown: null };
   private frame = 0;
   private readonly stopListening: () => void;
 
@@ -78,17 +82,31 @@ export class TreeList {
     this.stopListening();
   }
 
-  /** Re-flatten (after nodes were added, the marks moved or a branch collapsed) and redraw. */
+  /** Mark the paths and redraw; flatten again only if nodes were added or a branch was
+   * collapsed or expanded (a switch on a 100,000-node tree only moves the marks). */
   update(marks: TreeMarks = this.marks): void {
     const tree = this.source.tree;
     this.marks = marks;
-    const indexOf = (ids: string[]): Set<number> =>
-      new Set(ids.map(id => tree.index.get(id)).filter((i): i is number => i !== undefined));
-    this.onPath = indexOf(marks.leafPath);
-    this.onShown = indexOf(marks.shownPath);
-    const last = (ids: string[]): number => (ids.length ? tree.index.get(ids[ids.length - 1]) ?? -1 : -1);
-    this.leafIndex = last(marks.leafPath);
-    this.shownIndex = last(marks.shownPath);
+    const onPaths = new Uint8Array(tree.size);
+    const walk = (id: string | null, bit: number): number => {
+      const end = id === null ? -1 : tree.index.get(id) ?? -1;
+      for (let i = end; i >= 0; i = tree.parents[i]) {
+        onPaths[i] |= bit;
+      }
+      return end;
+    };
+    this.leafIndex = walk(marks.leaf, ON_BRANCH);
+    this.shownIndex = walk(marks.shown, ON_SHOWN);
+    this.onPaths = onPaths;
+    if (this.flattened !== tree.size) {
+      this.flatten();
+    }
+    this.draw();
+  }
+
+  private flatten(): void {
+    const tree = this.source.tree;
+    this.flattened = tree.size;
     const flat = new Int32Array(tree.size);
     const indents = new Uint16Array(tree.size);
     let count = 0;
@@ -118,7 +136,6 @@ export class TreeList {
     this.flat = flat.subarray(0, count);
     this.indents = indents.subarray(0, count);
     this.spacer.style.height = `${count * ROW_HEIGHT}px`;
-    this.draw();
   }
 
   /** Scroll so the row of `id` is in view (expanding nothing: it must be visible). */
@@ -173,10 +190,10 @@ export class TreeList {
     const siblings = parent < 0 ? tree.roots : tree.children[parent];
     const role = tree.roles[i];
     const classes = ['jtc-row', `jtc-role-${role}`];
-    if (this.onPath.has(i)) {
+    if (this.onPaths[i] & ON_BRANCH) {
       classes.push('jtc-on-path');
     }
-    if (this.onShown.has(i)) {
+    if (this.onPaths[i] & ON_SHOWN) {
       classes.push('jtc-on-selected-path');
     }
     if (i === this.shownIndex) {
@@ -257,6 +274,7 @@ export class TreeList {
       if (!this.collapsed.delete(i)) {
         this.collapsed.add(i);
       }
+      this.flattened = -1;
       this.update();
       return;
     }

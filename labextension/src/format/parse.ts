@@ -7,6 +7,8 @@
  * Pure: bytes in, a `ChatSession` out. No DOM, no JupyterLab.
  */
 
+// not for translation in this file: problems are the command line's words (store.py), word for word
+
 import { isJSONSyntaxError, parseJSON, parseTagged, parseWithLoneSurrogates } from './json';
 import { PyDict, PyValue, pyEquals, pyRepr, pyStr, reprString } from './pyrepr';
 
@@ -24,6 +26,8 @@ export interface ChatNode {
 export interface Problem {
   line: number;
   message: string;
+  /** where in another tool's JSON export (a conversation, a node), for a problem without a line */
+  where?: string;
 }
 
 /** What a session file holds. `children` keys roots under `null`, in append order. */

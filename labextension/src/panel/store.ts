@@ -8,7 +8,7 @@
  * kernel runs the Session action, and its events come back here.
  */
 
-import { Part } from '../components/content';
+import { Part, partsOf } from '../components/content';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
@@ -88,9 +88,13 @@ export type KernelMessage =
 export interface FullText {
   text: string;
   meta: Record<string, unknown>;
+  /** the message's images and documents, cut down by the kernel (protocol.media_blocks) */
+  media?: Array<Record<string, unknown>>;
   /** the reply's thinking, and how many blocks the API sent encrypted */
   thinking?: string;
   redacted?: number;
+  /** an answer: the id of the notebook cell that asked (where "Insert below" goes) */
+  cell?: string;
 }
 
 export type Action =
@@ -106,8 +110,8 @@ export type Action =
  * (components/status.ts).
  */
 export const BUSY_TEXT =
-  'Busy: a reply is being written in this session (a %%chat cell or another view); ' +
-  'wait for it to finish, then try again.';
+  'Busy: a reply is being written in this session (a %%chat cell or another view); ' + // not for translation: the kernel's words, recognised
+  'wait for it to finish, then try again.'; // not for translation: the kernel's words, recognised
 
 /** After this long without an `ack`, the kernel is busy (a cell is running). */
 export const BUSY_AFTER_MS = 800;
@@ -130,8 +134,8 @@ export function summaryOf(meta: MetaSummary | null): Summary | null {
 }
 
 /** What the kernel sent as a node's full text, as the components' `NodeContent`: the
- * thinking first (folded above the answer), then the text. */
-export function contentOf(full: FullText): NodeContent {
+ * thinking first (folded above the answer), then the images and documents, then the text. */
+function contentOf(full: FullText): NodeContent {
   const parts: Part[] = [];
   if (full.thinking) {
     parts.push({ kind: 'thinking', name: 'thinking', isError: false, text: full.thinking });
@@ -139,7 +143,11 @@ export function contentOf(full: FullText): NodeContent {
   for (let k = 0; k < (full.redacted ?? 0); k++) {
     parts.push({ kind: 'thinking', name: 'redacted_thinking', isError: false, text: '' });
   }
-  parts.push({ kind: 'text', name: '', isError: false, text: full.text });
+  const media = Array.isArray(full.media) ? partsOf({ content: full.media }) : [];
+  parts.push(...media);
+  if (full.text || !media.length) {
+    parts.push({ kind: 'text', name: '', isError: false, text: full.text });
+  }
   return { parts, meta: full.meta ?? {}, line: 0, timestamp: null };
 }
 
