@@ -45,11 +45,14 @@ class Problem:
 
 @dataclass
 class LoadResult:
-    """What a session file holds: the tree (its leaf set), labels, the header, problems."""
+    """What a session file holds: the tree (its leaf set), labels, hidden branches, the
+    header, problems."""
 
     tree: SessionTree
     problems: list[Problem] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    #: ids whose branch is hidden (a ``hidden`` record): folded away in views, never deleted
+    hidden: set[str] = field(default_factory=set)
     header: dict[str, Any] | None = None
     #: 1-based line of each node, for reports that point into the file
     lines: Mapping[str, int] = field(default_factory=dict)
@@ -275,6 +278,8 @@ def _other_record(record: Any, number: int, result: LoadResult, leaf: str | None
             result.labels[target] = label
         else:
             result.labels.pop(target, None)
+    elif kind == "hidden":
+        _hidden_record(record, number, result)
     elif kind == "session":
         if result.header is None:
             result.header = record
@@ -283,6 +288,22 @@ def _other_record(record: Any, number: int, result: LoadResult, leaf: str | None
     else:
         report(Problem(number, f"unknown record type {kind!r} (skipped)"))
     return leaf
+
+
+def _hidden_record(record: dict[str, Any], number: int, result: LoadResult) -> None:
+    """``{"type":"hidden","id":ID}`` hides ID's branch; ``"hidden":false`` shows it again."""
+    target, hidden = record.get("id"), record.get("hidden", True)
+    if type(target) is not str or target not in result.tree._nodes:
+        why = f"hidden record for unknown node {target!r} (ignored)"
+    elif type(hidden) is not bool:
+        why = f"hidden record for {target!r}: 'hidden' is {_kind(hidden)}, not a boolean (ignored)"
+    elif hidden:
+        result.hidden.add(target)
+        return
+    else:
+        result.hidden.discard(target)
+        return
+    result.problems.append(Problem(number, why))
 
 
 def _orphan_problems(
@@ -422,6 +443,10 @@ def leaf_record(node_id: str) -> dict[str, Any]:
 
 def label_record(node_id: str, label: str) -> dict[str, Any]:
     return {"type": "label", "id": node_id, "label": label}
+
+
+def hidden_record(node_id: str, hidden: bool = True) -> dict[str, Any]:
+    return {"type": "hidden", "id": node_id, "hidden": hidden}
 
 
 # -- stores ----------------------------------------------------------------------------
