@@ -14,8 +14,16 @@ import os
 import sys
 
 from .errors import ChatError, StoreError
-from .store import LoadResult, parse_session, read_session_bytes
-from .textview import draw_tree, path_markdown, short_id_length, summary
+from .picture import draw
+from .store import SESSION_SUFFIX, LoadResult, parse_session, read_session_bytes
+from .textview import (
+    draw_tree,
+    hidden_branches,
+    hidden_note,
+    path_markdown,
+    short_id_length,
+    summary,
+)
 from .tree import SessionTree, api_message
 
 PROG = "jupyter-tree-chat"
@@ -34,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="draw the tree, the current leaf marked")
     show.add_argument("file", metavar="FILE")
+    show.add_argument("--all", action="store_true", help="hidden branches too")
 
     path = commands.add_parser("path", help="print the active path (what the model sees)")
     path.add_argument("file", metavar="FILE")
@@ -45,10 +54,19 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
     check.add_argument("file", metavar="FILE")
 
-    export = commands.add_parser("export", help="write the active path as Markdown")
+    export = commands.add_parser(
+        "export", help="the active path as Markdown, or the tree as an SVG picture"
+    )
     export.add_argument("file", metavar="FILE")
     export.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
-    export.add_argument("--format", choices=["md"], required=True, help="md (Markdown)")
+    export.add_argument(
+        "--format",
+        choices=["md", "svg"],
+        required=True,
+        help="md (the path as Markdown) or svg (the tree drawn, the path bold)",
+    )
+    export.add_argument("-o", "--output", metavar="OUT", help="write to OUT, not stdout")
+    export.add_argument("--all", action="store_true", help="svg: hidden branches too")
     return parser
 
 
@@ -82,10 +100,38 @@ def _leaf(tree: SessionTree, ref: str | None) -> str | None:
         raise CliError(str(exc)) from None
 
 
-def _show(result: LoadResult) -> str:
-    if not len(result.tree):
+def _show(result: LoadResult, show_all: bool) -> str:
+    tree = result.tree
+    if not len(tree):
         return "(empty session)"
-    return draw_tree(result.tree, labels=result.labels, leaf=result.tree.leaf)
+    drawing = draw_tree(
+        tree, labels=result.labels, leaf=tree.leaf, hidden=result.hidden, show_hidden=show_all
+    )
+    count = 0 if show_all else len(hidden_branches(tree, result.hidden, tree.leaf))
+    return f"{drawing}\n{hidden_note(count, '`show --all` shows them')}" if count else drawing
+
+
+def _export(result: LoadResult, args: argparse.Namespace, leaf: str | None) -> str:
+    """The Markdown or SVG text; with ``-o`` it goes to that file and a line says so."""
+    if args.format == "md":
+        text = path_markdown(result.tree, leaf).rstrip("\n")
+    elif not len(result.tree):
+        raise CliError(f"{args.file}: the session is empty; there is no tree to draw")
+    else:
+        text = draw(result, leaf=leaf, show_hidden=args.all).svg
+    if args.output is None:
+        return text
+    target = args.output
+    if target.endswith(SESSION_SUFFIX) or _same_file(target, args.file):
+        raise CliError(f"{target} is a session file, which is never overwritten; choose OUT")
+    try:
+        with open(target, "w", encoding="utf-8") as out:
+            out.write(text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise CliError(
+            f"cannot write {target}: {exc.strerror or exc}; choose another OUT"
+        ) from None
+    return ""
 
 
 def _path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
@@ -97,6 +143,13 @@ def _path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
     return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)
 
 
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # OUT does not exist yet
+        return False
+
+
 def run(argv: list[str]) -> tuple[int, str]:
     """Run one command; returns the exit status and what goes to stdout."""
     args = _parser().parse_args(argv)
@@ -104,11 +157,11 @@ def run(argv: list[str]) -> tuple[int, str]:
     if args.command == "check":
         return (1 if result.problems else 0), "\n".join(str(p) for p in result.problems)
     if args.command == "show":
-        return 0, _show(result)
+        return 0, _show(result, args.all)
     leaf = _leaf(result.tree, args.leaf)
     if args.command == "path":
         return 0, _path(result, leaf, args.json)
-    return 0, path_markdown(result.tree, leaf).rstrip("\n")
+    return 0, _export(result, args, leaf)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree store session cellrule textview``, and ``formats/``) and
+- The core (``errors tree store session cellrule textview``, ``formats/``, ``picture/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
@@ -27,6 +27,7 @@ CORE_LAYER = {
     "cellrule": 4,
     "session": 4,
     "textview": 4,
+    "picture": 4,
 }
 VIEWS = {"kernel", "widget", "cli"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")

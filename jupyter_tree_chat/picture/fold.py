@@ -1,0 +1,188 @@
+"""Which part of a session tree a picture shows: hidden branches and big subtrees fold.
+
+A session can hold 100,000 nodes in one chain or a fan of hundreds of sibling answers;
+a picture of all of them is a smudge. ``fold`` picks the visible *items*: real nodes,
+and folds that stand for the nodes they hide, each with a count, so nothing vanishes
+silently. The rules, in the order they apply to each node's children:
+
+1. **hidden**: a child with a ``hidden`` record (and not on the current path) goes
+   into a ``hidden`` fold ("2 hidden"), unless hidden branches are shown.
+2. **wide**: past ``width`` children, the rest go into a ``more`` fold ("+57"); the
+   child on the current path always stays.
+3. **budget**: children are taken breadth first while fewer than ``budget`` nodes are
+   shown (the current path always is); the others join the ``more`` fold.
+4. **deep**: inside a chain of single children, a stretch of at least ``CHAIN_MIN``
+   plain nodes (``CHAIN_END`` from either end of the chain, not the current leaf, not
+   labelled, not the end of a compaction link) becomes one ``chain`` fold ("⋯ 99,990").
+
+A fold's ``key`` (``chain:ID``, ``more:ID``, ``hidden:ID``; ID empty for the roots) is
+stable, so a view that lets the user open a fold passes the opened keys back in.
+The front end (labextension/src, same rules) is checked against this module.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from ..tree import SessionTree
+
+WIDTH = 6
+"""Children shown under one node before the rest fold into ``+N``."""
+BUDGET = 400
+"""Real nodes shown before further subtrees fold (the current path always shows)."""
+CHAIN_END = 3
+"""Nodes kept at each end of a chain of single children."""
+CHAIN_MIN = 4
+"""The shortest stretch of a chain that folds (a shorter one is shown whole)."""
+
+
+@dataclass
+class Item:
+    """One thing the picture draws: a node (``kind`` "node") or a fold standing for others."""
+
+    key: str
+    kind: str  # "node", "chain", "more" or "hidden"
+    parent: int  # index of the parent item, -1 for a root of the picture
+    depth: int
+    node_id: str | None = None
+    count: int = 0  # folds: how many nodes it stands for
+    branches: int = 0  # more and hidden folds: how many branches
+    children: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Folded:
+    """The visible items (parents before children) and the current path's ids."""
+
+    items: list[Item]
+    on_path: set[str]
+
+
+def fold(
+    tree: SessionTree,
+    *,
+    leaf: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    hidden: Collection[str] = (),
+    show_hidden: bool = False,
+    opened: Collection[str] = (),
+    width: int = WIDTH,
+    budget: int = BUDGET,
+) -> Folded:
+    """The items a picture of ``tree`` shows, breadth first from the roots."""
+    on_path = {n.id for n in tree.path_nodes(leaf)} if leaf is not None else set()
+    keepers = {leaf, *(labels or {})}
+    for root in tree.roots():
+        target = (root.meta or {}).get("compacted_from")
+        keepers.add(target if isinstance(target, str) else None)
+    builder = _Builder(tree, on_path, keepers, set(hidden), show_hidden, set(opened))
+    queue: deque[tuple[str | None, int]] = deque([(None, -1)])
+    while queue:
+        parent_id, parent_item = queue.popleft()
+        kids, hid = builder.split_hidden(parent_id)
+        more: list[str] = []
+        if f"more:{parent_id or ''}" not in builder.opened:
+            if len(kids) > width:
+                more = [k for i, k in enumerate(kids) if i >= width - 1 and k not in on_path]
+                kids = [k for i, k in enumerate(kids) if i < width - 1 or k in on_path]
+            taken = []
+            for kid in kids:
+                if kid in on_path or builder.shown < budget:
+                    taken.append(kid)
+                else:
+                    more.append(kid)
+            kids = taken
+        for kid in kids:
+            queue.append(builder.add_run(kid, parent_item))
+        builder.add_fold("hidden", parent_id, parent_item, hid)
+        builder.add_fold("more", parent_id, parent_item, more)
+    return Folded(builder.items, on_path)
+
+
+class _Builder:
+    """Appends items; keeps the rules' inputs in one place for ``fold``'s loop."""
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        on_path: set[str],
+        keepers: set[str | None],
+        hidden: set[str],
+        show_hidden: bool,
+        opened: set[str],
+    ) -> None:
+        self.tree, self.on_path, self.keepers = tree, on_path, keepers
+        self.hidden, self.show_hidden, self.opened = hidden, show_hidden, opened
+        self.items: list[Item] = []
+        self.shown = 0  # real nodes so far, for the budget
+
+    def kid_ids(self, node_id: str | None) -> list[str]:
+        return [n.id for n in self.tree.children(node_id)]
+
+    def folds_away(self, node_id: str, parent_id: str | None) -> bool:
+        return (
+            node_id in self.hidden
+            and not self.show_hidden
+            and node_id not in self.on_path
+            and f"hidden:{parent_id or ''}" not in self.opened
+        )
+
+    def split_hidden(self, parent_id: str | None) -> tuple[list[str], list[str]]:
+        kids: list[str] = []
+        hid: list[str] = []
+        for kid in self.kid_ids(parent_id):
+            (hid if self.folds_away(kid, parent_id) else kids).append(kid)
+        return kids, hid
+
+    def add(self, item: Item) -> int:
+        index = len(self.items)
+        self.items.append(item)
+        if item.parent >= 0:
+            self.items[item.parent].children.append(index)
+        return index
+
+    def depth_under(self, parent_item: int) -> int:
+        return 0 if parent_item < 0 else self.items[parent_item].depth + 1
+
+    def add_run(self, first: str, parent_item: int) -> tuple[str, int]:
+        """``first`` and the chain of single children below it, its middle folded.
+
+        Returns the chain's last node and its item: the next place to branch.
+        """
+        run = [first]
+        while len(kids := self.kid_ids(run[-1])) == 1 and not self.folds_away(kids[0], run[-1]):
+            run.append(kids[0])
+        last = len(run) - 1
+        index, at = parent_item, 0
+        while at <= last:
+            end = at  # the stretch of plain nodes that starts here, maybe empty
+            while CHAIN_END <= end <= last - CHAIN_END and run[end] not in self.keepers:
+                end += 1
+            if end - at >= CHAIN_MIN and f"chain:{run[at]}" not in self.opened:
+                item = Item(f"chain:{run[at]}", "chain", index, self.depth_under(index))
+                item.count = end - at
+                index, at = self.add(item), end
+                continue
+            for node_id in run[at : max(end, at + 1)]:
+                item = Item(node_id, "node", index, self.depth_under(index), node_id=node_id)
+                index = self.add(item)
+                self.shown += 1
+            at = max(end, at + 1)
+        return run[-1], index
+
+    def add_fold(self, kind: str, parent_id: str | None, parent_item: int, ids: list[str]) -> None:
+        if not ids:
+            return
+        item = Item(f"{kind}:{parent_id or ''}", kind, parent_item, self.depth_under(parent_item))
+        item.count, item.branches = self.subtree_size(ids), len(ids)
+        self.add(item)
+
+    def subtree_size(self, ids: list[str]) -> int:
+        """How many nodes the subtrees under ``ids`` hold (a loop: trees run deep)."""
+        stack, size = list(ids), 0
+        while stack:
+            size += 1
+            stack.extend(self.kid_ids(stack.pop()))
+        return size
