@@ -72,11 +72,11 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return message_text({"content": content}) if isinstance(content, list) else ""
 
 
-def hidden_branches(tree: SessionTree, hidden: Collection[str], leaf: str | None) -> list[str]:
+def hidden_branches(tree: SessionTree, hidden: Collection[str], leaf: str | None) -> set[str]:
     """The hidden nodes whose branch a view folds away: in the tree, off the current
     path, and not inside another hidden branch (which already hides them)."""
     on_path = {n.id for n in tree.path_nodes(leaf)} if leaf is not None and hidden else set()
-    found = []
+    found = set()
     for node_id in hidden:
         if node_id not in tree or node_id in on_path:
             continue
@@ -84,8 +84,8 @@ def hidden_branches(tree: SessionTree, hidden: Collection[str], leaf: str | None
         while up is not None and up not in on_path and up not in hidden:
             up = tree.get(up).parent_id
         if up is None or up in on_path:
-            found.append(node_id)
-    return sorted(found, key=lambda node_id: tree.get(node_id).line or 0)
+            found.add(node_id)
+    return found
 
 
 def hidden_note(count: int, how: str) -> str:
@@ -107,7 +107,7 @@ def draw_tree(
     ``show_hidden``, which marks it ``(hidden)`` instead.
     """
     labels = labels or {}
-    folded = set() if show_hidden else set(hidden_branches(tree, hidden, leaf))
+    folded = set() if show_hidden else hidden_branches(tree, hidden, leaf)
     width = short_id_length(node.id for node in tree)
     lines: list[str] = []
     # (node id, this line's prefix, the prefix its descendants continue with)
