@@ -10,11 +10,14 @@ user would see: the session files each notebook leaves behind and the trees in t
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nbformat
@@ -100,9 +103,16 @@ def test_the_no_outputs_check_catches_an_executed_cell() -> None:
 # -- executed through a real kernel ----------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def chapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, Path]:
+    """The chapter notebook executed once in a fresh folder, and that folder."""
+    folder = tmp_path_factory.mktemp("chapter")
+    return execute("session-tree-chapter", folder), folder
+
+
 @pytest.mark.kernel
-def test_chapter_notebook_runs_and_leaves_the_lesson_tree(tmp_path: Path) -> None:
-    nb = execute("session-tree-chapter", tmp_path)
+def test_chapter_notebook_runs_and_leaves_the_lesson_tree(chapter) -> None:
+    nb, tmp_path = chapter
     shown = outputs_text(nb)
     assert "I was sent **3 messages**" in shown
 
@@ -132,6 +142,50 @@ def test_chapter_notebook_runs_and_leaves_the_lesson_tree(tmp_path: Path) -> Non
     assert [m["content"] for m in tree.active_path() if m["role"] == "user"][:1] == [
         "I am learning Python. What is a list?"
     ]
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+#: cell id -> (messages drawn, roots) for each tree the lesson draws
+PICTURES = {
+    "chapter-10-draw": (5, 1),  # the linear chain A → B → C → D → E
+    "chapter-11-draw": (7, 1),  # C' → D' forked at B
+    "chapter-34-draw": (7, 1),  # the edit: C, C' and C2 under B
+    "chapter-45-draw": (8, 1),  # scenario 1: the edited question beside the original
+    "chapter-53-draw": (16, 3),  # scenario 2: the tool call, and the fork before it
+    "chapter-57-draw": (20, 4),  # scenario 3: three retry siblings
+}
+
+
+def drawn(svg: str) -> tuple[int, int, int]:
+    """(message shapes, edges, compaction links) in a picture, parsed as strict XML."""
+    root = ET.fromstring(svg)
+    nodes = [g for g in root.iter(f"{SVG}g") if "node" in (g.get("class") or "").split()]
+    edges = [p for p in root.iter(f"{SVG}path") if "edge" in (p.get("class") or "").split()]
+    links = [p for p in root.iter(f"{SVG}path") if p.get("class") == "compaction"]
+    return len(nodes), len(edges), len(links)
+
+
+@pytest.mark.kernel
+def test_the_lesson_draws_each_tree_and_keeps_the_pictures_in_its_html(chapter) -> None:
+    nb, folder = chapter
+    pictures = {
+        cell.id: output["data"]["image/svg+xml"]
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if "image/svg+xml" in output.get("data", {})
+    }
+    assert set(pictures) == {*PICTURES, "chapter-73-draw"}
+    for cell_id, (messages, roots) in PICTURES.items():
+        assert drawn(pictures[cell_id]) == (messages, messages - roots, 0), cell_id
+    final = load_file(folder / "session-tree-chapter.lesson.chat.jsonl").tree
+    nodes, edges, links = drawn(pictures["chapter-73-draw"])
+    assert (nodes, links) == (len(final), 1) and edges == nodes - len(final.roots())
+
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter().from_notebook_node(nb)  # a static page: no kernel behind it
+    images = re.findall(r'<img[^>]* src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
+    assert [base64.b64decode(image).decode() for image in images] == list(pictures.values())
 
 
 @pytest.mark.kernel
