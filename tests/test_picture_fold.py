@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from jupyter_tree_chat.picture.fold import BUDGET, CHAIN_END, WIDTH, Folded, fold
+from jupyter_tree_chat.picture.fold import BUDGET, CHAIN_END, PAGE, WIDTH, Folded, fold
 from jupyter_tree_chat.tree import Node, SessionTree
 
 
@@ -86,18 +86,25 @@ def test_the_current_path_shows_even_inside_a_hidden_branch() -> None:
     assert "old1" in shown(folded) and folds(folded) == {}
 
 
-def test_a_wide_fan_keeps_width_children_and_the_path_child() -> None:
+def test_a_wide_fan_keeps_width_children_and_the_path_child_and_opens_a_page_at_a_time() -> None:
     tree = SessionTree()
     chain(tree, None, "q", 1)
-    for i in range(40):
-        chain(tree, "q0", f"a{i:02}.", 2)  # 40 answers, each with a follow-up
-    folded = fold(tree, leaf="a33.1")
+    for i in range(120):
+        chain(tree, "q0", f"a{i:03}.", 2)  # 120 answers, each with a follow-up
+    folded = fold(tree, leaf="a033.1")
     kids = [folded.items[c] for c in folded.items[0].children]
-    assert [k.node_id for k in kids[:-1]] == [f"a{i:02}.0" for i in range(WIDTH - 1)] + ["a33.0"]
-    assert (kids[-1].key, kids[-1].count, kids[-1].branches) == ("more:q0", 2 * 34, 34)
+    assert [k.node_id for k in kids[:-1]] == [f"a{i:03}.0" for i in range(WIDTH - 1)] + ["a033.0"]
+    more = kids[-1]
+    assert (more.key, more.count, more.branches) == (f"more:q0@{WIDTH - 1}", 2 * 114, 114)
     assert accounted(folded) == len(tree)
-    opened = fold(tree, leaf="a33.1", opened={"more:q0"})
-    assert len(shown(opened)) == len(tree)
+
+    opened = fold(tree, leaf="a033.1", opened={more.key})  # a click: PAGE more answers
+    kids = [opened.items[c] for c in opened.items[0].children]
+    assert len(kids) == WIDTH - 1 + PAGE + 1 and kids[-1].key == f"more:q0@{WIDTH - 1 + PAGE}"
+    again = fold(tree, leaf="a033.1", opened={more.key, kids[-1].key})  # and another
+    assert len(again.items[0].children) == WIDTH - 1 + 2 * PAGE + 1 and accounted(again) == len(
+        tree
+    )
 
 
 def test_a_100000_deep_chain_folds_its_middle_and_keeps_the_leaf_and_labels() -> None:
@@ -112,7 +119,11 @@ def test_a_100000_deep_chain_folds_its_middle_and_keeps_the_leaf_and_labels() ->
     }
     assert accounted(folded) == len(tree)
     opened = fold(tree, leaf=ids[-1], labels=labels, opened={f"chain:{ids[50_001]}"})
-    assert len(shown(opened)) == 100_000 - (50_000 - CHAIN_END)  # the other fold stays shut
+    assert shown(opened)[3 : 4 + PAGE] == ids[50_000 : 50_001 + PAGE]  # a click: one page
+    assert folds(opened) == {
+        f"chain:{ids[CHAIN_END]}": (50_000 - CHAIN_END, 0),
+        f"chain:{ids[50_001 + PAGE]}": (100_000 - 50_001 - PAGE - CHAIN_END, 0),
+    }
 
 
 def test_a_short_chain_is_not_folded() -> None:

@@ -7,16 +7,19 @@ silently. The rules, in the order they apply to each node's children:
 
 1. **hidden**: a child with a ``hidden`` record (and not on the current path) goes
    into a ``hidden`` fold ("2 hidden"), unless hidden branches are shown.
-2. **wide**: past ``width`` children, the rest go into a ``more`` fold ("+57"); the
-   child on the current path always stays.
-3. **budget**: children are taken breadth first while fewer than ``budget`` nodes are
-   shown (the current path always is); the others join the ``more`` fold.
+2. **wide**: of more than ``width`` children, the first ``width - 1`` stay and the rest
+   go into a ``more`` fold ("+57"); the child on the current path always stays.
+3. **budget**: once ``budget`` nodes are shown (counted breadth first, checked once per
+   node), a node's children join the ``more`` fold too; the current path still shows.
 4. **deep**: inside a chain of single children, a stretch of at least ``CHAIN_MIN``
    plain nodes (``CHAIN_END`` from either end of the chain, not the current leaf, not
    labelled, not the end of a compaction link) becomes one ``chain`` fold ("⋯ 99,990").
 
-A fold's ``key`` (``chain:ID``, ``more:ID``, ``hidden:ID``; ID empty for the roots) is
-stable, so a view that lets the user open a fold passes the opened keys back in.
+A fold's ``key`` is stable, so a view that lets the user open a fold passes the opened
+keys back in: ``chain:ID`` (ID: the first node it hides) and ``more:PARENT@I`` (I: the
+place of the first child it hides) then show ``PAGE`` more nodes each, the rest folding
+again under a new key, so one click never asks to draw 100,000 nodes; ``hidden:PARENT``
+shows that node's hidden branches. PARENT is empty for the roots.
 The front end (labextension/src, same rules) is checked against this module.
 """
 
@@ -36,6 +39,8 @@ CHAIN_END = 3
 """Nodes kept at each end of a chain of single children."""
 CHAIN_MIN = 4
 """The shortest stretch of a chain that folds (a shorter one is shown whole)."""
+PAGE = 50
+"""How many nodes an opened fold shows; the rest of it folds again, with a new key."""
 
 
 @dataclass
@@ -82,22 +87,26 @@ def fold(
     while queue:
         parent_id, parent_item = queue.popleft()
         kids, hid = builder.split_hidden(parent_id)
+        opened_at = builder.opened_pages(parent_id)
+        room = builder.shown < budget  # the budget is checked once per node
+        whole = len(kids) <= width
+        shown: list[str] = []
         more: list[str] = []
-        if f"more:{parent_id or ''}" not in builder.opened:
-            if len(kids) > width:
-                more = [k for i, k in enumerate(kids) if i >= width - 1 and k not in on_path]
-                kids = [k for i, k in enumerate(kids) if i < width - 1 or k in on_path]
-            taken = []
-            for kid in kids:
-                if kid in on_path or builder.shown < budget:
-                    taken.append(kid)
-                else:
-                    more.append(kid)
-            kids = taken
-        for kid in kids:
+        first_folded = -1
+        for i, kid in enumerate(kids):
+            if (
+                kid in on_path
+                or any(start <= i < start + PAGE for start in opened_at)
+                or (room and (whole or i < width - 1))
+            ):
+                shown.append(kid)
+            else:
+                more.append(kid)
+                first_folded = i if first_folded < 0 else first_folded
+        for kid in shown:
             queue.append(builder.add_run(kid, parent_item))
-        builder.add_fold("hidden", parent_id, parent_item, hid)
-        builder.add_fold("more", parent_id, parent_item, more)
+        builder.add_fold(f"hidden:{parent_id or ''}", "hidden", parent_item, hid)
+        builder.add_fold(f"more:{parent_id or ''}@{first_folded}", "more", parent_item, more)
     return Folded(builder.items, on_path)
 
 
@@ -136,6 +145,15 @@ class _Builder:
             (hid if self.folds_away(kid, parent_id) else kids).append(kid)
         return kids, hid
 
+    def opened_pages(self, parent_id: str | None) -> list[int]:
+        """Where the opened ``more`` folds under this node began (each shows ``PAGE``)."""
+        prefix = f"more:{parent_id or ''}@"
+        starts = []
+        for key in self.opened:
+            if key.startswith(prefix) and key[len(prefix) :].isdigit():
+                starts.append(int(key[len(prefix) :]))
+        return starts
+
     def add(self, item: Item) -> int:
         index = len(self.items)
         self.items.append(item)
@@ -160,22 +178,25 @@ class _Builder:
             end = at  # the stretch of plain nodes that starts here, maybe empty
             while CHAIN_END <= end <= last - CHAIN_END and run[end] not in self.keepers:
                 end += 1
-            if end - at >= CHAIN_MIN and f"chain:{run[at]}" not in self.opened:
-                item = Item(f"chain:{run[at]}", "chain", index, self.depth_under(index))
-                item.count = end - at
-                index, at = self.add(item), end
-                continue
-            for node_id in run[at : max(end, at + 1)]:
+            stop = max(end, at + 1)  # a short stretch (or a keeper) is shown whole
+            if end - at >= CHAIN_MIN:
+                if f"chain:{run[at]}" not in self.opened:
+                    item = Item(f"chain:{run[at]}", "chain", index, self.depth_under(index))
+                    item.count = end - at
+                    index, at = self.add(item), end
+                    continue
+                stop = at + PAGE  # an opened fold shows a page; the rest folds again
+            for node_id in run[at:stop]:
                 item = Item(node_id, "node", index, self.depth_under(index), node_id=node_id)
                 index = self.add(item)
                 self.shown += 1
-            at = max(end, at + 1)
+            at = stop
         return run[-1], index
 
-    def add_fold(self, kind: str, parent_id: str | None, parent_item: int, ids: list[str]) -> None:
+    def add_fold(self, key: str, kind: str, parent_item: int, ids: list[str]) -> None:
         if not ids:
             return
-        item = Item(f"{kind}:{parent_id or ''}", kind, parent_item, self.depth_under(parent_item))
+        item = Item(key, kind, parent_item, self.depth_under(parent_item))
         item.count, item.branches = self.subtree_size(ids), len(ids)
         self.add(item)
 
