@@ -126,6 +126,19 @@ def test_a_100000_deep_chain_folds_its_middle_and_keeps_the_leaf_and_labels() ->
     }
 
 
+def test_a_node_a_view_selected_shows_wherever_it_is() -> None:
+    tree = SessionTree()
+    chain(tree, None, "q", 1)
+    for i in range(20):
+        chain(tree, "q0", f"a{i:02}.", 30)  # 20 long branches: folded wide and deep
+    deep_in_a_folded_branch = "a17.15"
+    assert deep_in_a_folded_branch not in shown(fold(tree, leaf="a00.29"))
+    folded = fold(tree, leaf="a00.29", reveal=deep_in_a_folded_branch)
+    assert deep_in_a_folded_branch in shown(folded) and "a17.0" in shown(folded)
+    assert folded.on_path == {n.id for n in tree.path_nodes("a00.29")}  # bold: the leaf's
+    assert accounted(folded) == len(tree)
+
+
 def test_a_short_chain_is_not_folded() -> None:
     tree = SessionTree()
     ids = chain(tree, None, "n", 2 * CHAIN_END + 3)  # a stretch of 3 is shown whole

@@ -73,16 +73,22 @@ def fold(
     hidden: Collection[str] = (),
     show_hidden: bool = False,
     opened: Collection[str] = (),
+    reveal: str | None = None,
     width: int = WIDTH,
     budget: int = BUDGET,
 ) -> Folded:
-    """The items a picture of ``tree`` shows, breadth first from the roots."""
+    """The items a picture of ``tree`` shows, breadth first from the roots.
+
+    The path to ``leaf`` is the current path (always shown, folds in long chains
+    aside); ``reveal`` (a node a view has selected) is always shown too.
+    """
     on_path = {n.id for n in tree.path_nodes(leaf)} if leaf is not None else set()
-    keepers = {leaf, *(labels or {})}
+    keep = on_path | ({n.id for n in tree.path_nodes(reveal)} if reveal is not None else set())
+    keepers = {leaf, reveal, *(labels or {})}
     for root in tree.roots():
         target = (root.meta or {}).get("compacted_from")
         keepers.add(target if isinstance(target, str) else None)
-    builder = _Builder(tree, on_path, keepers, set(hidden), show_hidden, set(opened))
+    builder = _Builder(tree, keep, keepers, set(hidden), show_hidden, set(opened))
     queue: deque[tuple[str | None, int]] = deque([(None, -1)])
     while queue:
         parent_id, parent_item = queue.popleft()
@@ -95,7 +101,7 @@ def fold(
         first_folded = -1
         for i, kid in enumerate(kids):
             if (
-                kid in on_path
+                kid in keep
                 or any(start <= i < start + PAGE for start in opened_at)
                 or (room and (whole or i < width - 1))
             ):
@@ -116,13 +122,13 @@ class _Builder:
     def __init__(
         self,
         tree: SessionTree,
-        on_path: set[str],
+        keep: set[str],
         keepers: set[str | None],
         hidden: set[str],
         show_hidden: bool,
         opened: set[str],
     ) -> None:
-        self.tree, self.on_path, self.keepers = tree, on_path, keepers
+        self.tree, self.keep, self.keepers = tree, keep, keepers
         self.hidden, self.show_hidden, self.opened = hidden, show_hidden, opened
         self.items: list[Item] = []
         self.shown = 0  # real nodes so far, for the budget
@@ -134,7 +140,7 @@ class _Builder:
         return (
             node_id in self.hidden
             and not self.show_hidden
-            and node_id not in self.on_path
+            and node_id not in self.keep
             and f"hidden:{parent_id or ''}" not in self.opened
         )
 
