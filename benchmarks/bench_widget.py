@@ -152,7 +152,7 @@ def bench_render(nodes: int, runs: int) -> dict[str, Any]:
         for _ in range(runs):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             times.append(open_widget(page, traits))
-            rows = page.locator(".jtw-tree .jtw-row").count()
+            rows = page.locator(".jtc-tree .jtc-row").count()
             asked = page.evaluate("window.jtw.sent")
             page.close()
         browser.close()

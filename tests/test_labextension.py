@@ -1,4 +1,4 @@
-"""The browser's `*.chat.jsonl` reader (labextension/src/render/format.ts) agrees with
+"""The browser's `*.chat.jsonl` reader (labextension/src/format/parse.ts) agrees with
 `store.parse_session`: same tree, same leaf, same labels, and the same problem lines,
 word for word, as the command line's `check` prints them.
 
@@ -42,7 +42,7 @@ process.stdout.write(JSON.stringify(out));
 @pytest.fixture(scope="module")
 def ts_parse(tmp_path_factory):
     """Parse many files with the TypeScript reader in one Node process."""
-    call = node_module("src/render/format.ts", RUNNER, tmp_path_factory.mktemp("ts-format"))
+    call = node_module("src/format/parse.ts", RUNNER, tmp_path_factory.mktemp("ts-format"))
 
     def parse(files: list[bytes]) -> list[dict]:
         return call([base64.b64encode(f).decode() for f in files])

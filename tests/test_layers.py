@@ -6,11 +6,16 @@
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
   which the package root wires up, so only ``__init__`` names both.
+- The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
+  ``components/`` (the views, framework-free) import no package; the kernel-connected
+  ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
+  bridge between the lab extension and the widget bundle is ``bridge.ts``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import jupyter_tree_chat
@@ -128,3 +133,57 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
     assert is_front_end("ipykernel") and is_front_end("jupyter_client")
     assert not is_front_end("orjson")
+
+
+# -- the front end ----------------------------------------------------------------------
+
+FRONT_END = PACKAGE.parent / "labextension" / "src"
+#: each room of labextension/src: the rooms and the npm packages it may import
+FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
+    "format": ({"format"}, ()),
+    "components": ({"components", "format"}, ()),
+    "bridge": ({"components"}, ()),
+    "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
+    "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
+    "index": ({"viewer", "bridge"}, ("@jupyterlab/", "@lumino/")),
+}
+IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
+
+
+def room_of(path: Path) -> str:
+    return path.relative_to(FRONT_END).parts[0].removesuffix(".ts")
+
+
+def ts_imports(path: Path) -> tuple[set[str], set[str]]:
+    """(rooms of labextension/src, npm packages) that a TypeScript module imports."""
+    rooms: set[str] = set()
+    packages: set[str] = set()
+    for target in IMPORT_FROM.findall(path.read_text()):
+        if target.startswith("."):
+            rooms.add(room_of((path.parent / target).resolve()))
+        else:
+            packages.add(target)
+    return rooms, packages
+
+
+def test_the_front_end_rooms_import_only_what_they_may():
+    wrong = []
+    for path in sorted(FRONT_END.rglob("*.ts")):
+        room = room_of(path)
+        assert room in FRONT_END_ROOMS, f"{path}: a file outside the known rooms"
+        allowed_rooms, allowed_packages = FRONT_END_ROOMS[room]
+        rooms, packages = ts_imports(path)
+        wrong += [f"{path.name} ({room}) imports {r}/" for r in sorted(rooms - allowed_rooms)]
+        wrong += [
+            f"{path.name} ({room}) imports {p}"
+            for p in sorted(packages)
+            if not p.startswith(allowed_packages)
+        ]
+    assert wrong == []
+
+
+def test_the_front_end_checker_sees_imports():
+    assert ts_imports(FRONT_END / "panel" / "index.ts")[0] >= {"bridge", "components"}
+    assert "@jupyterlab/translation" in ts_imports(FRONT_END / "index.ts")[1]
+    assert "dompurify" in ts_imports(FRONT_END / "panel" / "markdown.ts")[1]
+    assert ts_imports(FRONT_END / "viewer" / "source.ts")[0] >= {"components", "format"}

@@ -43,4 +43,5 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     assert share + "package.json" in names and share + "install.json" in names
     assert any(n.startswith(share + "static/") and n.endswith(".js") for n in names)
     assert "jupyter_tree_chat/widget/static/widget.js" in names
+    assert "jupyter_tree_chat/widget/static/widget.css" in names
     assert not any("node_modules" in n for n in names)

@@ -22,6 +22,7 @@ PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><link rel="stylesheet" href="/widget.css"></head>
 <body><div id="host" style="width: 1200px"></div>
 <script type="module">
+HOST
 const traits = JSON.parse(document.getElementById('traits').textContent);
 const handlers = {};
 const model = {
@@ -55,19 +56,28 @@ window.jtw.ready = true;
 
 
 def ensure_built() -> None:
-    """Build widget.js with the project's npm script when it is missing or older than src."""
-    src = REPO / "labextension" / "src"
-    newest = max(p.stat().st_mtime for p in src.rglob("*.ts"))
-    if WIDGET_JS.exists() and WIDGET_JS.stat().st_mtime >= newest:
+    """Build widget.js and widget.css with the project's npm script when either is missing
+    or older than the sources (labextension/src and the stylesheet, style/base.css)."""
+    labext = REPO / "labextension"
+    sources = [*labext.joinpath("src").rglob("*.ts"), labext / "style" / "base.css"]
+    newest = max(p.stat().st_mtime for p in sources)
+    built = [WIDGET_JS, WIDGET_CSS]
+    if all(p.exists() and p.stat().st_mtime >= newest for p in built):
         return
     subprocess.run(["npm", "run", "build:widget"], cwd=REPO / "labextension", check=True,
                    capture_output=True)  # fmt: skip
 
 
-def open_widget(page: Any, traits: dict[str, Any]) -> float:
-    """Render the widget with these traits; returns the first render time in ms."""
+def open_widget(page: Any, traits: dict[str, Any], host_script: str = "") -> float:
+    """Render the widget with these traits; returns the first render time in ms.
+
+    ``host_script`` runs in the page before the widget is imported (to stand in for what
+    the JupyterLab extension puts on the page, labextension/src/bridge.ts).
+    """
     ensure_built()
-    html = PAGE.replace("TRAITS", json.dumps(traits).replace("</", "<\\/"))
+    html = PAGE.replace("HOST", host_script).replace(
+        "TRAITS", json.dumps(traits).replace("</", "<\\/")
+    )
 
     def serve(route: Any) -> None:
         url = route.request.url
@@ -84,6 +94,17 @@ def open_widget(page: Any, traits: dict[str, Any]) -> float:
     page.goto(ORIGIN + "/")
     page.wait_for_function("window.jtw && window.jtw.ready === true")
     return float(page.evaluate("window.jtw.renderMs"))
+
+
+def answer_text_requests(page: Any, texts: dict[str, Any]) -> None:
+    """Play the kernel: answer every full-text request the view has sent so far."""
+    page.wait_for_function("() => window.jtw.sent.some(m => m.a === 'text')")
+    page.evaluate(
+        "texts => { for (const m of window.jtw.sent.splice(0)) if (m.a === 'text')"
+        " window.jtw.message({t: 'texts', req: m.req,"
+        " texts: Object.fromEntries(m.ids.map(id => [id, texts[id]]))}); }",
+        texts,
+    )
 
 
 def panel_traits(panel: Any) -> dict[str, Any]:

@@ -77,11 +77,17 @@ def _esm() -> Path | str:
     return built if built.is_file() else _NOT_BUILT
 
 
+def _stylesheet() -> Path | str:
+    """The widget's stylesheet: a build product too (labextension/style/base.css, copied)."""
+    built = STATIC / "widget.css"
+    return built if built.is_file() else ""
+
+
 class _SessionWidget(anywidget.AnyWidget):
     """What both views share: the subscription, streaming, and actions from the browser."""
 
     _esm = _esm()
-    _css = STATIC / "widget.css"
+    _css = _stylesheet()
 
     uid = traitlets.Unicode().tag(sync=True)  # the browser keys its per-widget store by it
     mode = traitlets.Unicode("panel").tag(sync=True)

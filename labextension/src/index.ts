@@ -1,7 +1,9 @@
 /**
  * The JupyterLab plugin: a `chat-session` file type for `*.chat.jsonl`, the read-only
  * session viewer as its default (so double-click, "Open With" and `/lab/tree/<file>`
- * all show it), and a command-palette entry to open a session file.
+ * all show it), a command-palette entry to open a session file, and the bridge that
+ * hands the widget bundle the lab's translation and this extension's commands
+ * (bridge.ts). Every label goes through the `jupyter_tree_chat` translation domain.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -10,9 +12,11 @@ import { IDocumentManager } from '@jupyterlab/docmanager';
 import { DocumentWidget } from '@jupyterlab/docregistry';
 import { FileDialog } from '@jupyterlab/filebrowser';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
 
-import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './viewer';
+import { TRANSLATION_DOMAIN, installHost } from './bridge';
+import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './viewer/viewer';
 
 const SUFFIX = '.chat.jsonl';
 const OPEN_COMMAND = 'jupyter-tree-chat:open';
@@ -32,17 +36,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Browse *.chat.jsonl branching chat sessions: tree, path, siblings, problems.',
   autoStart: true,
   requires: [IRenderMimeRegistry, IDocumentManager],
-  optional: [ICommandPalette, ILayoutRestorer],
+  optional: [ICommandPalette, ILayoutRestorer, ITranslator],
   activate: (
     app: JupyterFrontEndApp,
     rendermime: IRenderMimeRegistry,
     docManager: IDocumentManager,
     palette: ICommandPalette | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null
   ) => {
+    const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    installHost(trans, app.commands);
     app.docRegistry.addFileType({
       name: FILE_TYPE,
-      displayName: 'Chat session',
+      displayName: trans.__('Chat session'),
       extensions: [SUFFIX],
       mimeTypes: ['application/x-chat-session+jsonl'],
       fileFormat: 'base64',
@@ -52,14 +59,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const factory = new ChatSessionFactory(
       {
         name: FACTORY,
-        label: 'Chat Session Viewer',
+        label: trans.__('Chat Session Viewer'),
         fileTypes: [FILE_TYPE],
         defaultFor: [FILE_TYPE],
         modelName: 'base64',
         readOnly: true
       },
       rendermime,
-      app.serviceManager.contents
+      app.serviceManager.contents,
+      trans
     );
     app.docRegistry.addWidgetFactory(factory);
 
@@ -79,15 +87,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     app.commands.addCommand(OPEN_COMMAND, {
-      label: args => (args.path ? `Open ${args.path} as a Chat Session` : 'Open Chat Session File…'),
-      caption: 'Open a *.chat.jsonl session file in the read-only session viewer',
+      label: args =>
+        args.path ? trans.__('Open %1 as a Chat Session', String(args.path)) : trans.__('Open Chat Session File…'),
+      caption: trans.__('Open a *.chat.jsonl session file in the read-only session viewer'),
       icon: chatSessionIcon,
       execute: async args => {
         let path = typeof args.path === 'string' ? args.path : '';
         if (!path) {
           const result = await FileDialog.getOpenFiles({
             manager: docManager,
-            title: 'Open a chat session (*.chat.jsonl)',
+            title: trans.__('Open a chat session (*.chat.jsonl)'),
             filter: model =>
               model.type === 'directory' || model.name.endsWith(SUFFIX) ? {} : null
           });
@@ -103,7 +112,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     if (palette) {
-      palette.addItem({ command: OPEN_COMMAND, category: 'Chat Sessions' });
+      palette.addItem({ command: OPEN_COMMAND, category: trans.__('Chat Sessions') });
     }
   }
 };

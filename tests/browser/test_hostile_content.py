@@ -31,7 +31,7 @@ from playwright.sync_api import expect
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripted_provider import ScriptedProvider
 from widget_comm import recording_comms
-from widget_page import ensure_built, open_widget, panel_traits
+from widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 
 from jupyter_tree_chat.kernel.safe_html import markdown_to_html
 from jupyter_tree_chat.session import Session
@@ -191,16 +191,16 @@ def test_hostile_cell_output_and_widget_run_nothing(lab, page, page_log, screens
     open_and_run_all(page, lab, "hostile-cells.ipynb")
     outputs = page.locator(".jp-OutputArea-output")
     expect(outputs.filter(has_text="The end.").first).to_be_visible(timeout=90_000)
-    panel = page.locator(".jtw-panel")
-    expect(panel.locator(".jtw-conversation .jtw-markdown")).to_have_count(2, timeout=60_000)
+    panel = page.locator(".jtc-panel")
+    expect(panel.locator(".jtc-conversation .jtc-markdown")).to_have_count(2, timeout=60_000)
     # all of it: raw HTML is text in the widget too, so no payload hides what follows
-    for message in panel.locator(".jtw-conversation .jtw-markdown").all():
+    for message in panel.locator(".jtc-conversation .jtc-markdown").all():
         expect(message).to_contain_text("Payloads follow.")
         expect(message).to_contain_text("The end.")
         assert "The end." in message.inner_text()  # rendered, not only in the DOM
     screenshot("cells")
     cells = assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
-    widget = assert_nothing_ran(page, page_log, ".jtw-widget")
+    widget = assert_nothing_ran(page, page_log, ".jtc-root")
     assert not page_log.page_errors, page_log.page_errors
     print(
         f"\nSECURITY xss cells+widget: payloads={len(PAYLOADS)} "
@@ -234,14 +234,8 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
         traits = panel_traits(TreePanel(session))
     texts = {node.id: text_payload(node) for node in session.tree}
     open_widget(page, traits)
-    page.wait_for_function("() => window.jtw.sent.some(m => m.a === 'text')")
-    page.evaluate(  # play the kernel: the full texts the view asked for
-        "texts => { for (const m of window.jtw.sent.splice(0)) if (m.a === 'text')"
-        " window.jtw.message({t: 'texts', req: m.req,"
-        " texts: Object.fromEntries(m.ids.map(id => [id, texts[id]]))}); }",
-        texts,
-    )
-    messages = page.locator(".jtw-conversation .jtw-markdown")
+    answer_text_requests(page, texts)  # play the kernel: the full texts the view asked for
+    messages = page.locator(".jtc-conversation .jtc-markdown")
     expect(messages).to_have_count(2)
     question, reply = messages.nth(0), messages.nth(1)
     expect(question).to_contain_text("USERSENTINEL")
@@ -252,7 +246,7 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
         assert sentinel in shown, shown
         assert opener + RUNS in shown, shown  # the markup as written
     screenshot("widget")
-    assert_nothing_ran(page, page_log, ".jtw-widget")
+    assert_nothing_ran(page, page_log, ".jtc-root")
     assert page.evaluate("typeof window.__xss_3") == "undefined"
     assert not page_log.page_errors, page_log.page_errors
 

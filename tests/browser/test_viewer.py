@@ -44,7 +44,7 @@ def test_viewer_shows_tree_problems_and_siblings(lab, page, page_log, screenshot
     on_path = view.locator(".jtc-tree .jtc-row.jtc-on-path")
     assert on_path.evaluate_all("rs => rs.map(r => r.dataset.id)") == ["u1", "a1", "u2", "a3"]
     expect(view.locator('.jtc-row[data-id="a3"]')).to_have_class(
-        "jtc-row jtc-role-assistant jtc-on-path jtc-on-selected-path jtc-selected"
+        "jtc-row jtc-role-assistant jtc-on-path jtc-on-selected-path jtc-selected jtc-leaf"
     )
     expect(view.locator('.jtc-row[data-id="a1"] .jtc-position')).to_have_text("1/2")
     expect(view.locator('.jtc-row[data-id="a2"] .jtc-label')).to_have_text("concise")

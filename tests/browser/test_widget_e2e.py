@@ -45,41 +45,42 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
         ],
     )
     cells = open_and_run_all(page, lab, "flow.ipynb").locator(".jp-Cell")
-    turn = cells.nth(1).locator(".jtw-turn")
-    panel = cells.nth(2).locator(".jtw-panel")
-    answer_pos = turn.locator('.jtw-position[data-side="r"]')
+    turn = cells.nth(1).locator(".jtc-turn")
+    panel = cells.nth(2).locator(".jtc-panel")
+    answer_pos = turn.locator('.jtc-position[data-side="r"]')
     expect(answer_pos).to_have_text("1/1", timeout=60_000)
-    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(2)
-    expect(panel.locator(".jtw-conversation")).to_contain_text("multiplication binds tighter")
+    expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(2)
+    expect(panel.locator(".jtc-conversation")).to_contain_text("multiplication binds tighter")
     screenshot("1-first-turn")
 
     # retry from the cell's control: the new answer streams into it; 2/2 everywhere
     turn.get_by_role("button", name="Retry").click()
     expect(answer_pos).to_have_text("2/2")
-    expect(turn.locator(".jtw-turn-body")).to_contain_text("3 * 4 = 12 comes first")
-    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(3)
-    expect(panel.locator(".jtw-conversation")).to_contain_text("3 * 4 = 12 comes first")
+    expect(turn.locator(".jtc-turn-body")).to_contain_text("3 * 4 = 12 comes first")
+    expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(3)
+    expect(panel.locator(".jtc-conversation")).to_contain_text("3 * 4 = 12 comes first")
     screenshot("2-after-retry")
 
     # switch back with the control's arrow: the panel follows without re-running a cell
     turn.get_by_title("previous answer (←)").click()
     expect(answer_pos).to_have_text("1/2")
-    expect(turn.locator(".jtw-turn-body")).to_be_hidden()
-    expect(panel.locator(".jtw-conversation")).to_contain_text("multiplication binds tighter")
-    expect(panel.locator(".jtw-conversation .jtw-msg.jtw-role-a .jtw-position")).to_have_text("1/2")
+    expect(turn.locator(".jtc-turn-body")).to_be_hidden()
+    expect(panel.locator(".jtc-conversation")).to_contain_text("multiplication binds tighter")
+    answer_in_panel = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
+    expect(answer_in_panel.locator(".jtc-position")).to_have_text("1/2")
     screenshot("3-switched-back")
 
     # keyboard: ArrowRight on the answer in the panel moves to the next sibling
-    panel.locator(".jtw-conversation .jtw-msg.jtw-role-a").focus()
+    panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant").focus()
     page.keyboard.press("ArrowRight")
     expect(answer_pos).to_have_text("2/2")
     page.keyboard.press("ArrowLeft")
     expect(answer_pos).to_have_text("1/2")
 
     # inline edit in the panel: Escape cancels, Enter saves a new branch
-    question = panel.locator(".jtw-conversation .jtw-msg.jtw-role-u")
+    question = panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")
     question.get_by_role("button", name="Edit").click()
-    box = panel.locator("textarea.jtw-edit-box")
+    box = panel.locator("textarea.jtc-edit-box")
     expect(box).to_have_value("What is 2 + 3 * 4?")
     page.keyboard.press("Escape")
     expect(box).to_have_count(0)
@@ -87,25 +88,25 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     box.fill("What is (2 + 3) * 4?")
     screenshot("4-editing")
     box.press("Enter")
-    expect(panel.locator(".jtw-conversation")).to_contain_text("(2 + 3) * 4 = 20")
-    expect(turn.locator('.jtw-position[data-side="q"]')).to_have_text("2/2")
+    expect(panel.locator(".jtc-conversation")).to_contain_text("(2 + 3) * 4 = 20")
+    expect(turn.locator('.jtc-position[data-side="q"]')).to_have_text("2/2")
     expect(answer_pos).to_have_text("1/1")
-    expect(panel.locator(".jtw-tree .jtw-row")).to_have_count(5)
+    expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(5)
     screenshot("5-edited")
 
     # compare: go back to the first question by clicking its answer in the tree
-    first_answer = panel.locator(".jtw-tree .jtw-row").nth(1)
-    first_answer.locator(".jtw-row-main").click()
-    expect(turn.locator('.jtw-position[data-side="q"]')).to_have_text("1/2")
-    panel.locator(".jtw-conversation .jtw-msg.jtw-role-a").get_by_role(
+    first_answer = panel.locator(".jtc-tree .jtc-row").nth(1)
+    first_answer.locator(".jtc-row-main").click()
+    expect(turn.locator('.jtc-position[data-side="q"]')).to_have_text("1/2")
+    panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant").get_by_role(
         "button", name="Compare 2"
     ).click()
-    compare = panel.locator(".jtw-compare")
-    expect(compare.locator(".jtw-compare-column")).to_have_count(2)
-    expect(compare.locator("mark.jtw-diff").first).to_be_visible()
-    expect(compare.locator(".jtw-compare-column").nth(0)).to_contain_text("claude-a")
-    expect(compare.locator(".jtw-compare-column").nth(1)).to_contain_text("claude-b")
-    expect(compare.locator(".jtw-compare-column").nth(1)).to_contain_text(" out · ")
+    compare = panel.locator(".jtc-compare")
+    expect(compare.locator(".jtc-compare-column")).to_have_count(2)
+    expect(compare.locator("mark.jtc-diff").first).to_be_visible()
+    expect(compare.locator(".jtc-compare-column").nth(0)).to_contain_text("claude-a")
+    expect(compare.locator(".jtc-compare-column").nth(1)).to_contain_text("claude-b")
+    expect(compare.locator(".jtc-compare-column").nth(1)).to_contain_text(" out · ")
     screenshot("6-compare")
 
     # a click while the kernel runs other code still lands (ipykernel 7 may even take
@@ -177,19 +178,20 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     ensure_built()
     write_notebook(lab.root / "xss.ipynb", [HOSTILE_CELL])
     area = open_and_run_all(page, lab, "xss.ipynb")
-    panel = area.locator(".jtw-panel")
-    conversation = panel.locator(".jtw-conversation")
-    expect(conversation.locator(".jtw-markdown")).to_have_count(2, timeout=60_000)
+    panel = area.locator(".jtc-panel")
+    conversation = panel.locator(".jtc-conversation")
+    expect(conversation.locator(".jtc-markdown")).to_have_count(2, timeout=60_000)
     expect(conversation).to_contain_text("Payloads follow.")
-    turn = area.locator(".jtw-turn")
-    expect(turn.locator(".jtw-turn-body .jtw-markdown")).to_contain_text("Payloads follow.")
+    turn = area.locator(".jtc-turn")
+    expect(turn.locator(".jtc-turn-body .jtc-markdown")).to_contain_text("Payloads follow.")
     # click what could be clicked, open the compare view (plain text), wait a moment
     for link in (
         conversation.get_by_text("click me").all() + conversation.get_by_text("raw link").all()
     ):
         link.click(modifiers=["Alt"])  # Alt: never navigate away, only run handlers
-    conversation.locator(".jtw-msg.jtw-role-a").get_by_role("button", name="Compare 2").click()
-    expect(panel.locator(".jtw-compare-column")).to_have_count(2)
+    answer = conversation.locator(".jtc-msg.jtc-role-assistant")
+    answer.get_by_role("button", name="Compare 2").click()
+    expect(panel.locator(".jtc-compare-column")).to_have_count(2)
     page.wait_for_timeout(500)
     screenshot("hostile")
 
@@ -198,7 +200,7 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     # what the sanitizer left: no active elements, no handlers, no script URLs
     found = page.evaluate(
         """() => {
-          const all = Array.from(document.querySelectorAll('.jtw-widget *'));
+          const all = Array.from(document.querySelectorAll('.jtc-root *'));
           return {
             tags: all.map(e => e.localName)
               .filter(t => ['script', 'iframe', 'svg', 'form', 'object', 'embed'].includes(t)),
@@ -217,10 +219,10 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     safe = panel.locator("a[href='https://example.org/docs']")
     expect(safe).to_have_count(2)
     expect(safe.first).to_have_attribute("target", "_blank")
-    expect(conversation.locator(".jtw-markdown").first).to_contain_text(
+    expect(conversation.locator(".jtc-markdown").first).to_contain_text(
         '<a href="javascript:window.__pwned=\'a\'" id="rawlink">raw link</a>'
     )
     assert conversation.locator("#rawlink").count() == 0
     assert not [url for url in page_log.requests if "pixel.png" in url]
-    blocked = area.locator(".jtw-widget img.jtc-blocked")
+    blocked = area.locator(".jtc-root img.jtc-blocked")
     expect(blocked.first).to_have_attribute("data-jtc-blocked-src", "http://127.0.0.1:9/pixel.png")

@@ -1,11 +1,16 @@
 /**
- * The browser side of one widget model: a typed mirror of the synced traits, and a store
- * that applies the kernel's small custom messages (see jupyter_tree_chat/widget/protocol.py).
+ * The panel's source of data: a typed mirror of the widget's synced traits, and a store
+ * that applies the kernel's small custom messages (see jupyter_tree_chat/widget/protocol.py)
+ * to the components' data model (`SessionTree`, components/model.ts).
  *
  * One store per model, made in `initialize`, so two views of the same widget share it
- * and a message is applied once. Views never change the tree: they call `act`, the
+ * and a message is applied once. Views never change the tree: they call an action, the
  * kernel runs the Session action, and its events come back here.
  */
+
+import { Change, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
+import { PanelActions } from '../components/sessionview';
+import { StatusState } from '../components/status';
 
 // -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
 
@@ -77,45 +82,44 @@ export type Action =
   | { a: 'label'; id: string; label: string };
 
 /**
- * What a view says when an action is refused because a reply is being written in this
- * session (kept in step with BUSY_TEXT in jupyter_tree_chat/widget/widgets.py).
+ * The kernel's words when it refuses an action because a reply is being written
+ * (BUSY_TEXT in jupyter_tree_chat/widget/widgets.py): recognised here, shown translated
+ * (components/status.ts).
  */
 export const BUSY_TEXT =
   'Busy: a reply is being written in this session (a %%chat cell or another view); ' +
   'wait for it to finish, then try again.';
 
-/** The title of Retry / Edit while they are disabled (a reply is being written). */
-export const WAIT_TITLE = 'A reply is being written in this session; wait for it to finish';
-
 /** After this long without an `ack`, the kernel is busy (a cell is running). */
 export const BUSY_AFTER_MS = 800;
-
-export interface Stream {
-  parent: string;
-  text: string;
-  /** set when the reply ended: its stored node id (text == streamed), or the error */
-  done: boolean;
-  error?: string;
-}
 
 export interface Note {
   level: 'info' | 'warning' | 'error';
   text: string;
 }
 
+const ROLES: Record<Row[2], Role> = { u: 'user', a: 'assistant', t: 'tool' };
+
+/** A reply's meta summary as the components' `Summary`. */
+export function summaryOf(meta: MetaSummary | null): Summary | null {
+  if (!meta) {
+    return null;
+  }
+  const [model, inputTokens, outputTokens, durationMs, interrupted] = meta;
+  return { model, inputTokens, outputTokens, durationMs, interrupted: interrupted === 1 };
+}
+
+/** What the kernel sent as a node's full text, as the components' `NodeContent`. */
+function contentOf(full: FullText): NodeContent {
+  return { parts: [{ kind: 'text', name: '', isError: false, text: full.text }], meta: full.meta ?? {}, line: 0, timestamp: null };
+}
+
 /**
- * The tree as the browser keeps it: arrays indexed like the kernel's rows, the children
- * of each node in append order, and full texts once fetched.
+ * The tree as the browser keeps it (rows in the kernel's order, see `SessionTree`), the
+ * full texts once fetched, the reply being streamed, and the state of the actions sent.
  */
-export class Store {
-  readonly ids: string[] = [];
-  readonly parents: number[] = [];
-  readonly roles: string[] = [];
-  readonly heads: string[] = [];
-  readonly metas: Array<MetaSummary | null> = [];
-  readonly index = new Map<string, number>();
-  readonly children: number[][] = [];
-  readonly roots: number[] = [];
+export class Store implements SessionSource, PanelActions {
+  readonly tree = new SessionTree();
   readonly texts = new Map<string, FullText>();
   stream: Stream | null = null;
   notes: Note[] = [];
@@ -127,10 +131,12 @@ export class Store {
   actionError = '';
   /** the last action was refused: a reply is being written (`actionError` is BUSY_TEXT) */
   actionBusy = false;
+  readonly problems = [];
 
   private nextReq = 1;
   private requested = new Set<string>();
-  private listeners = new Set<(what: string) => void>();
+  private contents = new Map<string, NodeContent>();
+  private listeners = new Set<(what: Change) => void>();
   private busyTimer: ReturnType<typeof setTimeout> | null = null;
   private rowsAsked = false;
 
@@ -144,92 +150,60 @@ export class Store {
     }
   }
 
-  // -- reading -------------------------------------------------------------------------
+  // -- reading (SessionSource) ---------------------------------------------------------
 
   get size(): number {
-    return this.ids.length;
+    return this.tree.size;
   }
 
   get leaf(): string | null {
     return this.model.get('leaf') ?? null;
   }
 
-  get labels(): Record<string, string> {
-    return this.model.get('labels') ?? {};
+  get title(): string {
+    return this.model.get('title') ?? '';
   }
 
-  parentOf(id: string): string | null {
-    const i = this.index.get(id);
-    if (i === undefined || this.parents[i] < 0) {
-      return null;
-    }
-    return this.ids[this.parents[i]];
-  }
-
-  siblings(id: string): string[] {
-    const i = this.index.get(id);
-    if (i === undefined) {
-      return [id];
-    }
-    const p = this.parents[i];
-    return (p < 0 ? this.roots : this.children[p]).map(k => this.ids[k]);
-  }
-
-  childIds(id: string): string[] {
-    const i = this.index.get(id);
-    return i === undefined ? [] : this.children[i].map(k => this.ids[k]);
-  }
-
-  /** Root to `id`, walked upwards (no recursion: paths can be thousands deep). */
-  pathTo(id: string | null): string[] {
-    const path: string[] = [];
-    let i = id === null ? undefined : this.index.get(id);
-    while (i !== undefined && i >= 0) {
-      path.push(this.ids[i]);
-      i = this.parents[i];
-    }
-    return path.reverse();
-  }
-
-  /** The newest child at each step down to a leaf (what `switch` lands on). */
-  deepestLeaf(id: string): string {
-    let i = this.index.get(id);
-    if (i === undefined) {
-      return id;
-    }
-    while (this.children[i].length) {
-      i = this.children[i][this.children[i].length - 1];
-    }
-    return this.ids[i];
+  label(id: string): string | undefined {
+    const labels = this.model.get('labels') ?? {};
+    return Object.prototype.hasOwnProperty.call(labels, id) ? labels[id] : undefined;
   }
 
   text(id: string): FullText | undefined {
     return this.texts.get(id);
   }
 
+  content(id: string): NodeContent | undefined {
+    let content = this.contents.get(id);
+    const full = this.texts.get(id);
+    if (content === undefined && full !== undefined) {
+      content = contentOf(full);
+      this.contents.set(id, content);
+    }
+    return content;
+  }
+
+  requestContent(ids: string[]): void {
+    this.requestTexts(ids);
+  }
+
   // -- kernel -> store -----------------------------------------------------------------
 
   addRow(row: Row): void {
     const [id, parent, role, head, meta] = row;
-    if (this.index.has(id) || parent >= this.ids.length) {
-      return;
-    }
-    const i = this.ids.length;
-    this.ids.push(id);
-    this.parents.push(parent);
-    this.roles.push(role);
-    this.heads.push(head);
-    this.metas.push(meta);
-    this.children.push([]);
-    this.index.set(id, i);
-    (parent < 0 ? this.roots : this.children[parent]).push(i);
+    this.tree.add(id, parent, ROLES[role] ?? 'user', head, summaryOf(meta));
+  }
+
+  private setText(id: string, full: FullText): void {
+    this.texts.set(id, full);
+    this.contents.delete(id);
   }
 
   handle(message: KernelMessage): void {
     switch (message.t) {
       case 'n': {
         if (message.s === 1 && this.stream) {
-          this.texts.set(message.r[0], { text: this.stream.text, meta: {} });
+          this.setText(message.r[0], { text: this.stream.text, meta: {} });
         }
         if (this.model.get('mode') === 'panel') {
           if (message.i !== undefined && message.i > this.size) {
@@ -269,7 +243,7 @@ export class Store {
         break;
       case 'texts':
         for (const [id, full] of Object.entries(message.texts)) {
-          this.texts.set(id, full);
+          this.setText(id, full);
           this.requested.delete(id);
         }
         this.emit('texts');
@@ -349,6 +323,36 @@ export class Store {
     this.emit('status');
   }
 
+  retry(id: string): void {
+    this.act({ a: 'retry', id });
+  }
+
+  edit(id: string, text: string): void {
+    this.act({ a: 'edit', id, text });
+  }
+
+  setLabel(id: string, label: string): void {
+    this.act({ a: 'label', id, label });
+  }
+
+  switchTo(id: string): void {
+    this.act({ a: 'switch', id });
+  }
+
+  /** What the status line says (components/status.ts). */
+  status(): StatusState {
+    const error = this.actionError || this.model.get('error');
+    return {
+      kernelBusy: this.kernelBusy,
+      replying: this.replying,
+      working: this.running.size > 0 || this.waiting.size > 0,
+      // refused while a reply is written: said as "wait", not as a failure (also after a reload)
+      refused: this.actionBusy || (!this.actionError && error === BUSY_TEXT),
+      error,
+      note: this.notes[this.notes.length - 1] ?? null
+    };
+  }
+
   private scheduleBusyCheck(): void {
     if (this.busyTimer !== null) {
       clearTimeout(this.busyTimer);
@@ -376,12 +380,12 @@ export class Store {
 
   // -- listeners -----------------------------------------------------------------------
 
-  subscribe(listener: (what: string) => void): () => void {
+  subscribe(listener: (what: Change) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  emit(what: string): void {
+  emit(what: Change): void {
     for (const listener of Array.from(this.listeners)) {
       listener(what);
     }
@@ -393,31 +397,4 @@ export class Store {
     }
     this.listeners.clear();
   }
-}
-
-/** A short id for display, like git's. */
-export function shortId(id: string): string {
-  return id.slice(0, 7);
-}
-
-/** `model · 120 in · 340 out · 3.2 s` for a reply's meta summary. */
-export function metaLine(meta: MetaSummary | null): string {
-  if (!meta) {
-    return '';
-  }
-  const [model, input, output, ms] = meta;
-  const parts: string[] = [];
-  if (model) {
-    parts.push(model);
-  }
-  if (typeof input === 'number') {
-    parts.push(`${input} in`);
-  }
-  if (typeof output === 'number') {
-    parts.push(`${output} out`);
-  }
-  if (typeof ms === 'number') {
-    parts.push(ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
-  }
-  return parts.join(' · ');
 }

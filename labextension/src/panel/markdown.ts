@@ -1,5 +1,6 @@
 /**
- * Markdown to safe HTML for the widget: model and user text is untrusted input.
+ * The panel's Markdown renderer (the `RenderMarkdown` its components get): model and
+ * user text is untrusted input.
  *
  * Raw HTML in a message is text, as in the kernel's renderer (markdown-it `html=False`,
  * jupyter_tree_chat/kernel/safe_html.py): `<b>x</b>` is shown as `<b>x</b>`. `marked` is given
@@ -11,15 +12,15 @@
  *
  * DOMPurify, limited to its HTML profile (no SVG, no MathML), still runs afterwards as a
  * second line of defence (it removes `javascript:` URLs from Markdown links, among other
- * things); `neutraliseRemote` (shared render module) then stops remote images from
- * loading by themselves. The result is put into the page with `setSanitizedHtml`, which
- * parses it inert.
+ * things); the Markdown component (components/markdown.ts) then stops remote images
+ * from loading by themselves (`neutraliseRemote`) and puts the result into the page
+ * with `setSanitizedHtml`, which parses it inert.
  */
 
 import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 
-import { escapeHtml, neutraliseRemote } from '../render/safety';
+import { escapeHtml } from '../components/safety';
 
 const PURIFY = {
   USE_PROFILES: { html: true },
@@ -54,25 +55,13 @@ export function markdownToHtml(text: string): string {
   return markdown.parse(text, { async: false }) as string;
 }
 
-const cache = new Map<string, string>();
-const CACHE_LIMIT = 500;
-
-/** Sanitized HTML for a Markdown text (cached: the same answer is often shown twice). */
-export function renderMarkdown(text: string): string {
-  const cached = cache.get(text);
-  if (cached !== undefined) {
-    return cached;
-  }
+/** Sanitized HTML for a Markdown text: `marked` without raw HTML, then DOMPurify. */
+export function sanitizedMarkdown(text: string): string {
   let html: string;
   try {
     html = markdownToHtml(text);
   } catch {
     html = `<pre>${escapeHtml(text)}</pre>`;
   }
-  const clean = neutraliseRemote(DOMPurify.sanitize(html, PURIFY) as unknown as string);
-  if (cache.size >= CACHE_LIMIT) {
-    cache.clear();
-  }
-  cache.set(text, clean);
-  return clean;
+  return DOMPurify.sanitize(html, PURIFY) as unknown as string;
 }

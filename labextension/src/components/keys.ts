@@ -1,5 +1,5 @@
 /**
- * The keys of an inline text box, the same in the panel and the per-turn control:
+ * The keys of an inline text box, the same in the conversation and the per-turn control:
  * Enter saves (Shift+Enter is a new line where the box takes several), Escape cancels.
  */
 export function saveOrCancel(

@@ -1,15 +1,19 @@
 /**
  * The anywidget front end of jupyter-tree-chat (`TreePanel` and `TurnControl` in
  * jupyter_tree_chat/widget/widgets.py). Built by `npm run build:widget` into
- * jupyter_tree_chat/static/widget.js.
+ * jupyter_tree_chat/widget/static/widget.js.
  *
  * `initialize` runs once per model and owns the store, so every view of one widget
- * shares what the kernel sent; `render` draws one view (the panel or the per-turn
- * control, by the `mode` trait). Both return their cleanup.
+ * shares what the kernel sent; `render` draws one view (the session view with its
+ * actions, or the per-turn control, by the `mode` trait), speaking the lab's language
+ * when the lab extension's bridge is there (bridge.ts). Both return their cleanup.
  */
 
-import { KernelMessage, Store, WidgetModel } from './model';
-import { PanelView } from './panel';
+import { hostTranslation } from '../bridge';
+import { Markdown } from '../components/markdown';
+import { SessionView } from '../components/sessionview';
+import { sanitizedMarkdown } from './markdown';
+import { KernelMessage, Store, WidgetModel } from './store';
 import { TurnView } from './turn';
 
 /**
@@ -36,19 +40,21 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     onTree();
   };
   const onStatus = (): void => store.emit('status');
-  model.on('msg:custom', onMessage);
-  model.on('change:leaf', onTree);
-  model.on('change:labels', onTree);
-  model.on('change:turn', onTree);
-  model.on('change:busy', onBusy);
-  model.on('change:error', onStatus);
+  const listeners: Array<[string, (...args: any[]) => void]> = [
+    ['msg:custom', onMessage],
+    ['change:leaf', onTree],
+    ['change:labels', onTree],
+    ['change:turn', onTree],
+    ['change:busy', onBusy],
+    ['change:error', onStatus]
+  ];
+  for (const [event, listener] of listeners) {
+    model.on(event, listener);
+  }
   return () => {
-    model.off('msg:custom', onMessage);
-    model.off('change:leaf', onTree);
-    model.off('change:labels', onTree);
-    model.off('change:turn', onTree);
-    model.off('change:busy', onBusy);
-    model.off('change:error', onStatus);
+    for (const [event, listener] of listeners) {
+      model.off(event, listener);
+    }
     store.dispose();
     if (stores.get(uid) === store) {
       stores.delete(uid);
@@ -60,7 +66,18 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   // a host that does not call `initialize` gets a store of the view's own
   const own = stores.has(model.get('uid')) ? null : initialize({ model });
   const store = stores.get(model.get('uid'))!;
-  const view = model.get('mode') === 'turn' ? new TurnView(el, store) : new PanelView(el, store);
+  const trans = hostTranslation();
+  const markdown = new Markdown(sanitizedMarkdown, trans);
+  const view =
+    model.get('mode') === 'turn'
+      ? new TurnView(el, store, trans, markdown)
+      : new SessionView(el, store, {
+          trans,
+          markdown,
+          actions: store,
+          fallbackTitle: trans.__('Chat session'),
+          emptyText: trans.__('No messages yet: run a %1 cell.', '%%chat')
+        });
   return () => {
     view.dispose();
     own?.();

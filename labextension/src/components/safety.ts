@@ -41,12 +41,12 @@ function isRemote(url: string): boolean {
 /**
  * Neutralise remote images and media in already sanitized HTML: their URL moves to
  * `data-jtc-blocked-src` and the element gets the class `jtc-blocked` (shown as a
- * placeholder with the URL as its title). Styles with `url(` are dropped. Links get
+ * placeholder, `blockedTitle(url)` as its title). Styles with `url(` are dropped. Links get
  * `target="_blank" rel="noopener noreferrer"`. A second line of defence removes what
  * no chat message needs even if a sanitizer allows it: style sheets, frames, embedded
  * objects and media, image maps, forms and form controls.
  */
-export function neutraliseRemote(html: string): string {
+export function neutraliseRemote(html: string, blockedTitle: (url: string) => string): string {
   const doc = new DOMParser().parseFromString(
     `<!DOCTYPE html><html><body>${html}</body></html>`,
     'text/html'
@@ -73,7 +73,7 @@ export function neutraliseRemote(html: string): string {
         element.setAttribute('data-jtc-blocked-src', value);
         element.classList.add('jtc-blocked');
         if (!element.getAttribute('title')) {
-          element.setAttribute('title', `remote content not loaded: ${value}`);
+          element.setAttribute('title', blockedTitle(value));
         }
       }
     }

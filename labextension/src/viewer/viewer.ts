@@ -1,8 +1,9 @@
 /**
- * The document widget for `*.chat.jsonl`: a read-only `SessionView` over the file's bytes
- * (the base64 model, so a line that is not UTF-8 is reported as the command line does).
- * It reloads when the file changes on disk: JupyterLab does not watch files, so the
- * viewer polls the file's modification time while it is open.
+ * The document widget for `*.chat.jsonl`: the components' `SessionView` without actions
+ * (read-only), fed from the file's bytes (the base64 model, so a line that is not UTF-8
+ * is reported as the command line does), Markdown through JupyterLab's parser and
+ * sanitizer. It reloads when the file changes on disk: JupyterLab does not watch files,
+ * so the viewer polls the file's modification time while it is open.
  */
 
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
@@ -11,7 +12,12 @@ import { Contents } from '@jupyterlab/services';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { ChatSession, SessionView, parseSession, plainTextHtml } from './render';
+import { Markdown } from '../components/markdown';
+import { plainTextHtml } from '../components/safety';
+import { SessionView } from '../components/sessionview';
+import { Translation } from '../components/translate';
+import { ChatSession, parseSession } from '../format/parse';
+import { FileSource } from './source';
 
 export const FACTORY = 'Chat Session Viewer';
 export const FILE_TYPE = 'chat-session';
@@ -37,6 +43,7 @@ export function decodeBase64(content: string): Uint8Array {
 
 export class ChatSessionViewer extends Widget {
   readonly view: SessionView;
+  private readonly source: FileSource;
   private timer: number | undefined;
   private lastModified: string | undefined;
   private checking = false;
@@ -44,11 +51,18 @@ export class ChatSessionViewer extends Widget {
   constructor(
     private readonly context: DocumentRegistry.Context,
     rendermime: IRenderMimeRegistry,
-    private readonly contents: Contents.IManager
+    private readonly contents: Contents.IManager,
+    trans: Translation
   ) {
     super();
     this.addClass('jtc-viewer');
-    this.view = new SessionView(this.node, { renderMarkdown: markdownRenderer(rendermime) });
+    this.source = new FileSource(trans);
+    this.view = new SessionView(this.node, this.source, {
+      trans,
+      markdown: new Markdown(markdownRenderer(rendermime), trans),
+      fallbackTitle: trans.__('Chat session'),
+      emptyText: trans.__('No messages in this file.')
+    });
     context.model.contentChanged.connect(this.reload, this);
     context.pathChanged.connect(this.reload, this);
     void context.ready.then(() => {
@@ -59,7 +73,9 @@ export class ChatSessionViewer extends Widget {
   }
 
   /** The parsed file as shown now (for tests and other plugins). */
-  session: ChatSession | null = null;
+  get session(): ChatSession {
+    return this.source.parsed;
+  }
 
   dispose(): void {
     if (this.isDisposed) {
@@ -87,10 +103,9 @@ export class ChatSessionViewer extends Widget {
     } catch {
       bytes = new TextEncoder().encode(this.context.model.toString());
     }
-    this.session = parseSession(bytes);
-    const name = this.context.path.split('/').pop() ?? this.context.path;
-    this.view.setSession(this.session, name);
-    this.node.dataset.jtcNodes = String(this.session.nodes.size);
+    const session = parseSession(bytes);
+    this.source.load(session, this.context.path.split('/').pop() ?? this.context.path);
+    this.node.dataset.jtcNodes = String(session.nodes.size);
   }
 
   /** Revert to the file on disk when its modification time moved. */
@@ -117,13 +132,14 @@ export class ChatSessionFactory extends ABCWidgetFactory<DocumentWidget<ChatSess
   constructor(
     options: DocumentRegistry.IWidgetFactoryOptions,
     private readonly rendermime: IRenderMimeRegistry,
-    private readonly contents: Contents.IManager
+    private readonly contents: Contents.IManager,
+    private readonly trans: Translation
   ) {
     super(options);
   }
 
   protected createNewWidget(context: DocumentRegistry.Context): DocumentWidget<ChatSessionViewer> {
-    const content = new ChatSessionViewer(context, this.rendermime, this.contents);
+    const content = new ChatSessionViewer(context, this.rendermime, this.contents, this.trans);
     const widget = new DocumentWidget({ content, context });
     widget.addClass('jtc-document');
     return widget;

@@ -1,6 +1,7 @@
 /**
- * A tiny element builder. Text only ever goes in through `textContent`; the one way to
- * put markup in is `setSanitizedHtml` (safety.ts) with a sanitizer's output.
+ * A tiny element builder, and event listeners that come with their cleanup. Text only
+ * ever goes in through `textContent`; the one way to put markup in is `setSanitizedHtml`
+ * (safety.ts) with a sanitizer's output.
  */
 
 type Child = Node | string | null | undefined | false;
@@ -30,4 +31,19 @@ export function h(
     element.append(typeof child === 'string' ? document.createTextNode(child) : child);
   }
   return element;
+}
+
+type Handlers = { [K in keyof HTMLElementEventMap]?: (event: HTMLElementEventMap[K]) => void };
+
+/** Listen to these events on `target`; returns what removes every listener again. */
+export function listen(target: HTMLElement, handlers: Handlers): () => void {
+  const entries = Object.entries(handlers) as Array<[string, EventListener]>;
+  for (const [event, handler] of entries) {
+    target.addEventListener(event, handler);
+  }
+  return () => {
+    for (const [event, handler] of entries) {
+      target.removeEventListener(event, handler);
+    }
+  };
 }

@@ -1,0 +1,108 @@
+/**
+ * A message's content as the components show it: text to render as Markdown, and the
+ * other Anthropic content blocks (tool use, tool result, thinking, ...) as labelled
+ * extras. The viewer gets parts from the file's messages; the panel gets one text part
+ * from the kernel (which already wrote tool blocks into it as lines).
+ */
+
+import { Translation } from './translate';
+
+/** A content block, ready to show. */
+export interface Part {
+  kind: 'text' | 'tool_use' | 'tool_result' | 'thinking' | 'other';
+  /** the tool's name (tool_use) or the block's type (thinking, other) */
+  name: string;
+  /** a tool result that reports an error */
+  isError: boolean;
+  text: string;
+}
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function part(kind: Part['kind'], text: string, name = '', isError = false): Part {
+  return { kind, name, isError, text };
+}
+
+/** The parts of a message's content (a string, or a list of Anthropic content blocks). */
+export function partsOf(message: Record<string, unknown>): Part[] {
+  const content = message.content;
+  if (typeof content === 'string') {
+    return [part('text', content)];
+  }
+  if (!Array.isArray(content)) {
+    return content === undefined ? [] : [part('other', stringify(content), 'content')];
+  }
+  const parts: Part[] = [];
+  for (const block of content) {
+    if (typeof block === 'string') {
+      parts.push(part('text', block));
+      continue;
+    }
+    const b = (block ?? {}) as Record<string, unknown>;
+    const type = typeof b.type === 'string' ? b.type : 'block';
+    if (type === 'text') {
+      parts.push(part('text', stringify(b.text ?? '')));
+    } else if (type === 'tool_use') {
+      parts.push(part('tool_use', stringify(b.input ?? {}), stringify(b.name ?? '?')));
+    } else if (type === 'tool_result') {
+      const inner = Array.isArray(b.content)
+        ? partsOf({ content: b.content })
+            .map(p => p.text)
+            .join('\n')
+        : stringify(b.content ?? '');
+      parts.push(part('tool_result', inner, '', b.is_error === true));
+    } else if (type === 'thinking' || type === 'redacted_thinking') {
+      parts.push(part('thinking', stringify(b.thinking ?? ''), type));
+    } else {
+      const { type: _ignored, ...rest } = b;
+      void _ignored;
+      parts.push(part('other', stringify(rest), type));
+    }
+  }
+  return parts;
+}
+
+/** What a non-text part is called where it is shown. */
+export function partTitle(p: Part, trans: Translation): string {
+  switch (p.kind) {
+    case 'tool_use':
+      return trans.__('tool use: %1', p.name);
+    case 'tool_result':
+      return p.isError ? trans.__('tool result (error)') : trans.__('tool result');
+    case 'thinking':
+      return p.name === 'redacted_thinking' ? trans.__('redacted thinking') : trans.__('thinking');
+    default:
+      return p.name;
+  }
+}
+
+/** The parts as one text, for one-line summaries and word differences. */
+export function plainText(parts: Part[], trans: Translation): string {
+  return parts.map(p => (p.kind === 'text' ? p.text : `[${partTitle(p, trans)}] ${p.text}`)).join('\n');
+}
+
+/** The first line of the text, cut at `max` characters. */
+export function firstLine(parts: Part[], trans: Translation, max = 80): string {
+  const text = plainText(parts, trans).trim();
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > max ? line.slice(0, max - 1) + '…' : line;
+}
+
+/** A user-role message filled in by the tool system (as `tree.is_tool_result`). */
+export function isToolResult(message: Record<string, unknown>): boolean {
+  const content = message.content;
+  return (
+    message.role === 'user' &&
+    Array.isArray(content) &&
+    content.some(b => typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'tool_result')
+  );
+}

@@ -1,0 +1,367 @@
+/**
+ * A path as a conversation: each message with its place among its siblings (`‹ 2/3 ›`),
+ * its model and numbers, Compare and Info, and, where the session can be changed (the
+ * panel), inline Edit, Retry and Label. Only the last messages are drawn at first and
+ * their content is asked for when drawn; a reply being written is shown at the end as
+ * it streams.
+ */
+
+import { Part, partTitle } from './content';
+import { Navigate, button, editBar, editBox, switcher } from './controls';
+import { renderDetails } from './details';
+import { h, listen } from './dom';
+import { saveOrCancel } from './keys';
+import { Markdown } from './markdown';
+import { SessionSource, shortId, siblingPlace } from './model';
+import { Translation } from './translate';
+import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
+
+export const FIRST_SHOWN = 30;
+
+/** What a view that can change the session lets the conversation do. */
+export interface SessionActions {
+  /** a reply is being written in the session: Retry and Edit wait for it */
+  readonly replying: boolean;
+  retry(id: string): void;
+  edit(id: string, text: string): void;
+  setLabel(id: string, label: string): void;
+  /** say, without asking the kernel, that an action must wait for the reply */
+  refuseWhileReplying(): void;
+}
+
+export interface ConversationOptions {
+  markdown: Markdown;
+  /** the panel's actions; `null` in the read-only viewer */
+  actions: SessionActions | null;
+  navigate: Navigate;
+  /** the siblings of `id` side by side */
+  compare(id: string): void;
+  /** the id in a message's header was clicked */
+  select(id: string): void;
+  /** ←/→ or an arrow of the switcher */
+  sibling(id: string, step: -1 | 1): void;
+  emptyText: string;
+}
+
+export class Conversation {
+  readonly node: HTMLElement;
+  shown = FIRST_SHOWN;
+  /** the messages whose details are open */
+  readonly details = new Set<string>();
+  private end: string | null = null;
+  private editing: { id: string; box: HTMLTextAreaElement } | null = null;
+  private labeling: { id: string; box: HTMLInputElement } | null = null;
+  private streamBody: HTMLElement | null = null;
+  private frame = 0;
+  private focusDepth = -1;
+  private readonly stopListening: () => void;
+
+  constructor(
+    private readonly source: SessionSource,
+    private readonly trans: Translation,
+    private readonly options: ConversationOptions
+  ) {
+    this.node = h('section', { class: 'jtc-conversation', 'aria-label': trans.__('Conversation') });
+    this.stopListening = listen(this.node, {
+      click: event => this.handleClick(event),
+      keydown: event => this.handleKey(event)
+    });
+  }
+
+  dispose(): void {
+    cancelAnimationFrame(this.frame);
+    this.stopListening();
+  }
+
+  /** Draw the path from the root to `end`. */
+  render(end: string | null = this.end): void {
+    this.end = end;
+    const { source, trans } = this;
+    const path = source.tree.pathTo(end);
+    const start = Math.max(0, path.length - this.shown);
+    const visible = path.slice(start);
+    source.requestContent(visible);
+    const title = this.options.actions
+      ? trans._n('Current branch · %1 message', 'Current branch · %1 messages', path.length)
+      : trans._n('Path to %2 · %1 message', 'Path to %2 · %1 messages', path.length, end ? shortId(end) : '—');
+    const children: HTMLElement[] = [h('h3', { class: 'jtc-section-title' }, title)];
+    if (start > 0) {
+      children.push(
+        button(trans.__('Show %1 earlier of %2', Math.min(start, FIRST_SHOWN), start), { act: 'earlier', attrs: { class: 'jtc-button jtc-earlier' } })
+      );
+    }
+    visible.forEach((id, k) => children.push(this.message(id, start + k)));
+    this.streamBody = null;
+    const stream = source.stream;
+    if (stream) {
+      children.push(this.streaming());
+    }
+    if (!path.length && !stream) {
+      children.push(h('p', { class: 'jtc-empty-note' }, this.options.emptyText));
+    }
+    this.node.replaceChildren(...children);
+    if (this.editing) {
+      this.editing.box.focus();
+    } else if (this.labeling) {
+      this.labeling.box.focus();
+    } else if (this.focusDepth >= 0) {
+      this.node.querySelector<HTMLElement>(`.jtc-msg[data-depth="${this.focusDepth}"]`)?.focus();
+      this.focusDepth = -1;
+    }
+  }
+
+  /** Scroll the message `id` into view, drawing earlier messages if needed. */
+  reveal(id: string): void {
+    const path = this.source.tree.pathTo(this.end);
+    const at = path.indexOf(id);
+    if (at >= 0 && at < path.length - this.shown) {
+      this.shown = path.length - at;
+      this.render();
+    }
+    this.node.querySelector<HTMLElement>(`.jtc-msg[data-id="${CSS.escape(id)}"]`)?.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  /** New streamed text: redraw only the streaming body, once per frame. */
+  delta(): void {
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => {
+      const stream = this.source.stream;
+      if (this.streamBody && stream) {
+        this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
+      }
+    });
+  }
+
+  private actionButtons(id: string): Array<HTMLElement | null> {
+    const { source, trans } = this;
+    const { tree } = source;
+    const actions = this.options.actions;
+    const role = tree.role(id);
+    const siblings = tree.siblings(id).length;
+    const buttons: Array<HTMLElement | null> = [];
+    if (actions) {
+      const replying = actions.replying;
+      const wait = trans.__('A reply is being written in this session; wait for it to finish');
+      const answered = tree.childIds(id).length > 0;
+      buttons.push(
+        role === 'user'
+          ? button(trans.__('Edit'), { act: 'edit', id, disabled: replying, title: replying ? wait : trans.__('Edit this message: saving makes a new branch') })
+          : null,
+        role === 'assistant' || !answered || id === source.leaf // the leaf: a failed reply left it unanswered
+          ? button(trans.__('Retry'), { act: 'retry', id, disabled: replying, title: replying ? wait : trans.__('Ask again: a new answer beside this one') })
+          : null
+      );
+    }
+    buttons.push(
+      siblings > 1
+        ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
+        : null,
+      actions ? button(trans.__('Label'), { act: 'label', id, look: 'quiet', title: trans.__('Name this node') }) : null,
+      button(trans.__('Info'), {
+        act: 'details',
+        id,
+        look: 'quiet',
+        title: trans.__('Node details'),
+        attrs: { 'aria-expanded': String(this.details.has(id)) }
+      })
+    );
+    return buttons;
+  }
+
+  private message(id: string, depth: number): HTMLElement {
+    const { source, trans } = this;
+    const { tree } = source;
+    const role = tree.role(id);
+    const place = siblingPlace(tree, id);
+    const content = source.content(id);
+    const label = source.label(id);
+    const summary = tree.summary(id);
+    const header = h(
+      'div',
+      { class: 'jtc-msg-header' },
+      h('span', { class: 'jtc-role' }, roleName(role, trans)),
+      h('button', { class: 'jtc-id jtc-link', 'data-act': 'select', 'data-id': id, title: id }, shortId(id)),
+      place.count > 1 ? switcher({ ...place, act: this.options.navigate, what: 'version', id }, trans) : null,
+      label ? labelBadge(label, trans) : null,
+      summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
+      numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
+      summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
+      h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
+    );
+    const body = h('div', { class: 'jtc-msg-body' });
+    if (this.editing?.id === id) {
+      body.append(this.editing.box, editBar(trans, id));
+    } else if (content) {
+      body.append(...this.parts(content.parts));
+    } else {
+      const i = tree.index.get(id);
+      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
+    }
+    if (this.labeling?.id === id) {
+      body.append(h('div', { class: 'jtc-edit-bar' }, this.labeling.box, h('span', { class: 'jtc-hint' }, trans.__('Enter saves · empty removes · Escape cancels'))));
+    }
+    if (this.details.has(id)) {
+      body.append(renderDetails(source, id, trans));
+    }
+    const classes = ['jtc-msg', `jtc-role-${role}`];
+    if (id === source.leaf) {
+      classes.push('jtc-leaf');
+    }
+    if (id === this.end) {
+      classes.push('jtc-selected');
+    }
+    const ariaLabel =
+      place.count > 1
+        ? trans.__('%1 message %2, %3 of %4 (arrow keys switch)', roleName(role, trans), shortId(id), place.pos, place.count)
+        : trans.__('%1 message %2', roleName(role, trans), shortId(id));
+    return h(
+      'article',
+      { class: classes.join(' '), 'data-id': id, 'data-depth': depth, tabindex: 0, 'aria-label': ariaLabel },
+      header,
+      body
+    );
+  }
+
+  private parts(parts: Part[]): HTMLElement[] {
+    return parts.map(part =>
+      part.kind === 'text'
+        ? this.options.markdown.element(part.text)
+        : h(
+            'details',
+            { class: `jtc-part jtc-part-${part.kind}` },
+            h('summary', {}, partTitle(part, this.trans)),
+            h('pre', {}, part.text)
+          )
+    );
+  }
+
+  private streaming(): HTMLElement {
+    const stream = this.source.stream!;
+    const trans = this.trans;
+    this.streamBody = h('div', { class: 'jtc-markdown' });
+    this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
+    const state = stream.done ? (stream.error ? trans.__('failed') : trans.__('done')) : trans.__('writing…');
+    return h(
+      'article',
+      { class: 'jtc-msg jtc-role-assistant jtc-streaming', 'data-stream': stream.parent },
+      h(
+        'div',
+        { class: 'jtc-msg-header' },
+        h('span', { class: 'jtc-role' }, roleName('assistant', trans)),
+        h('span', { class: 'jtc-meta' }, state),
+        stream.error ? h('span', { class: 'jtc-status-error' }, stream.error) : null
+      ),
+      h('div', { class: 'jtc-msg-body' }, this.streamBody)
+    );
+  }
+
+  // -- events --------------------------------------------------------------------------
+
+  private save(): void {
+    const editing = this.editing;
+    const actions = this.options.actions;
+    if (!editing || !actions || !editing.box.value.trim()) {
+      return;
+    }
+    if (actions.replying) {
+      actions.refuseWhileReplying(); // keep the box and its text: save once the reply is done
+      return;
+    }
+    this.editing = null;
+    actions.edit(editing.id, editing.box.value);
+    this.render();
+  }
+
+  private cancel(): void {
+    this.editing = null;
+    this.labeling = null;
+    this.render();
+  }
+
+  private startEdit(id: string): void {
+    const i = this.source.tree.index.get(id);
+    const preview = i === undefined ? '' : this.source.tree.heads[i];
+    const box = editBox(this.source, id, preview, this.trans.__('Edit the message'));
+    this.editing = { id, box };
+    this.render();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+
+  private startLabel(id: string): void {
+    const box = h('input', { class: 'jtc-label-box', 'aria-label': this.trans.__('Label'), placeholder: this.trans.__('label') }) as HTMLInputElement;
+    box.value = this.source.label(id) ?? '';
+    this.labeling = { id, box };
+    this.render();
+  }
+
+  private handleClick(event: Event): void {
+    const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
+    if (!target || !this.node.contains(target)) {
+      return;
+    }
+    const id = target.dataset.id ?? '';
+    const actions = this.options.actions;
+    switch (target.dataset.act) {
+      case 'earlier':
+        this.shown += FIRST_SHOWN;
+        this.render();
+        break;
+      case 'select':
+      case 'switch':
+        if (target.dataset.step) {
+          this.options.sibling(id, Number(target.dataset.step) < 0 ? -1 : 1);
+        } else {
+          this.options.select(id);
+        }
+        break;
+      case 'compare':
+        this.options.compare(id);
+        break;
+      case 'details':
+        if (!this.details.delete(id)) {
+          this.details.add(id);
+        }
+        this.render();
+        break;
+      case 'edit':
+        this.startEdit(id);
+        break;
+      case 'save':
+        this.save();
+        break;
+      case 'cancel':
+        this.cancel();
+        break;
+      case 'retry':
+        actions?.retry(id);
+        break;
+      case 'label':
+        this.startLabel(id);
+        break;
+    }
+  }
+
+  private handleKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement;
+    if (this.editing && target === this.editing.box) {
+      saveOrCancel(event, () => this.save(), () => this.cancel());
+      return;
+    }
+    const labeling = this.labeling;
+    if (labeling && target === labeling.box) {
+      const saveLabel = (): void => {
+        this.labeling = null;
+        this.options.actions?.setLabel(labeling.id, labeling.box.value.trim());
+        this.render();
+      };
+      saveOrCancel(event, saveLabel, () => this.cancel(), { multiline: false });
+      return;
+    }
+    const message = target.closest<HTMLElement>('.jtc-msg[data-id]');
+    if (message && target === message && (event.key === 'ArrowLeft' || event.key === 'ArrowRight')) {
+      event.preventDefault();
+      this.focusDepth = Number(message.dataset.depth);
+      this.options.sibling(message.dataset.id!, event.key === 'ArrowLeft' ? -1 : 1);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The one data model every component reads, whoever fills it: the kernel's rows
+ * (panel/store.ts) or a parsed session file (viewer/source.ts).
+ *
+ * `SessionTree` keeps the tree as parallel arrays indexed by a node's place in append
+ * order, so a 10,000-node session is a few arrays rather than 10,000 objects, and every
+ * walk is a loop (sessions can be thousands of nodes deep). A node's full content may
+ * come later (the panel fetches it when shown): `SessionSource.content` says what is
+ * known and `requestContent` asks for the rest.
+ */
+
+import { Problem } from '../format/parse';
+import { Part } from './content';
+
+export type Role = 'user' | 'assistant' | 'tool';
+
+/** What a tree row and a compare header show of a reply before its content is known. */
+export interface Summary {
+  model: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  durationMs: number | null;
+  interrupted: boolean;
+}
+
+/** A node's content: what the conversation, the compare and the details show. */
+export interface NodeContent {
+  parts: Part[];
+  meta: Record<string, unknown>;
+  /** 1-based line in the session file (the viewer), else 0 */
+  line: number;
+  /** the message's `timestamp`, when it has one */
+  timestamp: number | null;
+}
+
+/** A reply being written (the panel only). */
+export interface Stream {
+  parent: string;
+  text: string;
+  /** set when the reply ended: its stored node id (text == streamed), or the error */
+  done: boolean;
+  error?: string;
+}
+
+/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply; `status` the status line. */
+export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'status';
+
+/** Where a view's data comes from. */
+export interface SessionSource {
+  readonly tree: SessionTree;
+  readonly leaf: string | null;
+  readonly title: string;
+  readonly problems: readonly Problem[];
+  readonly stream: Stream | null;
+  label(id: string): string | undefined;
+  content(id: string): NodeContent | undefined;
+  /** Ask for the content of these nodes; a `texts` change follows when it arrives. */
+  requestContent(ids: string[]): void;
+  subscribe(listener: (what: Change) => void): () => void;
+}
+
+export class SessionTree {
+  readonly ids: string[] = [];
+  readonly parents: number[] = [];
+  readonly roles: Role[] = [];
+  readonly heads: string[] = [];
+  readonly summaries: Array<Summary | null> = [];
+  readonly children: number[][] = [];
+  readonly roots: number[] = [];
+  readonly index = new Map<string, number>();
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** Append a node under the node at `parent` (-1: a root); false if it cannot be added. */
+  add(id: string, parent: number, role: Role, head: string, summary: Summary | null): boolean {
+    if (this.index.has(id) || parent >= this.ids.length) {
+      return false;
+    }
+    const i = this.ids.length;
+    this.ids.push(id);
+    this.parents.push(parent);
+    this.roles.push(role);
+    this.heads.push(head);
+    this.summaries.push(summary);
+    this.children.push([]);
+    this.index.set(id, i);
+    (parent < 0 ? this.roots : this.children[parent]).push(i);
+    return true;
+  }
+
+  has(id: string | null): boolean {
+    return id !== null && this.index.has(id);
+  }
+
+  role(id: string): Role {
+    const i = this.index.get(id);
+    return i === undefined ? 'user' : this.roles[i];
+  }
+
+  summary(id: string): Summary | null {
+    const i = this.index.get(id);
+    return i === undefined ? null : this.summaries[i];
+  }
+
+  parentOf(id: string): string | null {
+    const i = this.index.get(id);
+    return i === undefined || this.parents[i] < 0 ? null : this.ids[this.parents[i]];
+  }
+
+  /** The node and its siblings (children of the same parent), in append order. */
+  siblings(id: string): string[] {
+    const i = this.index.get(id);
+    if (i === undefined) {
+      return [];
+    }
+    const p = this.parents[i];
+    return (p < 0 ? this.roots : this.children[p]).map(k => this.ids[k]);
+  }
+
+  childIds(id: string): string[] {
+    const i = this.index.get(id);
+    return i === undefined ? [] : this.children[i].map(k => this.ids[k]);
+  }
+
+  /** Root to `id`, walked upwards (empty if `id` is unknown). */
+  pathTo(id: string | null): string[] {
+    const path: string[] = [];
+    let i = id === null ? undefined : this.index.get(id);
+    while (i !== undefined && i >= 0) {
+      path.push(this.ids[i]);
+      i = this.parents[i];
+    }
+    return path.reverse();
+  }
+
+  /** The newest child at each step down to a leaf (where a branch's latest turn is). */
+  deepestLeaf(id: string): string {
+    let i = this.index.get(id);
+    if (i === undefined) {
+      return id;
+    }
+    while (this.children[i].length) {
+      i = this.children[i][this.children[i].length - 1];
+    }
+    return this.ids[i];
+  }
+
+  /** Nodes without children: the branches' ends. */
+  leafCount(): number {
+    let leaves = 0;
+    for (const kids of this.children) {
+      if (!kids.length) {
+        leaves++;
+      }
+    }
+    return leaves;
+  }
+}
+
+/** The node's 1-based position among its siblings and their number. */
+export function siblingPlace(tree: SessionTree, id: string): { pos: number; count: number } {
+  const siblings = tree.siblings(id);
+  return { pos: siblings.indexOf(id) + 1, count: siblings.length };
+}
+
+/** A short id for display; the whole id goes in the element's title. */
+export function shortId(id: string): string {
+  return id.length > 8 ? id.slice(0, 8) : id;
+}

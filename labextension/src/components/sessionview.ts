@@ -1,0 +1,270 @@
+/**
+ * The session view, the same in the kernel-connected panel and the read-only file
+ * viewer: the header, the tree on the left, and on the right the compare view over the
+ * conversation. What differs is only the source of the data and what a click means:
+ *
+ * - with `actions` (the panel) the conversation shows the session's current branch;
+ *   clicking a row off that branch, a sibling arrow or "Use this" switches the session
+ *   (the kernel does it, and the change comes back through the source); Edit, Retry and
+ *   Label are there.
+ * - without (the viewer) clicking a row selects it and the conversation shows the path
+ *   to it, its details open and its siblings (or its answers) side by side; the arrows
+ *   and "Show this" select. Nothing in the file changes.
+ */
+
+import { renderCompare } from './compare';
+import { Conversation, SessionActions } from './conversation';
+import { h, listen } from './dom';
+import { renderHeader, renderProblems } from './header';
+import { Markdown } from './markdown';
+import { Change, SessionSource } from './model';
+import { StatusState, renderStatus } from './status';
+import { Translation } from './translate';
+import { TreeList } from './treelist';
+
+/** What the panel can do to its session. */
+export interface PanelActions extends SessionActions {
+  /** make the branch through `id` the current one */
+  switchTo(id: string): void;
+  /** the status line's state */
+  status(): StatusState;
+}
+
+export interface SessionViewOptions {
+  trans: Translation;
+  markdown: Markdown;
+  /** the panel's actions; absent in the read-only viewer */
+  actions?: PanelActions;
+  /** the title when the source has none */
+  fallbackTitle: string;
+  /** what the tree and the conversation say when there is no message */
+  emptyText: string;
+}
+
+/** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
+interface CompareState {
+  of: 'siblings' | 'children';
+  id: string;
+}
+
+export class SessionView {
+  readonly node: HTMLElement;
+  private readonly header: HTMLElement;
+  private readonly statusHost: HTMLElement;
+  private readonly problemsHost: HTMLElement;
+  private readonly compareHost: HTMLElement;
+  private readonly tree: TreeList;
+  private readonly conversation: Conversation;
+  private selected: string | null = null;
+  private compare: CompareState | null = null;
+  private readonly unsubscribe: () => void;
+  private readonly stopListening: () => void;
+
+  constructor(
+    host: HTMLElement,
+    private readonly source: SessionSource,
+    private readonly options: SessionViewOptions
+  ) {
+    const { trans, actions } = options;
+    this.tree = new TreeList(source, trans, {
+      activate: id => this.activate(id),
+      sibling: (id, step) => this.sibling(id, step),
+      focused: actions ? undefined : id => this.select(id),
+      hint: actions
+        ? trans.__('click: show this branch · ←/→: siblings')
+        : trans.__('click: show the path to this node · ←/→: siblings'),
+      emptyText: options.emptyText
+    });
+    this.conversation = new Conversation(source, trans, {
+      markdown: options.markdown,
+      actions: actions ?? null,
+      navigate: actions ? 'switch' : 'select',
+      compare: id => this.openCompare({ of: 'siblings', id }),
+      select: id => (actions ? this.tree.reveal(id) : this.select(id)),
+      sibling: (id, step) => this.sibling(id, step),
+      emptyText: options.emptyText
+    });
+    this.header = h('div', { class: 'jtc-header-host' });
+    this.statusHost = h('div', { class: 'jtc-status-host' });
+    this.problemsHost = h('div', { class: 'jtc-problems-host' });
+    this.compareHost = h('div', { class: 'jtc-compare-host' });
+    this.node = h(
+      'div',
+      { class: `jtc-root jtc-view ${actions ? 'jtc-panel' : 'jtc-readonly'}` },
+      this.header,
+      this.statusHost,
+      this.problemsHost,
+      h('div', { class: 'jtc-main' }, this.tree.node, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
+    );
+    this.stopListening = listen(this.node, {
+      keydown: event => {
+        if (event.key === 'Escape' && this.compare) {
+          this.compare = null;
+          this.renderCompare();
+        }
+      }
+    });
+    host.append(this.node);
+    this.unsubscribe = source.subscribe(what => this.update(what));
+    this.update('tree');
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+    this.tree.dispose();
+    this.conversation.dispose();
+    this.stopListening();
+    this.node.remove();
+  }
+
+  /** The node whose path is shown (the viewer's selection; the panel's leaf). */
+  get selection(): string | null {
+    return this.end();
+  }
+
+  /** Show the path to `id` (the viewer; the panel shows its current branch). */
+  select(id: string | null): void {
+    if (this.options.actions || (id !== null && !this.source.tree.has(id))) {
+      return;
+    }
+    this.selected = id;
+    this.conversation.details.clear();
+    if (id !== null) {
+      this.conversation.details.add(id);
+    }
+    this.compare = id === null ? null : this.autoCompare(id);
+    this.update('tree');
+    if (id !== null) {
+      this.tree.reveal(id);
+    }
+  }
+
+  update(what: Change): void {
+    if (what === 'delta') {
+      this.conversation.delta();
+      return;
+    }
+    if (what === 'status') {
+      this.renderStatus();
+      return;
+    }
+    if (what === 'tree' && !this.options.actions && !this.source.tree.has(this.selected)) {
+      // a new file, or the selected node is gone: start at the file's leaf
+      this.selected = null;
+      if (this.source.tree.has(this.source.leaf)) {
+        this.select(this.source.leaf);
+        return;
+      }
+    }
+    if (what !== 'texts') {
+      const { trans } = this.options;
+      this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, trans));
+      const problems = renderProblems(this.source.problems, trans);
+      this.problemsHost.replaceChildren(...(problems ? [problems] : []));
+      const end = this.end();
+      const tree = this.source.tree;
+      this.tree.update({ leafPath: tree.pathTo(this.source.leaf), shownPath: tree.pathTo(end) });
+      this.renderStatus();
+    }
+    this.conversation.render(this.end());
+    this.renderCompare();
+  }
+
+  private end(): string | null {
+    if (this.options.actions) {
+      const stream = this.source.stream;
+      return stream ? stream.parent : this.source.leaf;
+    }
+    return this.selected;
+  }
+
+  private renderStatus(): void {
+    const actions = this.options.actions;
+    this.statusHost.replaceChildren(...(actions ? [renderStatus(actions.status(), this.options.trans)] : []));
+  }
+
+  /** A click on a tree row: the panel shows it if on the current branch, else switches. */
+  private activate(id: string): void {
+    const actions = this.options.actions;
+    if (!actions) {
+      this.select(id);
+    } else if (this.source.tree.pathTo(this.source.leaf).includes(id)) {
+      this.conversation.reveal(id);
+    } else {
+      actions.switchTo(id);
+    }
+  }
+
+  private sibling(id: string, step: -1 | 1): void {
+    const tree = this.source.tree;
+    const siblings = tree.siblings(id);
+    const next = siblings[siblings.indexOf(id) + step];
+    if (next === undefined) {
+      return;
+    }
+    if (this.options.actions) {
+      this.options.actions.switchTo(next);
+    } else {
+      this.select(tree.deepestLeaf(next));
+    }
+  }
+
+  /** The viewer compares a selected node's siblings, or else the answers under it. */
+  private autoCompare(id: string): CompareState | null {
+    const tree = this.source.tree;
+    if (tree.siblings(id).length > 1) {
+      return { of: 'siblings', id };
+    }
+    return tree.childIds(id).length > 1 ? { of: 'children', id } : null;
+  }
+
+  private openCompare(state: CompareState): void {
+    this.compare = state;
+    this.renderCompare();
+    this.compareHost.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  /** The compared ids, the reference first (recomputed: a retry may add a sibling). */
+  private compareIds(): string[] {
+    const state = this.compare;
+    const tree = this.source.tree;
+    if (!state || !tree.has(state.id)) {
+      return [];
+    }
+    let reference = state.id;
+    let ids = tree.siblings(state.id);
+    if (state.of === 'children') {
+      ids = tree.childIds(state.id);
+      const onPath = new Set(tree.pathTo(this.source.leaf));
+      reference = ids.find(id => onPath.has(id)) ?? ids[0];
+    }
+    return ids.length > 1 ? [reference, ...ids.filter(id => id !== reference)] : [];
+  }
+
+  private renderCompare(): void {
+    const ids = this.compareIds();
+    if (!ids.length) {
+      this.compareHost.replaceChildren();
+      return;
+    }
+    const actions = this.options.actions;
+    this.compareHost.replaceChildren(
+      renderCompare(this.source, ids, this.options.trans, {
+        navigate: actions ? 'switch' : 'select',
+        choose: id => {
+          if (actions) {
+            this.compare = { of: 'siblings', id };
+            actions.switchTo(id);
+            this.renderCompare();
+          } else {
+            this.select(id);
+          }
+        },
+        close: () => {
+          this.compare = null;
+          this.renderCompare();
+        }
+      })
+    );
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * How the components say anything: every user-visible string goes through a
+ * `Translation`, the part of JupyterLab's `TranslationBundle` they use (`__`, `_n`, `_p`,
+ * with `%1`, `%2` ... placeholders; `_n` passes the count as `%1`). In JupyterLab it is
+ * `translator.load('jupyter_tree_chat')`; on a page without JupyterLab (or before issue
+ * 17's catalogs exist) it is `english`, which returns the English text itself.
+ */
+
+export interface Translation {
+  /** `gettext`: the translation of `msgid`, `%1`... filled from `args`. */
+  __(msgid: string, ...args: unknown[]): string;
+  /** `ngettext`: singular or plural by `n`, which is also `%1`. */
+  _n(msgid: string, msgidPlural: string, n: number, ...args: unknown[]): string;
+  /** `pgettext`: `msgid` in a context, for short words that mean several things. */
+  _p(msgctxt: string, msgid: string, ...args: unknown[]): string;
+}
+
+/**
+ * `%1`, `%2` ... replaced by the arguments and `%%` read as `%`, as JupyterLab's Gettext
+ * does (in one pass, so an argument is never read as a template itself).
+ */
+export function fill(template: string, args: readonly unknown[]): string {
+  return template.replace(/%%|%(\d+)/g, (match, n: string | undefined) => {
+    if (n === undefined) {
+      return '%';
+    }
+    return Number(n) >= 1 && Number(n) <= args.length ? String(args[Number(n) - 1]) : match;
+  });
+}
+
+/** The identity bundle: English as written, placeholders filled. */
+export const english: Translation = {
+  __: (msgid, ...args) => fill(msgid, args),
+  _n: (msgid, msgidPlural, n, ...args) => fill(n === 1 ? msgid : msgidPlural, [n, ...args]),
+  _p: (_msgctxt, msgid, ...args) => fill(msgid, args)
+};

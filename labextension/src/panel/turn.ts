@@ -1,0 +1,218 @@
+/**
+ * The compact control under a `%%chat` turn: `‹ 2/3 ›` between answers (and between
+ * versions of the question once it was edited), Retry and Edit. When the answer on the
+ * current branch is not the one the cell printed, it is shown below the control, and a
+ * retry started here streams into it.
+ */
+
+import { button, editBar, editBox, switcher } from '../components/controls';
+import { h, listen } from '../components/dom';
+import { saveOrCancel } from '../components/keys';
+import { Markdown } from '../components/markdown';
+import { renderStatus } from '../components/status';
+import { Translation } from '../components/translate';
+import { summaryLine } from '../components/vocabulary';
+import { Store, TurnInfo, summaryOf } from './store';
+
+export class TurnView {
+  readonly node: HTMLElement;
+  private readonly bar: HTMLElement;
+  private readonly status: HTMLElement;
+  private readonly body: HTMLElement;
+  private editing: HTMLTextAreaElement | null = null;
+  private frame = 0;
+  private readonly unsubscribe: () => void;
+  private readonly stopListening: () => void;
+
+  constructor(
+    host: HTMLElement,
+    private readonly store: Store,
+    private readonly trans: Translation,
+    private readonly markdown: Markdown
+  ) {
+    this.bar = h('div', { class: 'jtc-turn-bar', tabindex: 0, 'aria-label': trans.__('Answer switcher: arrow keys switch answers') });
+    this.status = h('div', { class: 'jtc-status-host' });
+    this.body = h('div', { class: 'jtc-turn-body' });
+    this.node = h('div', { class: 'jtc-root jtc-turn' }, this.bar, this.status, this.body);
+    this.stopListening = listen(this.node, {
+      click: event => this.handleClick(event),
+      keydown: event => this.handleKey(event)
+    });
+    host.append(this.node);
+    this.unsubscribe = store.subscribe(what => this.update(what));
+    this.update('all');
+  }
+
+  dispose(): void {
+    cancelAnimationFrame(this.frame);
+    this.unsubscribe();
+    this.stopListening();
+    this.node.remove();
+  }
+
+  private get turn(): TurnInfo | null {
+    const turn = this.store.model.get('turn');
+    return turn && turn.q ? turn : null;
+  }
+
+  private update(what: string): void {
+    if (what === 'delta') {
+      cancelAnimationFrame(this.frame);
+      this.frame = requestAnimationFrame(() => this.renderBody());
+      return;
+    }
+    this.status.replaceChildren(renderStatus(this.store.status(), this.trans));
+    if (what !== 'status') {
+      this.renderBar();
+      this.renderBody();
+    }
+  }
+
+  private renderBar(): void {
+    const turn = this.turn;
+    const trans = this.trans;
+    if (!turn) {
+      this.bar.replaceChildren();
+      return;
+    }
+    const { q, r } = turn;
+    const busy = this.store.replying;
+    const wait = trans.__('A reply is being written in this session; wait for it to finish');
+    const summary = summaryLine(summaryOf(r?.meta ?? null), trans);
+    const parts: Array<HTMLElement | null> = [
+      q.count > 1 ? switcher({ pos: q.pos, count: q.count, act: 'switch', what: 'question', side: 'q', hint: trans.__('question') }, trans) : null,
+      r
+        ? switcher({ pos: r.pos, count: r.count, act: 'switch', what: 'answer', side: 'r', hint: trans.__('answer') }, trans)
+        : h('span', { class: 'jtc-meta' }, trans.__('no answer yet')),
+      button(trans.__('↻ Retry'), { act: 'retry', disabled: busy, title: busy ? wait : trans.__('A new answer beside this one') }),
+      button(trans.__('✎ Edit'), { act: 'edit', disabled: busy, title: busy ? wait : trans.__('Edit the question: a new branch') }),
+      summary ? h('span', { class: 'jtc-meta' }, summary) : null,
+      turn.onPath
+        ? null
+        : h(
+            'span',
+            { class: 'jtc-hint', title: trans.__('Another branch is current; switching here makes this one current') },
+            trans.__('not on the current branch')
+          )
+    ];
+    this.bar.replaceChildren(...parts.filter((part): part is HTMLElement => part !== null));
+  }
+
+  private renderBody(): void {
+    const turn = this.turn;
+    const store = this.store;
+    const trans = this.trans;
+    const stream = store.stream;
+    if (this.editing) {
+      if (!this.body.contains(this.editing)) {
+        this.body.replaceChildren(this.editing, editBar(trans));
+        this.editing.focus();
+      }
+      return;
+    }
+    if (stream && !(stream.done && turn?.r && store.text(turn.r.id))) {
+      const holder = h('div', { class: 'jtc-markdown' });
+      this.markdown.fill(holder, stream.text, { cache: false });
+      const state = stream.done
+        ? stream.error
+          ? trans.__('failed: %1', stream.error)
+          : trans.__('new answer')
+        : trans.__('new answer, writing…');
+      this.body.replaceChildren(h('div', { class: 'jtc-hint' }, state), holder);
+      return;
+    }
+    if (!turn?.r || turn.r.id === turn.shown) {
+      this.body.replaceChildren();
+      return;
+    }
+    const full = store.text(turn.r.id);
+    if (!full) {
+      store.requestTexts([turn.r.id]);
+      this.body.replaceChildren(h('div', { class: 'jtc-pending' }, trans.__('loading this answer…')));
+      return;
+    }
+    this.body.replaceChildren(
+      h('div', { class: 'jtc-hint' }, trans.__('Answer %1/%2 (the cell above shows the one it printed)', turn.r.pos, turn.r.count)),
+      this.markdown.element(full.text)
+    );
+  }
+
+  private startEdit(): void {
+    const turn = this.turn;
+    if (!turn) {
+      return;
+    }
+    this.editing = editBox(this.store, turn.q.id, turn.q.head, this.trans.__('Edit the question'));
+    this.renderBody();
+  }
+
+  private save(): void {
+    const turn = this.turn;
+    const box = this.editing;
+    if (!turn || !box || !box.value.trim()) {
+      return;
+    }
+    if (this.store.replying) {
+      this.store.refuseWhileReplying(); // keep the box and its text: save once the reply is done
+      return;
+    }
+    this.editing = null;
+    this.store.act({ a: 'edit', id: turn.q.id, text: box.value });
+    this.renderBody();
+  }
+
+  private step(side: 'q' | 'r', step: number): void {
+    const turn = this.turn;
+    const sibs = side === 'q' ? turn?.q.sibs : turn?.r?.sibs;
+    const current = side === 'q' ? turn?.q : turn?.r;
+    if (!sibs || !current) {
+      return;
+    }
+    const next = sibs[current.pos - 1 + step];
+    if (next !== undefined) {
+      this.store.act({ a: 'switch', id: next });
+    }
+  }
+
+  private handleClick(event: Event): void {
+    const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
+    const turn = this.turn;
+    if (!target || !turn) {
+      return;
+    }
+    switch (target.dataset.act) {
+      case 'retry':
+        this.store.act({ a: 'retry', id: turn.r ? turn.r.id : turn.q.id });
+        break;
+      case 'edit':
+        this.startEdit();
+        break;
+      case 'save':
+        this.save();
+        break;
+      case 'cancel':
+        this.editing = null;
+        this.renderBody();
+        break;
+      case 'switch':
+        this.step(target.dataset.side === 'q' ? 'q' : 'r', Number(target.dataset.step));
+        break;
+    }
+  }
+
+  private handleKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement;
+    if (this.editing && target === this.editing) {
+      const cancel = () => {
+        this.editing = null;
+        this.renderBody();
+      };
+      saveOrCancel(event, () => this.save(), cancel);
+      return;
+    }
+    if (target === this.bar && (event.key === 'ArrowLeft' || event.key === 'ArrowRight')) {
+      event.preventDefault();
+      this.step('r', event.key === 'ArrowLeft' ? -1 : 1);
+    }
+  }
+}

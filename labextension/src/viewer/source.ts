@@ -1,0 +1,108 @@
+/**
+ * The viewer's source of data: a parsed `*.chat.jsonl` file (format/parse.ts) as the
+ * components' data model. Everything is known at once (no content to fetch, no reply
+ * streaming); `load` replaces it when the file changed on disk.
+ */
+
+import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from '../components/model';
+import { firstLine, isToolResult, partsOf } from '../components/content';
+import { Translation } from '../components/translate';
+import { ChatNode, ChatSession, Problem, emptySession } from '../format/parse';
+
+function roleOf(node: ChatNode): Role {
+  if (node.message.role === 'assistant') {
+    return 'assistant';
+  }
+  return isToolResult(node.message) ? 'tool' : 'user';
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** What a row shows of a reply: its model, tokens, time, whether it was cut short. */
+function summaryOf(node: ChatNode): Summary | null {
+  const meta = node.meta;
+  if (!meta || node.message.role !== 'assistant') {
+    return null;
+  }
+  const usage = typeof meta.usage === 'object' && meta.usage !== null ? (meta.usage as Record<string, unknown>) : {};
+  return {
+    model: typeof meta.model === 'string' ? meta.model : null,
+    inputTokens: numberOrNull(usage.input_tokens),
+    outputTokens: numberOrNull(usage.output_tokens),
+    durationMs: numberOrNull(meta.duration_ms),
+    interrupted: meta.interrupted === true
+  };
+}
+
+export class FileSource implements SessionSource {
+  tree = new SessionTree();
+  title = '';
+  readonly stream = null;
+  private session: ChatSession = emptySession();
+  private contents = new Map<string, NodeContent>();
+  private readonly listeners = new Set<(what: Change) => void>();
+
+  constructor(private readonly trans: Translation) {}
+
+  get leaf(): string | null {
+    return this.session.leaf;
+  }
+
+  get problems(): readonly Problem[] {
+    return this.session.problems;
+  }
+
+  /** The parsed file as shown now. */
+  get parsed(): ChatSession {
+    return this.session;
+  }
+
+  /** Show this file's session (named `title`). */
+  load(session: ChatSession, title: string): void {
+    const tree = new SessionTree();
+    const contents = new Map<string, NodeContent>();
+    for (const node of session.nodes.values()) {
+      // the reader keeps a node only after its parent, so each parent is already a row
+      const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
+      const parts = partsOf(node.message);
+      tree.add(node.id, parent, roleOf(node), firstLine(parts, this.trans), summaryOf(node));
+      const timestamp = node.message.timestamp;
+      contents.set(node.id, {
+        parts,
+        meta: node.meta ?? {},
+        line: node.line,
+        timestamp: typeof timestamp === 'number' ? timestamp : null
+      });
+    }
+    this.session = session;
+    this.tree = tree;
+    this.contents = contents;
+    this.title = title;
+    this.emit('tree');
+  }
+
+  label(id: string): string | undefined {
+    return this.session.labels.get(id);
+  }
+
+  content(id: string): NodeContent | undefined {
+    return this.contents.get(id);
+  }
+
+  requestContent(): void {
+    // everything is known from the file
+  }
+
+  subscribe(listener: (what: Change) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(what: Change): void {
+    for (const listener of Array.from(this.listeners)) {
+      listener(what);
+    }
+  }
+}
