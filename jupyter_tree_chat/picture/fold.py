@@ -156,8 +156,9 @@ class _Builder:
         prefix = f"more:{parent_id or ''}@"
         starts = []
         for key in self.opened:
-            if key.startswith(prefix) and key[len(prefix) :].isdigit():
-                starts.append(int(key[len(prefix) :]))
+            rest = key[len(prefix) :] if key.startswith(prefix) else ""
+            if rest.isascii() and rest.isdigit():  # as the front end reads it: ASCII digits
+                starts.append(int(rest))
         return starts
 
     def add(self, item: Item) -> int:
