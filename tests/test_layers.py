@@ -7,7 +7,8 @@
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
   which the package root wires up, so only ``__init__`` names both.
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
-  ``components/`` (the views, framework-free) import no package; the kernel-connected
+  ``components/`` (the views, framework-free) import no package but the d3 modules the
+  tree picture lays out and zooms with; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
   bridge between the lab extension and the widget bundle is ``bridge.ts``.
 """
@@ -141,7 +142,7 @@ FRONT_END = PACKAGE.parent / "labextension" / "src"
 #: each room of labextension/src: the rooms and the npm packages it may import
 FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "format": ({"format"}, ()),
-    "components": ({"components", "format"}, ()),
+    "components": ({"components", "format"}, ("d3-hierarchy", "d3-selection", "d3-zoom")),
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),

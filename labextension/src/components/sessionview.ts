@@ -10,6 +10,11 @@
  * - without (the viewer) clicking a row selects it and the conversation shows the path
  *   to it, its details open and its siblings (or its answers) side by side; the arrows
  *   and "Show this" select. Nothing in the file changes.
+ *
+ * The tree is shown as a list or as a picture (a toggle above it; the same marks and the
+ * same clicks). Hidden branches fold away in both, with a count and a toggle that shows
+ * them; in the panel a node's menu (right click, the context-menu key) hides a branch or
+ * shows it again.
  */
 
 import { renderCompare } from './compare';
@@ -17,7 +22,9 @@ import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
-import { Change, SessionSource } from './model';
+import { Change, SessionSource, hiddenBranches, shortId } from './model';
+import { NodeMenu } from './nodemenu';
+import { TreePicture } from './picture/picture';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
 import { TreeList } from './treelist';
@@ -26,6 +33,8 @@ import { TreeList } from './treelist';
 export interface PanelActions extends SessionActions {
   /** make the branch through `id` the current one */
   switchTo(id: string): void;
+  /** hide the branch from `id` (or, with `false`, show it again); the file keeps it */
+  hide(id: string, hidden: boolean): void;
   /** the status line's state */
   status(): StatusState;
 }
@@ -54,6 +63,12 @@ export class SessionView {
   private readonly problemsHost: HTMLElement;
   private readonly compareHost: HTMLElement;
   private readonly tree: TreeList;
+  private readonly picture: TreePicture;
+  private readonly treeBar: HTMLElement;
+  private readonly treePane: HTMLElement;
+  private readonly menu: NodeMenu;
+  private treeMode: 'list' | 'picture' = 'list';
+  private showHidden = false;
   private readonly conversation: Conversation;
   private selected: string | null = null;
   private compare: CompareState | null = null;
@@ -66,15 +81,27 @@ export class SessionView {
     private readonly options: SessionViewOptions
   ) {
     const { trans, actions } = options;
+    const menu = actions ? (id: string, x: number, y: number) => this.openMenu(id, x, y) : undefined;
     this.tree = new TreeList(source, trans, {
       activate: id => this.activate(id),
       sibling: (id, step) => this.sibling(id, step),
       focused: actions ? undefined : id => this.select(id),
+      menu,
       hint: actions
         ? trans.__('click: show this branch · ←/→: siblings')
         : trans.__('click: show the path to this node · ←/→: siblings'),
       emptyText: options.emptyText
     });
+    this.picture = new TreePicture(source, trans, {
+      activate: id => this.activate(id),
+      focused: actions ? undefined : id => this.select(id),
+      menu,
+      hint: actions ? trans.__('click: show this branch') : trans.__('click: show the path to this node'),
+      emptyText: options.emptyText
+    });
+    this.picture.node.hidden = true;
+    this.treeBar = h('div', { class: 'jtc-tree-bar', role: 'toolbar', 'aria-label': trans.__('Tree view') });
+    this.treePane = h('div', { class: 'jtc-tree-pane' }, this.treeBar, this.tree.node, this.picture.node);
     this.conversation = new Conversation(source, trans, {
       markdown: options.markdown,
       actions: actions ?? null,
@@ -94,13 +121,20 @@ export class SessionView {
       this.header,
       this.statusHost,
       this.problemsHost,
-      h('div', { class: 'jtc-main' }, this.tree.node, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
+      h('div', { class: 'jtc-main' }, this.treePane, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
     );
+    this.menu = new NodeMenu(this.node);
     this.stopListening = listen(this.node, {
       keydown: event => {
         if (event.key === 'Escape' && this.compare) {
           this.compare = null;
           this.renderCompare();
+        }
+      },
+      click: event => {
+        const button = (event.target as HTMLElement).closest<HTMLElement>('[data-tree-action]');
+        if (button && this.treeBar.contains(button)) {
+          this.treeAction(button.dataset.treeAction!);
         }
       }
     });
@@ -111,7 +145,9 @@ export class SessionView {
 
   dispose(): void {
     this.unsubscribe();
+    this.menu.close();
     this.tree.dispose();
+    this.picture.dispose();
     this.conversation.dispose();
     this.stopListening();
     this.node.remove();
@@ -136,7 +172,14 @@ export class SessionView {
     this.update('tree');
     if (id !== null) {
       this.tree.reveal(id);
+      this.picture.reveal(id);
     }
+  }
+
+  /** Show the tree as a list or as a picture. */
+  showTreeAs(mode: 'list' | 'picture'): void {
+    this.treeMode = mode;
+    this.update('tree');
   }
 
   update(what: Change): void {
@@ -163,7 +206,21 @@ export class SessionView {
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
       const end = this.end();
       const tree = this.source.tree;
-      this.tree.update({ leafPath: tree.pathTo(this.source.leaf), shownPath: tree.pathTo(end) });
+      const marks = {
+        leafPath: tree.pathTo(this.source.leaf),
+        shownPath: tree.pathTo(end),
+        showHidden: this.showHidden
+      };
+      const picture = this.treeMode === 'picture';
+      this.tree.node.hidden = picture;
+      this.picture.node.hidden = !picture;
+      this.treePane.classList.toggle('jtc-picture-mode', picture);
+      if (picture) {
+        this.picture.update(marks);
+      } else {
+        this.tree.update(marks);
+      }
+      this.renderTreeBar(new Set([...marks.leafPath, ...marks.shownPath]));
       this.renderStatus();
     }
     this.conversation.render(this.end());
@@ -176,6 +233,66 @@ export class SessionView {
       return stream ? stream.parent : this.source.leaf;
     }
     return this.selected;
+  }
+
+  /** The list / picture toggle, and how many branches are hidden with the toggle that shows them. */
+  private renderTreeBar(keep: Set<string>): void {
+    const trans = this.options.trans;
+    const hidden = hiddenBranches(this.source.tree, this.source.hidden, keep).length;
+    const mode = (name: 'list' | 'picture', text: string): HTMLElement =>
+      h(
+        'button',
+        {
+          class: 'jtc-button jtc-quiet jtc-mode',
+          'data-tree-action': name,
+          'aria-pressed': String(this.treeMode === name)
+        },
+        text
+      );
+    const toggle =
+      hidden || this.showHidden
+        ? h(
+            'button',
+            {
+              class: 'jtc-button jtc-quiet jtc-hidden-toggle',
+              'data-tree-action': 'hidden',
+              'aria-pressed': String(this.showHidden),
+              title: trans.__('Hidden branches are folded away, never deleted')
+            },
+            this.showHidden
+              ? trans.__('Fold hidden branches')
+              : trans._n('Show %1 hidden branch', 'Show %1 hidden branches', hidden)
+          )
+        : null;
+    this.treeBar.replaceChildren(mode('list', trans.__('List')), mode('picture', trans.__('Picture')), ...(toggle ? [toggle] : []));
+  }
+
+  private treeAction(action: string): void {
+    if (action === 'list' || action === 'picture') {
+      this.showTreeAs(action);
+    } else if (action === 'hidden') {
+      this.showHidden = !this.showHidden;
+      this.update('tree');
+    }
+  }
+
+  /** The panel's menu for a node: hide its branch, or show it again. */
+  private openMenu(id: string, x: number, y: number): void {
+    const actions = this.options.actions;
+    if (!actions) {
+      return;
+    }
+    const trans = this.options.trans;
+    const onPath = this.source.tree.pathTo(this.source.leaf).includes(id);
+    const item = this.source.hidden.has(id)
+      ? { label: trans.__('Show this branch again'), run: () => actions.hide(id, false) }
+      : {
+          label: trans.__('Hide this branch'),
+          run: () => actions.hide(id, true),
+          disabled: onPath,
+          why: onPath ? trans.__('The current branch cannot be hidden; switch to another first') : undefined
+        };
+    this.menu.open([item], x, y, trans.__('Branch from %1', shortId(id)));
   }
 
   private renderStatus(): void {

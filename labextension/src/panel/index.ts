@@ -44,6 +44,8 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     ['msg:custom', onMessage],
     ['change:leaf', onTree],
     ['change:labels', onTree],
+    ['change:hidden', onTree],
+    ['change:links', onTree],
     ['change:turn', onTree],
     ['change:busy', onBusy],
     ['change:error', onStatus]

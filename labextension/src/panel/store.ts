@@ -43,6 +43,10 @@ export interface Traits {
   /** panel */
   nodes: Row[];
   labels: Record<string, string>;
+  /** ids whose branch is hidden */
+  hidden: string[];
+  /** compaction root id -> the leaf it summarised */
+  links: Record<string, string>;
   leaf: string | null;
   title: string;
   /** turn control */
@@ -79,7 +83,8 @@ export type Action =
   | { a: 'retry'; id: string }
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
-  | { a: 'label'; id: string; label: string };
+  | { a: 'label'; id: string; label: string }
+  | { a: 'hide'; id: string; hidden: boolean };
 
 /**
  * The kernel's words when it refuses an action because a reply is being written
@@ -139,6 +144,10 @@ export class Store implements SessionSource, PanelActions {
   private listeners = new Set<(what: Change) => void>();
   private busyTimer: ReturnType<typeof setTimeout> | null = null;
   private rowsAsked = false;
+  private hiddenSeen: string[] | null = null;
+  private hiddenSet = new Set<string>();
+  private linksSeen: Record<string, string> | null = null;
+  private linksMap = new Map<string, string>();
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -162,6 +171,24 @@ export class Store implements SessionSource, PanelActions {
 
   get title(): string {
     return this.model.get('title') ?? '';
+  }
+
+  get hidden(): ReadonlySet<string> {
+    const ids = this.model.get('hidden') ?? [];
+    if (ids !== this.hiddenSeen) {
+      this.hiddenSeen = ids;
+      this.hiddenSet = new Set(ids);
+    }
+    return this.hiddenSet;
+  }
+
+  get links(): ReadonlyMap<string, string> {
+    const links = this.model.get('links') ?? {};
+    if (links !== this.linksSeen) {
+      this.linksSeen = links;
+      this.linksMap = new Map(Object.entries(links));
+    }
+    return this.linksMap;
   }
 
   label(id: string): string | undefined {
@@ -337,6 +364,10 @@ export class Store implements SessionSource, PanelActions {
 
   switchTo(id: string): void {
     this.act({ a: 'switch', id });
+  }
+
+  hide(id: string, hidden: boolean): void {
+    this.act({ a: 'hide', id, hidden });
   }
 
   /** What the status line says (components/status.ts). */
