@@ -44,7 +44,15 @@ export class NodeMenu {
         this.close();
       }
     };
+    const escape = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        event.stopPropagation(); // the menu's, not the notebook's (command mode)
+        this.close();
+      }
+    };
     document.addEventListener('pointerdown', outside, true);
+    document.addEventListener('keydown', escape, true);
     const stopKeys = listen(menu, {
       click: event => {
         const at = buttons.indexOf((event.target as HTMLElement).closest('button') as HTMLElement);
@@ -56,11 +64,7 @@ export class NodeMenu {
       keydown: event => {
         const enabled = buttons.filter((_, k) => !items[k].disabled);
         const at = enabled.indexOf(document.activeElement as HTMLElement);
-        if (event.key === 'Escape') {
-          event.preventDefault();
-          event.stopPropagation();
-          this.close();
-        } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
           event.preventDefault();
           const step = event.key === 'ArrowDown' ? 1 : -1;
           enabled[(at + step + enabled.length) % enabled.length]?.focus();
@@ -69,6 +73,7 @@ export class NodeMenu {
     });
     this.stop = () => {
       document.removeEventListener('pointerdown', outside, true);
+      document.removeEventListener('keydown', escape, true);
       stopKeys();
     };
     (buttons.find((_, k) => !items[k].disabled) ?? buttons[0])?.focus();

@@ -346,19 +346,30 @@ export class TreePicture {
     return [MARGIN + this.folded.items[i].depth * DEPTH_STEP, MARGIN + (this.x[i] - this.top) * BREADTH_STEP];
   }
 
-  /** Pan so item `i` is in view: on the first drawing (`first`), or when it is off screen. */
+  /**
+   * Pan so item `i` is in view. The first time: the whole picture if it fits at a
+   * readable scale, else `i` (the current leaf) near the right edge, the path leading
+   * to it on its left. Later only when `i` is off screen.
+   */
   private centre(i: number, first: boolean): void {
     const width = this.svg.clientWidth || 600;
     const height = this.svg.clientHeight || 400;
     const [x, y] = this.at(i);
-    const [sx, sy] = zoomTransform(this.svg).apply([x, y]);
-    if (!first && sx > 40 && sx < width - 40 && sy > 30 && sy < height - 30) {
+    const svg = select(this.svg);
+    if (first) {
+      const deepest = Math.max(0, ...this.folded.items.map(item => item.depth));
+      const spread = this.x.length ? Math.max(...this.x) - this.top : 0;
+      const scale = Math.min(1, width / (deepest * DEPTH_STEP + 2 * MARGIN + 100), height / (spread * BREADTH_STEP + 2 * MARGIN + 30));
+      if (scale >= 0.4) {
+        svg.call(this.zoomer.transform, zoomIdentity.scale(scale));
+      } else {
+        svg.call(this.zoomer.transform, zoomIdentity.translate(width - 140 - x * 0.8, height / 2 - y * 0.8).scale(0.8));
+      }
       return;
     }
-    if (first && x + MARGIN + 100 < width && y + MARGIN < height) {
-      select(this.svg).call(this.zoomer.transform, zoomIdentity); // it is in view as drawn
-    } else {
-      select(this.svg).call(this.zoomer.translateTo, x, y);
+    const [sx, sy] = zoomTransform(this.svg).apply([x, y]);
+    if (sx < 40 || sx > width - 40 || sy < 30 || sy > height - 30) {
+      svg.call(this.zoomer.translateTo, x, y);
     }
   }
 
