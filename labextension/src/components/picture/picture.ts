@@ -17,7 +17,7 @@ import { ZoomBehavior, zoom, zoomIdentity, zoomTransform } from 'd3-zoom';
 import { listen } from '../dom';
 import { SessionSource, shortId } from '../model';
 import { Translation } from '../translate';
-import { roleName, summaryLine } from '../vocabulary';
+import { joinItems, roleName, summaryLine } from '../vocabulary';
 import { Folded, Item, fold } from './fold';
 import { place } from './layout';
 
@@ -387,7 +387,7 @@ export class TreePicture {
       const summary = tree.summaries[item.node];
       lines = [
         tree.heads[item.node] || trans.__('(empty)'),
-        `${roleName(tree.roles[item.node], trans)} · ${tree.ids[item.node]}`,
+        joinItems([roleName(tree.roles[item.node], trans), tree.ids[item.node]], trans),
         summaryLine(summary, trans),
         this.source.hidden.has(tree.ids[item.node]) ? trans.__('hidden branch (kept in the file)') : '',
         this.options.hint
@@ -395,7 +395,7 @@ export class TreePicture {
     } else if (item.kind === 'chain') {
       lines = [trans._n('%1 message folded', '%1 messages folded', item.count), trans.__('click: show them')];
     } else if (item.kind === 'more') {
-      lines = [trans._n('%1 more branch', '%1 more branches', item.branches) + ' · ' + trans._n('%1 message', '%1 messages', item.count), trans.__('click: show them')];
+      lines = [joinItems([trans._n('%1 more branch', '%1 more branches', item.branches), trans._n('%1 message', '%1 messages', item.count)], trans), trans.__('click: show them')];
     } else {
       lines = [trans._n('%1 hidden branch, not deleted', '%1 hidden branches, not deleted', item.branches), trans.__('click: show them')];
     }
