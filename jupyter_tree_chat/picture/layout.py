@@ -127,24 +127,19 @@ def tidy_tree(children: Sequence[Sequence[int]], root: int) -> list[float]:
     return x
 
 
-def _preorder(kids: Sequence[Sequence[int]], root: int) -> list[int]:
-    """Parents before children, children left to right (d3's ``eachBefore``)."""
+def _preorder(kids: Sequence[Sequence[int]], root: int, *, mirrored: bool = False) -> list[int]:
+    """Parents before children, children left to right (d3's ``eachBefore``); ``mirrored``:
+    right to left."""
     order: list[int] = []
     stack = [root]
     while stack:
         node = stack.pop()
         order.append(node)
-        stack.extend(reversed(kids[node]))
+        stack.extend(kids[node] if mirrored else reversed(kids[node]))
     return order
 
 
 def _postorder(kids: Sequence[Sequence[int]], root: int) -> list[int]:
-    """Children before parents, left subtrees first (d3's ``eachAfter``)."""
-    order: list[int] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        stack.extend(kids[node])
-    order.reverse()
-    return order
+    """Children before parents, left subtrees first (d3's ``eachAfter``): the mirrored
+    pre-order, backwards."""
+    return _preorder(kids, root, mirrored=True)[::-1]
