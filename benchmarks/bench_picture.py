@@ -8,8 +8,11 @@ benchmarks/bench_tree_store.py, a 2,000-deep current branch among side branches)
 prints the time to load the file, to draw the text tree (``show``), and to draw the
 picture (fold, layout, SVG), as ratios to the load. Then the layout alone, unfolded,
 next to d3-hierarchy's ``tree()`` under Node on the same hierarchy (the front end's
-library: the Python port should stay within a small factor of it), and the two command
-lines as whole processes: ``export --format svg`` next to ``show``.
+library: the Python port should stay within a small factor of it), the two command
+lines as whole processes (``export --format svg`` next to ``show``), and the picture in
+the panel's real widget bundle in headless Chromium at 10,000 nodes: the click on
+"Picture" to its first frame (fold, d3 layout, drawing) next to the list's first
+render in the same page, and a zoom step (wheel to next frame).
 A script, not a test: figures depend on the machine; the ratios are the point.
 """
 
@@ -31,13 +34,20 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from bench_tree_store import build_session
+from widget_comm import recording_comms
+from widget_page import open_widget, panel_traits
 
 from jupyter_tree_chat.picture import draw, fold, place
 from jupyter_tree_chat.picture.layout import tidy_tree
+from jupyter_tree_chat.picture.svg import write_svg
+from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.store import parse_session
 from jupyter_tree_chat.textview import draw_tree
+from jupyter_tree_chat.widget import TreePanel
 
 ROOT = Path(__file__).resolve().parents[1]
 D3 = ROOT / "labextension" / "node_modules" / "d3-hierarchy" / "dist" / "d3-hierarchy.mjs"
@@ -81,6 +91,9 @@ def picture_row(path: Path) -> dict[str, float]:
     folding = best(lambda: fold(tree, leaf=tree.leaf))
     folded = fold(tree, leaf=tree.leaf)
     layout = best(lambda: place(folded))
+    x = place(folded)
+    labels = result.labels
+    svg = best(lambda: write_svg(folded, x, tree, leaf=tree.leaf, labels=labels, hidden_count=0))
     whole = best(lambda: draw(result))
     picture = draw(result)
     return {
@@ -88,6 +101,7 @@ def picture_row(path: Path) -> dict[str, float]:
         "text": text,
         "fold": folding,
         "layout": layout,
+        "svg": svg,
         "draw": whole,
         "shown": picture.shown,
         "svg_kb": len(picture.svg) / 1024,
@@ -137,6 +151,50 @@ def process_seconds(argv: list[str]) -> float:
     return best(lambda: subprocess.run(argv, capture_output=True, check=True), repeat=3)
 
 
+PICTURE_JS = """async () => {
+  const button = document.querySelector('.jtc-mode[data-tree-action="picture"]');
+  const start = performance.now();
+  button.click();
+  await new Promise(requestAnimationFrame);
+  const drawn = performance.now() - start;
+  const svg = document.querySelector('.jtc-picture-svg');
+  const box = svg.getBoundingClientRect();
+  const zooms = [];
+  for (let k = 0; k < 10; k++) {
+    const t = performance.now();
+    svg.dispatchEvent(new WheelEvent('wheel', {deltaY: k % 2 ? 120 : -120, clientX: box.x + 200,
+      clientY: box.y + 200, bubbles: true, cancelable: true}));
+    await new Promise(requestAnimationFrame);
+    zooms.push(performance.now() - t);
+  }
+  zooms.sort((a, b) => a - b);
+  const shapes = document.querySelectorAll('.jtc-pnode, .jtc-pfold').length;
+  return {drawn, zoom: zooms[5], shapes};
+}"""
+
+
+def browser_rows(path: Path) -> list[dict[str, float]]:
+    """The panel's picture of the session in ``path``, in headless Chromium (3 runs)."""
+    from playwright.sync_api import sync_playwright
+
+    with recording_comms():
+        traits = panel_traits(TreePanel(Session.open(path, OfflineProvider())))
+    runs = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        for _ in range(3):
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            listed = open_widget(page, traits)
+            runs.append({"list": listed, **page.evaluate(PICTURE_JS)})
+            page.close()
+        browser.close()
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -153,7 +211,7 @@ def main() -> None:
                     write_shape(path, size, shape)
                 row = picture_row(path)
                 load = row["load"]
-                svg = row["draw"] - row["fold"] - row["layout"]
+                svg = row["svg"]
                 print(
                     f"{size:<8} {shape:<8} {load * 1000:6.0f}ms  {row['text'] / load:8.2f}x"
                     f"  {row['draw'] / load:10.2f}x   ({row['fold'] * 1000:.0f} "
@@ -170,6 +228,20 @@ def main() -> None:
                     f"\nwhole processes, {size} nodes: show {show:.2f}s, export --format svg "
                     f"{export:.2f}s ({export / show:.2f}x show)"
                 )
+        for shape in ("deep", "bushy", "session"):
+            path = Path(folder) / f"{shape}10000.chat.jsonl"
+            if shape == "session":
+                build_session(path, 10_000)
+            else:
+                write_shape(path, 10_000, shape)
+            runs = browser_rows(path)
+            best_run = min(runs, key=lambda r: r["drawn"])
+            print(
+                f"panel in Chromium, 10000 nodes ({shape}): list first render "
+                f"{best_run['list']:.0f} ms, picture first frame {best_run['drawn']:.0f} ms "
+                f"({best_run['drawn'] / best_run['list']:.2f}x the list), zoom step "
+                f"{best_run['zoom']:.1f} ms, {best_run['shapes']} shapes drawn"
+            )
         rng = random.Random(3)
         for size in sizes:
             kids: list[list[int]] = [[] for _ in range(size)]

@@ -179,7 +179,7 @@ export class SessionView {
   /** Show the tree as a list or as a picture. */
   showTreeAs(mode: 'list' | 'picture'): void {
     this.treeMode = mode;
-    this.update('tree');
+    this.renderTree();
   }
 
   update(what: Change): void {
@@ -204,27 +204,31 @@ export class SessionView {
       this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, trans));
       const problems = renderProblems(this.source.problems, trans);
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
-      const end = this.end();
-      const tree = this.source.tree;
-      const marks = {
-        leafPath: tree.pathTo(this.source.leaf),
-        shownPath: tree.pathTo(end),
-        showHidden: this.showHidden
-      };
-      const picture = this.treeMode === 'picture';
-      this.tree.node.hidden = picture;
-      this.picture.node.hidden = !picture;
-      this.treePane.classList.toggle('jtc-picture-mode', picture);
-      if (picture) {
-        this.picture.update(marks);
-      } else {
-        this.tree.update(marks);
-      }
-      this.renderTreeBar(new Set([...marks.leafPath, ...marks.shownPath]));
+      this.renderTree();
       this.renderStatus();
     }
     this.conversation.render(this.end());
     this.renderCompare();
+  }
+
+  /** The tree pane alone: the list or the picture, and its bar (a toggle redraws only this). */
+  private renderTree(): void {
+    const tree = this.source.tree;
+    const marks = {
+      leafPath: tree.pathTo(this.source.leaf),
+      shownPath: tree.pathTo(this.end()),
+      showHidden: this.showHidden
+    };
+    const picture = this.treeMode === 'picture';
+    this.tree.node.hidden = picture;
+    this.picture.node.hidden = !picture;
+    this.treePane.classList.toggle('jtc-picture-mode', picture);
+    if (picture) {
+      this.picture.update(marks);
+    } else {
+      this.tree.update(marks);
+    }
+    this.renderTreeBar(new Set([...marks.leafPath, ...marks.shownPath]));
   }
 
   private end(): string | null {
@@ -272,7 +276,7 @@ export class SessionView {
       this.showTreeAs(action);
     } else if (action === 'hidden') {
       this.showHidden = !this.showHidden;
-      this.update('tree');
+      this.renderTree();
     }
   }
 
