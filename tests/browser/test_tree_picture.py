@@ -3,7 +3,7 @@ draws it (the same shapes at the same places, the current path bold); a click se
 the keys walk parent, children and siblings, hover says what a node is; a 10,000-node
 session folds to a few hundred shapes and a fold opens on click; in the panel a click
 switches the kernel's session and the node menu hides a branch (a ``hidden`` record in
-the file) and shows it again. Screenshots: test-artifacts/browser/test_picture*.png.
+the file) and shows it again. Screenshots in test-artifacts/browser/, named after these tests.
 """
 
 from __future__ import annotations
