@@ -9,25 +9,17 @@
  * - keys on the focused node: ←/→ parent / child, ↑/↓ siblings, Enter activates,
  *   the context-menu key (or Shift+F10) opens the view's node menu.
  *
- * Every text from the session goes in as `textContent` of SVG elements made here.
+ * The shapes themselves are drawn by shapes.ts.
  */
 
 import { select } from 'd3-selection';
 import { ZoomBehavior, zoom, zoomIdentity, zoomTransform } from 'd3-zoom';
 import { listen } from '../dom';
-import { SessionSource, shortId } from '../model';
+import { SessionSource } from '../model';
 import { Translation } from '../translate';
-import { joinItems, roleName, summaryLine } from '../vocabulary';
-import { Folded, Item, fold } from './fold';
+import { Folded, fold } from './fold';
 import { place } from './layout';
-
-export const DEPTH_STEP = 64;
-export const BREADTH_STEP = 46;
-const MARGIN = 28;
-const SVG_NS = 'http://www.w3.org/2000/svg';
-export const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
-const NO_MODEL = '#9aa0a6';
-const TAG_CHARS = 12;
+import { BREADTH_STEP, DEPTH_STEP, MARGIN, curve, describe, foldShape, modelColours, nodeShape, svgElement } from './shapes';
 
 export interface PictureOptions {
   /** a node was clicked or Enter pressed on it */
@@ -173,7 +165,10 @@ export class TreePicture {
     }
     items.forEach((item, i) => {
       const [px, py] = at(i);
-      const group = item.kind === 'node' ? this.nodeShape(item, onPath, onShown, colours) : this.foldShape(item);
+      const group =
+        item.kind === 'node'
+          ? nodeShape(this.source, item, { onPath, onShown, selected: this.marks.shownPath[this.marks.shownPath.length - 1] ?? null }, colours)
+          : foldShape(item, this.trans);
       group.setAttribute('transform', `translate(${px},${py})`);
       group.dataset.item = String(i);
       if (item.key === this.focusKey) {
@@ -194,71 +189,6 @@ export class TreePicture {
       const home = leaf === null ? -1 : where.get(leaf) ?? -1;
       this.centre(home >= 0 ? home : 0, true);
     }
-  }
-
-  private nodeShape(item: Item, onPath: Set<number>, onShown: Set<number | undefined>, colours: Map<string, string>): SVGElement {
-    const tree = this.source.tree;
-    const id = tree.ids[item.node];
-    const role = tree.roles[item.node];
-    const summary = tree.summaries[item.node];
-    const classes = ['jtc-pnode', `jtc-role-${role}`];
-    if (onPath.has(item.node)) {
-      classes.push('jtc-on-path');
-    }
-    if (onShown.has(item.node)) {
-      classes.push('jtc-on-selected-path');
-    }
-    if (id === this.source.leaf) {
-      classes.push('jtc-leaf');
-    }
-    const shownPath = this.marks.shownPath;
-    if (shownPath.length && shownPath[shownPath.length - 1] === id) {
-      classes.push('jtc-selected');
-    }
-    if (summary?.interrupted) {
-      classes.push('jtc-interrupted');
-    }
-    if (this.source.hidden.has(id)) {
-      classes.push('jtc-hidden-node');
-    }
-    const group = svgElement('g', { class: classes.join(' '), 'data-id': id });
-    if (id === this.source.leaf) {
-      group.append(svgElement('circle', { class: 'jtc-leaf-ring', r: 12 }));
-    }
-    const model = role === 'assistant' ? summary?.model ?? null : null;
-    group.append(
-      role === 'assistant'
-        ? svgElement('rect', { class: 'jtc-shape', x: -6, y: -6, width: 12, height: 12, rx: 3, fill: model ? colours.get(model) ?? NO_MODEL : NO_MODEL })
-        : svgElement('circle', { class: 'jtc-shape', r: role === 'user' ? 7 : 5 })
-    );
-    const caption = svgElement('text', { class: 'jtc-caption', y: 21, 'text-anchor': 'middle' });
-    caption.textContent = shortId(id);
-    group.append(caption);
-    const label = this.source.label(id);
-    if (label) {
-      const tag = svgElement('g', { class: 'jtc-tag', transform: 'translate(-6,-15)' });
-      const shown = label.length <= TAG_CHARS ? label : label.slice(0, TAG_CHARS - 1) + '…';
-      const text = svgElement('text', { x: 4, y: 0.5 });
-      text.textContent = shown;
-      tag.append(svgElement('rect', { y: -9, height: 12, rx: 3, width: 5 * shown.length + 8 }), text);
-      group.append(tag);
-    }
-    return group;
-  }
-
-  private foldShape(item: Item): SVGElement {
-    const trans = this.trans;
-    const group = svgElement('g', { class: `jtc-pfold jtc-pfold-${item.kind}`, 'data-key': item.key });
-    const text =
-      item.kind === 'chain'
-        ? trans.__('⋯ %1', item.count.toLocaleString())
-        : item.kind === 'more'
-          ? trans.__('+%1', item.count.toLocaleString())
-          : trans._n('%1 hidden', '%1 hidden', item.branches);
-    const label = svgElement('text', { x: 0, y: 3.5 });
-    label.textContent = text;
-    group.append(svgElement('rect', { x: -8, y: -8, height: 16, rx: 8, width: 5.6 * text.length + 16 }), label);
-    return group;
   }
 
   /** The item under an event, if any. */
@@ -380,25 +310,7 @@ export class TreePicture {
       this.tip.hidden = true;
       return;
     }
-    const trans = this.trans;
-    const tree = this.source.tree;
-    let lines: string[];
-    if (item.kind === 'node') {
-      const summary = tree.summaries[item.node];
-      lines = [
-        tree.heads[item.node] || trans.__('(empty)'),
-        joinItems([roleName(tree.roles[item.node], trans), tree.ids[item.node]], trans),
-        summaryLine(summary, trans),
-        this.source.hidden.has(tree.ids[item.node]) ? trans.__('hidden branch (kept in the file)') : '',
-        this.options.hint
-      ];
-    } else if (item.kind === 'chain') {
-      lines = [trans._n('%1 message folded', '%1 messages folded', item.count), trans.__('click: show them')];
-    } else if (item.kind === 'more') {
-      lines = [joinItems([trans._n('%1 more branch', '%1 more branches', item.branches), trans._n('%1 message', '%1 messages', item.count)], trans), trans.__('click: show them')];
-    } else {
-      lines = [trans._n('%1 hidden branch, not deleted', '%1 hidden branches, not deleted', item.branches), trans.__('click: show them')];
-    }
+    const lines = describe(this.source, item, this.trans, this.options.hint);
     this.tip.textContent = lines.filter(Boolean).join('\n');
     const box = this.node.getBoundingClientRect();
     this.tip.style.left = `${event.clientX - box.left + 12}px`;
@@ -407,30 +319,3 @@ export class TreePicture {
   }
 }
 
-/** A colour per model, in the order models first appear among the drawn answers (as in the SVG export). */
-export function modelColours(source: SessionSource, items: Item[]): Map<string, string> {
-  const colours = new Map<string, string>();
-  for (const item of items) {
-    if (item.kind !== 'node' || source.tree.roles[item.node] !== 'assistant') {
-      continue;
-    }
-    const model = source.tree.summaries[item.node]?.model;
-    if (model && !colours.has(model)) {
-      colours.set(model, PALETTE[colours.size % PALETTE.length]);
-    }
-  }
-  return colours;
-}
-
-function curve([x1, y1]: [number, number], [x2, y2]: [number, number]): string {
-  const middle = (x1 + x2) / 2;
-  return `M${x1},${y1}C${middle},${y1} ${middle},${y2} ${x2},${y2}`;
-}
-
-function svgElement(tag: string, attrs: Record<string, string | number>): SVGElement {
-  const element = document.createElementNS(SVG_NS, tag) as SVGElement;
-  for (const [name, value] of Object.entries(attrs)) {
-    element.setAttribute(name, String(value));
-  }
-  return element;
-}
