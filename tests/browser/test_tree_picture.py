@@ -21,6 +21,7 @@ from playwright.sync_api import expect
 
 from jupyter_tree_chat.picture import draw, fold
 from jupyter_tree_chat.picture.fold import PAGE
+from jupyter_tree_chat.picture.svg import PALETTE
 from jupyter_tree_chat.store import load_file, parse_session
 
 pytestmark = pytest.mark.browser
@@ -77,6 +78,11 @@ def test_the_viewer_draws_the_file_as_the_export_does_and_click_selects(
     expect(view.locator('.jtc-pnode[data-id="a3"]')).to_have_class(re.compile("jtc-leaf"))
     expect(view.locator('.jtc-pnode[data-id="a2"] .jtc-tag text')).to_have_text("concise")
     expect(view.locator('.jtc-pnode[data-id="a3"]')).to_have_class(re.compile("jtc-interrupted"))
+    fills = {  # answers coloured by model, in the order the models first appear (as exported)
+        answer: view.locator(f'.jtc-pnode[data-id="{answer}"] rect.jtc-shape').get_attribute("fill")
+        for answer in ("a1", "a2", "a3")
+    }
+    assert fills == {"a1": PALETTE[0], "a2": PALETTE[1], "a3": PALETTE[0]}
 
     view.locator('.jtc-pnode[data-id="a2"] .jtc-shape').hover()  # hover: line, id, model
     tip = view.locator(".jtc-picture-tip")
@@ -202,6 +208,22 @@ def test_the_viewer_folds_hidden_branches_and_shows_them_on_request(lab, page, s
     view.get_by_role("button", name="Fold hidden branches").click()
     expect(view.locator('.jtc-row[data-id="u1b"]')).to_have_count(0)
     screenshot("list")
+
+
+def test_a_compaction_is_linked_to_the_branch_it_summarised(lab, page):
+    lines = [
+        {"id": "q", "parentId": None, "message": {"role": "user", "content": "a long talk"}},
+        {"id": "a", "parentId": "q", "message": {"role": "assistant", "content": "yes"}},
+        {"id": "s", "parentId": None, "message": {"role": "user", "content": "Summary: ..."},
+         "meta": {"compacted_from": "a"}},
+        {"id": "k", "parentId": "s", "message": {"role": "assistant", "content": "Understood."},
+         "meta": {"synthetic": True}},
+    ]  # fmt: skip
+    (lab.root / "compacted.chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    view = open_picture(page, lab, "compacted.chat.jsonl")
+    expect(view.locator(".jtc-pnode")).to_have_count(4)
+    expect(view.locator(".jtc-compaction")).to_have_count(1)  # dashed, from a to s
+    expect(view.locator(".jtc-edge")).to_have_count(2)  # the tree's own edges: nodes - roots
 
 
 def test_the_panel_s_picture_switches_on_click_and_hides_a_branch(lab, page, page_log, screenshot):
