@@ -1,9 +1,10 @@
 """``jupyter-tree-chat`` (also ``jupyter tree-chat``): read session files from a shell.
 
-Read-only on purpose: it shows, prints, checks and exports, and never writes to a
-session file, so it is safe on a file a kernel is appending to. Every user mistake (a
-missing file, an unknown id) is one line on stderr and exit status 2; ``check`` exits 1
-when the file has problems, so it can guard a script or CI.
+Read-only on purpose: it shows, prints, checks and exports (the path as Markdown, the
+tree as an SVG picture), and never writes to a session file, so it is safe on a file a
+kernel is appending to. Every user mistake (a missing file, an unknown id) is one line
+on stderr and exit status 2; ``check`` exits 1 when the file has problems, so it can
+guard a script or CI.
 """
 
 from __future__ import annotations
