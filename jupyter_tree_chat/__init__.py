@@ -25,6 +25,7 @@ __all__ = [
     "ToolRegistry",
     "Turn",
     "__version__",
+    "compare_frame",
     "load_ipython_extension",
     "panel",
     "register_tool",
@@ -49,15 +50,39 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
     return current.resolve(node_id).text
 
 
+def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
+    """The sibling answers of the current question (or of question/answer ``ref``) as a
+    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``).
+
+    Add a score with ``df["score"] = df.text.map(my_metric)``, then continue from the
+    best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
+    """
+    from .compare import COLUMNS, rows, sibling_answers
+    from .errors import MissingExtra
+    from .kernel.sessions import current_session
+
+    try:
+        import pandas
+    except ImportError:
+        raise MissingExtra(
+            "compare_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'"
+        ) from None
+    current = current_session(session)
+    question = None if ref is None else current.resolve(ref).id
+    return pandas.DataFrame(rows(sibling_answers(current.tree, question)), columns=list(COLUMNS))
+
+
 def panel(session: str | None = None) -> Any:
     """The full panel over this notebook's session (the same one ``%%chat`` uses).
 
     The last expression of a cell displays it, as ``%chat panel`` does.
     """
-    from .kernel.sessions import current_session
+    from .kernel.sessions import current_session, registry
+    from .widget.hooks import compare_traits
     from .widget.widgets import TreePanel
 
-    return TreePanel(current_session(session))
+    choices = registry().config.compare_choices()
+    return TreePanel(current_session(session), **compare_traits(choices))
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -73,7 +98,9 @@ def load_ipython_extension(ipython: Any) -> None:
     kernel_sessions.install(sessions)
     # the one hook between views: the kernel's cells show the widget's views
     sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
-    sessions.panel_hook = widget_hooks.show_panel  # what `%chat panel` displays
+    sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
+        session, sessions.config.compare_choices()
+    )
 
 
 def unload_ipython_extension(ipython: Any) -> None:

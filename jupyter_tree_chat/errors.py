@@ -14,6 +14,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
     ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
+    ├── FanoutTooLarge              more answers at once than a fan-out allows
+    ├── MissingExtra                an optional dependency is not installed (one line)
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -67,6 +69,17 @@ class SessionNotSaved(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class FanoutTooLarge(ChatError):
+    """More combinations of samples, models and temperatures than one fan-out asks for."""
+
+
+class MissingExtra(ChatError, ImportError):
+    """An optional dependency is missing; IPython shows the one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 class SessionBusy(ChatError):

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import cellrule
 from .errors import (
@@ -32,6 +32,7 @@ from .errors import (
     SessionNotSaved,
     TreeError,
 )
+from .language import COMPACTION, path_language
 from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
 from .providers.tools import ToolRegistry
 from .store import (
@@ -53,6 +54,9 @@ from .tree import (
     message_text,
     tool_uses,
 )
+
+if TYPE_CHECKING:
+    from .fanout import Answer, Fanout, Variant
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +121,13 @@ class LeafChanged:
 
 @dataclass(frozen=True)
 class ReplyStarted:
-    """A model call began for the user node ``parent_id``."""
+    """A model call began for the user node ``parent_id``.
+
+    ``variant`` is the answer's index in a fan-out (``None`` for a single answer): in a
+    fan-out, several replies stream under one question at once."""
 
     parent_id: str
+    variant: int | None = None
 
 
 @dataclass(frozen=True)
@@ -128,15 +136,35 @@ class ReplyDelta:
 
     parent_id: str
     text: str
+    variant: int | None = None
 
 
 @dataclass(frozen=True)
 class ReplyEnded:
-    """The call under ``parent_id`` ended; ``node`` is the stored reply (None if nothing came)."""
+    """The call under ``parent_id`` ended; ``node`` is the reply (None if nothing came).
+
+    In a fan-out the node is appended to the tree later, in variant order (NodeAdded)."""
 
     parent_id: str
     node: Node | None
     error: ChatError | None = None
+    variant: int | None = None
+
+
+@dataclass(frozen=True)
+class FanoutStarted:
+    """Several answers to the question ``parent_id`` begin, one per variant, in order."""
+
+    parent_id: str
+    variants: tuple[Variant, ...]
+
+
+@dataclass(frozen=True)
+class FanoutEnded:
+    """Every answer of the fan-out under ``parent_id`` ended and was stored."""
+
+    parent_id: str
+    answers: tuple[Answer, ...]
 
 
 @dataclass(frozen=True)
@@ -147,18 +175,31 @@ class Notice:
     level: str = "info"  # "info" | "warning" | "error"
 
 
-Event = NodeAdded | LeafChanged | ReplyStarted | ReplyDelta | ReplyEnded | Notice
+Event = (
+    NodeAdded
+    | LeafChanged
+    | ReplyStarted
+    | ReplyDelta
+    | ReplyEnded
+    | FanoutStarted
+    | FanoutEnded
+    | Notice
+)
 Listener = Callable[[Event], None]
 
 
 @dataclass
 class Turn:
-    """What one action produced: the user node (if new), the replies, and what went wrong."""
+    """What one action produced: the user node (if new), the replies, and what went wrong.
+
+    A fan-out also fills ``answers`` (one per variant, in order); its ``last`` reply and
+    ``text`` are then the first answer's, the one the current leaf follows."""
 
     user: Node | None
     replies: list[Node] = field(default_factory=list)
     error: ChatError | None = None
     notices: list[str] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
 
     @property
     def interrupted(self) -> bool:
@@ -169,12 +210,20 @@ class Turn:
 
     @property
     def last(self) -> Node | None:
-        return self.replies[-1] if self.replies else self.user
+        return self._final or self.user
 
     @property
     def text(self) -> str:
         """The text of the final reply (what a person reads as "the answer")."""
-        return self.replies[-1].text if self.replies else ""
+        final = self._final
+        return final.text if final is not None else ""
+
+    @property
+    def _final(self) -> Node | None:
+        for answer in self.answers:
+            if answer.final is not None:
+                return answer.final
+        return self.replies[-1] if self.replies else None
 
 
 class TurnInterrupted(KeyboardInterrupt):
@@ -301,8 +350,10 @@ class Session:
         new_root: bool = False,
         meta: dict[str, Any] | None = None,
         settings: ChatSettings | None = None,
+        fanout: Fanout | None = None,
     ) -> Turn:
-        """Add a user message (under ``parent``, default the leaf) and get the reply.
+        """Add a user message (under ``parent``, default the leaf) and get the reply
+        (or, with ``fanout``, every answer it asks for: see fanout.py).
 
         If the chosen parent is itself an unanswered question, the new question goes
         beside it instead of stacking two user messages, and a notice says so.
@@ -329,7 +380,7 @@ class Session:
         turn = Turn(user)
         for line in notices:
             self._notice(line, "info", turn)
-        return self._respond(user, turn, settings)
+        return self._respond(user, turn, settings, fanout)
 
     @exclusive
     def edit(
@@ -339,8 +390,9 @@ class Session:
         *,
         meta: dict[str, Any] | None = None,
         settings: ChatSettings | None = None,
+        fanout: Fanout | None = None,
     ) -> Turn:
-        """Edit a user message: a new sibling with new content, then its reply."""
+        """Edit a user message: a new sibling with new content, then its reply (or replies)."""
         original = self.resolve(node_ref)
         if original.role != "user" or is_tool_result(original.message):
             raise TreeError(
@@ -354,16 +406,23 @@ class Session:
             {**(meta or {}), "edited_from": original.id},
         )
         user = self._add_node(node, durable=True)
-        return self._respond(user, Turn(user), settings)
+        return self._respond(user, Turn(user), settings, fanout)
 
     @exclusive
-    def retry(self, node_ref: str | None = None, *, settings: ChatSettings | None = None) -> Turn:
-        """A new answer beside the old one (for the leaf, or any user/assistant node)."""
+    def retry(
+        self,
+        node_ref: str | None = None,
+        *,
+        settings: ChatSettings | None = None,
+        fanout: Fanout | None = None,
+    ) -> Turn:
+        """A new answer (or ``fanout``'s answers) beside the old one, for the leaf or any
+        user/assistant node."""
         ref = node_ref if node_ref is not None else self.tree.leaf
         if ref is None:
             raise TreeError("the session is empty; ask something first")
         point = self.tree.retry_point(self.resolve(ref).id)
-        return self._respond(point, Turn(None), settings)
+        return self._respond(point, Turn(None), settings, fanout)
 
     @exclusive
     def switch(self, node_ref: str, *, deepest: bool = True) -> str:
@@ -406,16 +465,24 @@ class Session:
         path = self.path()
         while path and path[-1].role == "user":
             path.pop()  # an unanswered question cannot be followed by the request below
-        ask = "Summarise our conversation so far so that it can continue from the summary alone."
-        if instructions:
-            ask += " " + instructions
+        # in the conversation's own language, so the summary and its frame are too
+        texts = COMPACTION[path_language([n.message for n in path])]
+        ask = texts.request + (" " + instructions if instructions else "")
         request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = self._settings(settings)
         text, error = self._collect_text(request_path, settings)
         if error is not None:
             self._notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
-        root, ack = self.tree.compact(text, summarised, self._new_id(), self._new_id(), self._now())
+        root, ack = self.tree.compact(
+            text,
+            summarised,
+            self._new_id(),
+            self._new_id(),
+            self._now(),
+            heading=texts.heading,
+            acknowledgement=texts.acknowledgement,
+        )
         for node in (root, ack):
             self._persist([node.to_record()], durable=node is ack)
             self._emit(NodeAdded(node))
@@ -459,9 +526,18 @@ class Session:
 
     # -- the reply loop ---------------------------------------------------------------
 
-    def _respond(self, user: Node, turn: Turn, settings: ChatSettings | None) -> Turn:
+    def _respond(
+        self, user: Node, turn: Turn, settings: ChatSettings | None, fanout: Fanout | None = None
+    ) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
         settings = self._settings(settings)
+        if fanout is not None:
+            from .fanout import answer_all
+
+            variants = fanout.variants(settings, self.provider.default_model)
+            if len(variants) > 1:
+                return answer_all(self, user, turn, variants)
+            settings = variants[0].settings
         specs = self.tools.specs(settings.tools) if len(self.tools) else ()
         parent = user
         for round_number in range(settings.max_tool_rounds + 1):
@@ -509,7 +585,8 @@ class Session:
         except ProviderError as failure:
             turn.error = failure
         except KeyboardInterrupt:
-            node = self._store_partial(parent, partial, request, started, "interrupted by the user")
+            why = "interrupted by the user"
+            node = self._store_partial(parent, partial, settings, started, why)
             if node is not None:
                 turn.replies.append(node)
             self._sync()
@@ -520,19 +597,13 @@ class Session:
             error = turn.error or ProviderError("the reply ended without a final message")
             turn.error = error
             why = error.kind if isinstance(error, ProviderError) else "provider_error"
-            node = self._store_partial(parent, partial, request, started, why)
+            node = self._store_partial(parent, partial, settings, started, why)
             if node is not None:
                 turn.replies.append(node)
             self._notice(str(error), "error", turn)
             self._emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = {
-            "provider": self.provider.name,
-            "model": finished.model,
-            "usage": finished.usage,
-            "stop_reason": finished.stop_reason,
-            "duration_ms": round((time.monotonic() - started) * 1000),
-        }
+        meta = self._reply_meta(finished, settings, time.monotonic() - started)
         message = {**finished.message, "timestamp": self._now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
@@ -543,20 +614,39 @@ class Session:
         return node
 
     def _store_partial(
-        self, parent: Node, partial: _PartialReply, request: ReplyRequest, started: float, why: str
+        self, parent: Node, partial: _PartialReply, settings: ChatSettings, started: float, why: str
     ) -> Node | None:
         message = partial.message()
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
         message["timestamp"] = self._now()
-        meta = {
-            "provider": self.provider.name,
-            "model": request.model,
-            "interrupted": True,
-            "error": why,
-            "duration_ms": round((time.monotonic() - started) * 1000),
-        }
+        meta = self._partial_meta(settings, why, time.monotonic() - started)
         return self._add(parent.id, message, meta)
+
+    def _reply_meta(
+        self, finished: Finished, settings: ChatSettings, seconds: float
+    ) -> dict[str, Any]:
+        """What a stored reply keeps beside its message (never sent to the model)."""
+        meta: dict[str, Any] = {"provider": self.provider.name, "model": finished.model}
+        if settings.temperature is not None:
+            meta["temperature"] = settings.temperature
+        meta.update(
+            usage=finished.usage,
+            stop_reason=finished.stop_reason,
+            duration_ms=round(seconds * 1000),
+        )
+        return meta
+
+    def _partial_meta(self, settings: ChatSettings, why: str, seconds: float) -> dict[str, Any]:
+        """The meta of a reply cut short: what was asked, and why it ended."""
+        meta: dict[str, Any] = {
+            "provider": self.provider.name,
+            "model": settings.model or self.provider.default_model,
+        }
+        if settings.temperature is not None:
+            meta["temperature"] = settings.temperature
+        meta.update(interrupted=True, error=why, duration_ms=round(seconds * 1000))
+        return meta
 
     @staticmethod
     def _stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError | None:
@@ -656,18 +746,20 @@ class Session:
         from_node: str | None = None,
         new_root: bool = False,
         continue_leaf: bool = False,
+        fanout: Fanout | None = None,
     ) -> Turn:
         """What running a ``%%chat`` cell does (see cellrule.py); options override the rule."""
         meta = {"cell_id": cell_id} if cell_id else None
+        how: dict[str, Any] = {"settings": settings, "fanout": fanout}
         if new_root:
-            return self.ask(text, new_root=True, meta=meta, settings=settings)
+            return self.ask(text, new_root=True, meta=meta, **how)
         if from_node is not None:
-            return self.ask(text, parent=from_node, meta=meta, settings=settings)
+            return self.ask(text, parent=from_node, meta=meta, **how)
         if continue_leaf:
-            return self.ask(text, meta=meta, settings=settings)
+            return self.ask(text, meta=meta, **how)
         decision = cellrule.decide(self.tree, cell_id, text)
         if decision.action == "retry" and decision.node is not None:
-            return self.retry(decision.node.id, settings=settings)
+            return self.retry(decision.node.id, **how)
         if decision.action == "edit" and decision.node is not None:
-            return self.edit(decision.node.id, text, meta=meta, settings=settings)
-        return self.ask(text, meta=meta, settings=settings)
+            return self.edit(decision.node.id, text, meta=meta, **how)
+        return self.ask(text, meta=meta, **how)

@@ -133,6 +133,11 @@ class SiblingPosition:
         return f"{self.index}/{self.count}"
 
 
+#: the frame of a compacted root, in English (``language.COMPACTION`` has the others)
+COMPACTION_HEADING = "Summary of our conversation so far:"
+COMPACTION_ACKNOWLEDGEMENT = "Understood. I'll continue from this summary."
+
+
 class SessionTree:
     """Nodes indexed by id, children in append order, and a current leaf.
 
@@ -388,12 +393,16 @@ class SessionTree:
         root_id: str,
         ack_id: str,
         timestamp: int | float | None = None,
+        *,
+        heading: str = COMPACTION_HEADING,
+        acknowledgement: str = COMPACTION_ACKNOWLEDGEMENT,
     ) -> tuple[Node, Node]:
         """Compaction is a fork: a new root holding the summary, linked to the old leaf.
 
-        The root is a user message (the API wants one first); a short assistant
-        acknowledgement, marked ``synthetic``, follows so the next question can be asked
-        under it. Switching back to ``summarised_leaf`` restores the full history.
+        The root is a user message (the API wants one first): ``heading``, then the
+        summary; a short assistant ``acknowledgement``, marked ``synthetic``, follows so the
+        next question can be asked under it. Switching back to ``summarised_leaf`` restores
+        the full history.
         """
         self.get(summarised_leaf)
         if root_id == ack_id:
@@ -407,7 +416,7 @@ class SessionTree:
             None,
             {
                 "role": "user",
-                "content": "Summary of our conversation so far:\n\n" + summary,
+                "content": heading + "\n\n" + summary,
                 **stamp,
             },
             {"compacted_from": summarised_leaf},
@@ -417,9 +426,7 @@ class SessionTree:
             root.id,
             {
                 "role": "assistant",
-                "content": [
-                    {"type": "text", "text": "Understood. I'll continue from this summary."}
-                ],
+                "content": [{"type": "text", "text": acknowledgement}],
                 **stamp,
             },
             {"synthetic": True},

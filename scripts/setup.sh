@@ -9,12 +9,14 @@ cd "$(dirname "$0")/.."
 want_browser=1
 [ "${1:-}" = "--no-browser" ] && want_browser=0
 
-if [ "$want_browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
-  echo "==> installing Debian's chromium (browser tests)"
+# a CJK font too, or the Chinese UI's screenshots show boxes where the characters are
+if [ "$want_browser" = 1 ] && { ! command -v chromium >/dev/null 2>&1 || [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; }; then
+  echo "==> installing Debian's chromium and a Chinese font (browser tests)"
+  packages="chromium chromium-driver fonts-wqy-microhei"
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
   else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
   fi
 fi
 

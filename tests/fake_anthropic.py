@@ -15,12 +15,16 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)
+        server.tokens_per_second = 100                   # each text delta waits 10 ms
+        server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         server.requests[-1].body                          # the parsed JSON body sent
+        server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
-Prompt caching follows the real API's rules (``fake_cache.py``). Like the real API it
+Prompt caching follows the real API's rules (``fake_cache.py``), including when an entry
+becomes readable: once the response that wrote it has sent its first event. Like the real API it
 refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
 use answered by tool results, message shape, cache breakpoints); with ``api_key`` set it
 refuses (401) any other key.
@@ -32,8 +36,9 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -57,14 +62,22 @@ _ERROR_TYPES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordedRequest:
-    """One request as the server received it; header names are lower case."""
+    """One request as the server received it; header names are lower case.
+
+    The times are ``time.monotonic()`` in the server's process: when the request
+    arrived, when its first stream event was sent, and when its answer ended; ``usage``
+    is the token accounting its answer reported."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    received: float = 0.0
+    first_event: float | None = None
+    ended: float | None = None
+    usage: dict[str, int] | None = None
 
 
 @dataclass
@@ -81,6 +94,7 @@ class ScriptedReply:
     error_event_after: int | None = None
     error_event_type: str = "overloaded_error"
     malformed_after: int | None = None
+    when: Callable[[Any], bool] | None = None
 
     @property
     def wants_default_text(self) -> bool:
@@ -96,6 +110,7 @@ class ScriptedError:
     error_type: str
     message: str
     headers: dict[str, str]
+    when: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,9 +136,12 @@ class FakeAnthropic:
         chunk_chars: int = 16,
         api_key: str | None = None,
         min_cache_tokens: int = 1024,
+        tokens_per_second: float | None = None,
     ) -> None:
         self.chunk_chars = chunk_chars
         self.api_key = api_key
+        self.tokens_per_second = tokens_per_second
+        """Stream text deltas at this rate (one delta ≈ one token); None: at once."""
         self.requests: list[RecordedRequest] = []
         self.cache = PromptCache(min_cache_tokens)
         self._script: deque[ScriptedReply | ScriptedError] = deque()
@@ -183,10 +201,13 @@ class FakeAnthropic:
         error_event_after: int | None = None,
         error_event_type: str = "overloaded_error",
         malformed_after: int | None = None,
+        when: Callable[[Any], bool] | None = None,
     ) -> None:
         """Script the next reply. ``tool_use`` is ``{"name", "input"}`` (an ``id`` is
         made up if absent); ``replay`` names a file in fixtures/anthropic-sse/. The
-        ``*_after`` faults count events sent (``message_start`` is event 1)."""
+        ``*_after`` faults count events sent (``message_start`` is event 1). With
+        ``when``, it answers the first request whose body ``when`` accepts (concurrent
+        requests arrive in no fixed order)."""
         tool_uses = [tool_use] if isinstance(tool_use, dict) else list(tool_use or [])
         if refusal:
             stop_reason = "refusal"
@@ -202,6 +223,7 @@ class FakeAnthropic:
                 error_event_after=error_event_after,
                 error_event_type=error_event_type,
                 malformed_after=malformed_after,
+                when=when,
             )
         )
 
@@ -214,8 +236,10 @@ class FakeAnthropic:
         error_type: str | None = None,
         retry_after_ms: int | None = None,
         retry_after: int | None = None,
+        when: Callable[[Any], bool] | None = None,
     ) -> None:
-        """Answer the next ``times`` requests with an HTTP error (429, 529, 500, 401...)."""
+        """Answer the next ``times`` requests (that ``when`` accepts, if given) with an
+        HTTP error (429, 529, 500, 401...)."""
         headers = {}
         if retry_after_ms is not None:
             headers["retry-after-ms"] = str(retry_after_ms)
@@ -223,7 +247,7 @@ class FakeAnthropic:
             headers["retry-after"] = str(retry_after)
         kind = error_type or _ERROR_TYPES.get(status, "api_error")
         for _ in range(times):
-            self._push(ScriptedError(status, kind, message or f"fake {kind}", headers))
+            self._push(ScriptedError(status, kind, message or f"fake {kind}", headers, when))
 
     def reset(self) -> None:
         """Forget the script, the recorded requests and the prompt cache."""
@@ -243,19 +267,26 @@ class FakeAnthropic:
     def _next(self, body: Any) -> ScriptedReply | ScriptedError:
         with self._lock:
             self._message_count += 1
-            item = self._script.popleft() if self._script else ScriptedReply()
+            item = next((i for i in self._script if i.when is None or i.when(body)), None)
+            if item is None:
+                item = ScriptedReply()
+            else:
+                self._script.remove(item)
         if isinstance(item, ScriptedReply) and item.wants_default_text:
             item.text = default_reply_text(body)
         return item
 
     # -- replies as events -----------------------------------------------------------
-    def events_for(self, reply: ScriptedReply, body: dict[str, Any]) -> list[SseEvent]:
-        """The stream for a scripted reply, in the real API's order."""
+    def events_for(
+        self, reply: ScriptedReply, body: dict[str, Any], pending: list[str] | None = None
+    ) -> list[SseEvent]:
+        """The stream for a scripted reply, in the real API's order; the cache entries it
+        writes go to ``pending`` (see ``PromptCache.usage``) when given."""
         if reply.replay is not None:
             return list(read_recording(FIXTURES / reply.replay))
         with self._lock:
             number = self._message_count
-        usage = self.cache.usage(body)
+        usage = self.cache.usage(body, pending)
         start_message = {
             "id": f"msg_fake{number:06d}",
             "type": "message",
@@ -421,24 +452,41 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest("POST", self.path, headers, body, received=time.monotonic())
         with self.fake._lock:
-            self.fake.requests.append(RecordedRequest("POST", self.path, headers, body))
+            self.fake.requests.append(record)
+        try:
+            self._answer(record)
+        finally:
+            record.ended = time.monotonic()
+
+    def _answer(self, record: RecordedRequest) -> None:
+        headers, body = record.headers, record.body
         if self.path.split("?")[0] != "/v1/messages":
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
-        problem = validate(body)
+        problem = validate(body, headers.get("anthropic-version"))
         if problem:
             return self._send_error(400, "invalid_request_error", problem)
         item = self.fake._next(body)
         if isinstance(item, ScriptedError):
             return self._send_error(item.status, item.error_type, item.message, item.headers)
-        events = self.fake.events_for(item, body)
+        pending: list[str] = []
+        events = self.fake.events_for(item, body, pending)
+        if events and events[0].name == "message_start":
+            record.usage = json.loads(events[0].data)["message"]["usage"]
         if body.get("stream"):
-            self._stream(events, item)
+            self._stream(events, item, lambda: self._began(record, pending))
         else:
             self._send_json(200, message_from_events(events))
+            self._began(record, pending)
+
+    def _began(self, record: RecordedRequest, pending: list[str]) -> None:
+        """The response has begun: what it wrote to the cache is readable from now on."""
+        record.first_event = time.monotonic()
+        self.fake.cache.publish(pending)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -457,7 +505,9 @@ class _Handler(BaseHTTPRequestHandler):
         payload = {"type": "error", "error": {"type": error_type, "message": message}}
         self._send_json(status, payload, headers)
 
-    def _stream(self, events: list[SseEvent], reply: ScriptedReply) -> None:
+    def _stream(
+        self, events: list[SseEvent], reply: ScriptedReply, began: Callable[[], None]
+    ) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("transfer-encoding", "chunked")
@@ -467,6 +517,8 @@ class _Handler(BaseHTTPRequestHandler):
         payloads = [event.encode() for event in events]
         if reply.replay is not None:  # byte for byte, so a missing final newline stays missing
             payloads = _recording_payloads(FIXTURES / reply.replay)
+        rate = self.fake.tokens_per_second
+        pause = 1 / rate if rate else 0.0
         for sent, payload in enumerate(payloads):
             if sent == reply.drop_after:
                 return self._drop()
@@ -480,7 +532,11 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == reply.malformed_after:
                 self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
                 return self._end_chunks()
+            if pause and payload.startswith(b"event: content_block_delta"):
+                time.sleep(pause)
             self._write_chunk(payload)
+            if sent == 0:
+                began()
         self._end_chunks()
 
     def _write_chunk(self, data: bytes) -> None:

@@ -7,6 +7,10 @@ before reports ``cache_read_input_tokens``; prefixes not seen before are written
 reported as ``cache_creation_input_tokens``; the tokens after the last breakpoint are
 ``input_tokens``. Prefixes shorter than ``min_cache_tokens`` (1024, as for Sonnet) are
 not cached. Tokens are characters / 4.
+
+As with the real API, an entry becomes readable only once the response that wrote it
+has begun: the server passes ``pending`` and calls ``publish(pending)`` after sending
+that response's first event, so requests started before then write the prefix again.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ class PromptCache:
         self._written: set[str] = set()
         self._lock = threading.Lock()
 
-    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+    def usage(self, body: dict[str, Any], pending: list[str] | None = None) -> dict[str, int]:
+        """The request's token accounting; the prefixes it writes become readable at once,
+        or, given ``pending``, are put there for ``publish`` instead."""
         blocks = list(prompt_blocks(body))
         digests, cumulative = [], []
         running, total = hashlib.sha256(str(body.get("model")).encode()), 0
@@ -50,7 +56,10 @@ class PromptCache:
             write_end = read_end
             for i in breakpoints:
                 if cumulative[i] >= self.min_cache_tokens and i > read_end:
-                    self._written.add(digests[i])
+                    if pending is None:
+                        self._written.add(digests[i])
+                    else:
+                        pending.append(digests[i])
                     write_end = i
         read = cumulative[read_end] if read_end >= 0 else 0
         written = cumulative[write_end] - read if write_end >= 0 else 0
@@ -59,6 +68,11 @@ class PromptCache:
             "cache_creation_input_tokens": written,
             "cache_read_input_tokens": read,
         }
+
+    def publish(self, pending: list[str]) -> None:
+        """Make the prefixes a response wrote readable (its first event was sent)."""
+        with self._lock:
+            self._written.update(pending)
 
     def _longest_hit(self, breakpoints: list[int], digests: list[str]) -> int:
         best = -1

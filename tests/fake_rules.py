@@ -15,7 +15,9 @@ The rules (from the API reference and the errors it returns):
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
 - tool-use ids match ``^[a-zA-Z0-9_-]+$``;
-- at most 4 blocks carry ``cache_control``, never an empty text block.
+- at most 4 blocks carry ``cache_control``, never an empty text block;
+- since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
+  ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 Rule = Callable[[dict[str, Any]], "str | None"]
 
 
-def validate(body: Any) -> str | None:
+LEGACY_API_VERSION = "2023-06-01"
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+
+
+def validate(body: Any, api_version: str | None = None) -> str | None:
     """The first reason the real API would refuse this body with a 400, or None."""
     if not isinstance(body, dict):
         return "request body must be a JSON object"
@@ -38,6 +44,16 @@ def validate(body: Any) -> str | None:
         problem = rule(body)
         if problem:
             return problem
+    return sampling_parameters(body, api_version)
+
+
+def sampling_parameters(body: dict[str, Any], api_version: str | None) -> str | None:
+    """API version 2026-10-21 removed the sampling parameters (a 400 even at defaults)."""
+    if api_version == LEGACY_API_VERSION:
+        return None
+    for key in SAMPLING_PARAMETERS:
+        if key in body:
+            return f"{key}: Extra inputs are not permitted"
     return None
 
 

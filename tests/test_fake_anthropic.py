@@ -223,3 +223,77 @@ def test_usable_without_pytest_as_a_context_manager() -> None:
     assert reply.content[0].text.startswith("Fake reply")  # type: ignore[union-attr]
     with pytest.raises(anthropic.APIConnectionError):
         client.messages.create(model="m", max_tokens=5, messages=USER_HI)
+
+
+# -- when a cache entry becomes readable, the pace of a stream, the request log ------------
+
+
+def test_a_cache_entry_is_readable_once_its_response_has_begun(fake_anthropic) -> None:
+    pending: list[str] = []
+    first = fake_anthropic.cache.usage(cached_request(3), pending)
+    meanwhile = fake_anthropic.cache.usage(cached_request(3), [])
+
+    fake_anthropic.cache.publish(pending)
+    after = fake_anthropic.cache.usage(cached_request(3), [])
+
+    assert first["cache_creation_input_tokens"] > 1024
+    assert meanwhile == first  # started before the first began: it writes too
+    assert after["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+
+
+def test_concurrent_streams_read_only_what_a_begun_response_wrote() -> None:
+    with FakeAnthropic(tokens_per_second=100) as server:
+        client = client_for(server)
+        body = cached_request(3)
+        kwargs = {"model": "m", "max_tokens": 10, "messages": body["messages"]}
+        first = client.messages.create(**kwargs, stream=True)
+        events = iter(first)
+        next(events)  # message_start arrived: the first response has begun
+        second = client.messages.create(**kwargs)
+        list(events)
+    begun, after = server.requests
+    assert begun.received < begun.first_event <= after.received < begun.ended
+    assert begun.usage["cache_creation_input_tokens"] > 1024
+    assert second.usage.cache_read_input_tokens == begun.usage["cache_creation_input_tokens"]
+
+
+def test_tokens_per_second_paces_the_text_deltas() -> None:
+    with FakeAnthropic(tokens_per_second=100) as server:
+        server.enqueue(tokens=30)
+        with client_for(server).messages.stream(
+            model="m", max_tokens=100, messages=USER_HI
+        ) as stream:
+            text = "".join(stream.text_stream)
+    request = server.requests[0]
+    assert len(text.split()) == 30
+    assert 0.3 <= request.ended - request.first_event < 1.5
+
+
+def test_a_reply_can_be_scripted_for_the_requests_it_fits(fake_anthropic) -> None:
+    fake_anthropic.enqueue("for b", when=lambda body: body["model"] == "b")
+    fake_anthropic.enqueue("for anyone")
+    client = client_for(fake_anthropic)
+
+    a = client.messages.create(model="a", max_tokens=5, messages=USER_HI)
+    b = client.messages.create(model="b", max_tokens=5, messages=USER_HI)
+
+    assert a.content[0].text == "for anyone"  # type: ignore[union-attr]
+    assert b.content[0].text == "for b"  # type: ignore[union-attr]
+
+
+def test_the_sampling_parameters_are_refused_unless_the_legacy_version_is_asked(
+    fake_anthropic,
+) -> None:
+    client = client_for(fake_anthropic, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="temperature: Extra inputs"):
+        client.messages.create(
+            model="m", max_tokens=5, messages=USER_HI, extra_body={"temperature": 1.0}
+        )
+    reply = client.messages.create(
+        model="m",
+        max_tokens=5,
+        messages=USER_HI,
+        extra_body={"temperature": 1.0},
+        extra_headers={"anthropic-version": "2023-06-01"},
+    )
+    assert reply.stop_reason == "end_turn"

@@ -1,7 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree store session cellrule textview``, ``formats/``, ``picture/``) and
-  ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
+- The core (``errors tree diff language store compare session fanout cellrule textview``,
+  ``formats/`` and ``picture/``) and ``providers/`` import nothing from IPython, ipykernel,
+  ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
@@ -27,11 +28,15 @@ PREFIX = "jupyter_tree_chat."
 CORE_LAYER = {
     "errors": 0,
     "tree": 1,
+    "diff": 1,
     "formats": 2,
+    "language": 2,
     "store": 2,
+    "compare": 2,
     "providers": 3,
     "cellrule": 4,
     "session": 4,
+    "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
     "picture": 4,
 }

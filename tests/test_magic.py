@@ -15,10 +15,16 @@ from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
 from jupyter_tree_chat import load_ipython_extension, reply_text
+from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat
 from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_path
-from jupyter_tree_chat.kernel.options import parse_cell_line, parse_tool_names, substitute
+from jupyter_tree_chat.kernel.options import (
+    fanout_words,
+    parse_cell_line,
+    parse_tool_names,
+    substitute,
+)
 from jupyter_tree_chat.kernel.output import DisplayReply, footer
 from jupyter_tree_chat.store import load_file
 
@@ -83,6 +89,21 @@ def test_options_parse_into_cell_options():
         ("--max-tokens lots", "`%%chat?` lists the options"),
         ("--provider gpt", "`%%chat?` lists the options"),
         ('--system "unclosed', "close the quote"),
+        ("--n 0", "%%chat --n: ask for at least 1 answer, e.g. --n 3"),
+        (
+            "--n 5 --models a,b,c",
+            "%%chat: 5 samples × 3 models is 15 answers; at most 12 at once: "
+            "ask for fewer samples, models or temperatures",
+        ),
+        (
+            "--temperatures 0,hot",
+            "%%chat --temperatures: 'hot' is not a temperature from 0 to 1; "
+            "give them comma-separated, e.g. --temperatures 0,0.5,1",
+        ),
+        ("--temperatures 1.5", "%%chat --temperatures: '1.5' is not a temperature from 0 to 1;"),
+        ("--models ,", "%%chat --models: the list is empty; give it comma-separated"),
+        ("--model a --models b,c", "%%chat: --model and --models contradict; put every model"),
+        ("--temperature 1 --temperatures 0,1", "%%chat: --temperature and --temperatures contra"),
     ],
 )
 def test_bad_options_are_one_line_usage_errors_with_the_fix(line, fix):
@@ -90,6 +111,27 @@ def test_bad_options_are_one_line_usage_errors_with_the_fix(line, fix):
         parse_cell_line(line)
     assert fix in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_fan_out_options_are_never_read_as_an_abbreviation():
+    options = parse_cell_line("--n 3 --models a,b --temperatures 0,0.5")
+    assert options.fanout == Fanout(n=3, models=("a", "b"), temperatures=(0.0, 0.5))
+    assert options.new is False  # --n is --n, not an abbreviated --new
+    assert parse_cell_line("--new").fanout is None
+    for abbreviation in ("--ne", "--tem 0.5", "--mod x", "--cont"):
+        with pytest.raises(UsageError, match="unrecognized arguments"):
+            parse_cell_line(abbreviation)
+
+
+def test_fan_out_options_lead_a_retry_or_edit_line_and_the_text_keeps_its_own():
+    assert fanout_words(["--n", "2", "abc"], "%chat retry") == (Fanout(n=2), ["abc"])
+    assert fanout_words(["--n=2", "--models=a,b"], "%chat retry") == (
+        Fanout(n=2, models=("a", "b")),
+        [],
+    )
+    assert fanout_words(["1", "ask", "--n", "3"], "%chat edit") == (None, ["1", "ask", "--n", "3"])
+    with pytest.raises(UsageError, match="--n needs a value"):
+        fanout_words(["--n"], "%chat retry")
 
 
 def test_tool_names():

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic
 from kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.kernel.output import INTERRUPTED_MARK
@@ -59,19 +58,6 @@ def footer_of(run: CellRun) -> str:
 @pytest.fixture
 def offline(tmp_path: Path) -> Iterator[Kernel]:
     with Kernel(tmp_path) as kernel:
-        yield kernel
-
-
-@pytest.fixture
-def fake_server() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-def claude(tmp_path: Path, fake_server: FakeAnthropic) -> Iterator[Kernel]:
-    env = {"ANTHROPIC_API_KEY": "sk-test-dummy", "ANTHROPIC_BASE_URL": fake_server.base_url}
-    with Kernel(tmp_path, env=env) as kernel:
         yield kernel
 
 
@@ -222,8 +208,8 @@ def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
     assert nxt.error_lines == []
 
 
-def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claude, fake_server):
-    fake_server.enqueue(text="Session trees keep every branch. " * 20, error_event_after=6)
+def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claude, fake_anthropic):
+    fake_anthropic.enqueue(text="Session trees keep every branch. " * 20, error_event_after=6)
 
     run = claude.chat("Explain session trees", "c0000001")
 
@@ -240,9 +226,9 @@ def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claud
     assert reply["message"]["content"][0]["text"].startswith("Session trees keep")
 
 
-def test_after_an_unanswered_question_the_next_cell_asks_beside_it(claude, fake_server):
+def test_after_an_unanswered_question_the_next_cell_asks_beside_it(claude, fake_anthropic):
     claude.chat("First question", "c0000001").check()
-    fake_server.enqueue_error(400, message="bad things")
+    fake_anthropic.enqueue_error(400, message="bad things")
     failed = claude.chat("This one fails", "c0000002")
     after = claude.chat("Asked again", "c0000003").check()
 
@@ -253,15 +239,15 @@ def test_after_an_unanswered_question_the_next_cell_asks_beside_it(claude, fake_
     failed_q = next(n for n in tree if n.text == "This one fails")
     again_q = next(n for n in tree if n.text == "Asked again")
     assert again_q.parent_id == failed_q.parent_id  # siblings, not stacked
-    assert [m["role"] for m in fake_server.requests[-1].body["messages"]] == [
+    assert [m["role"] for m in fake_anthropic.requests[-1].body["messages"]] == [
         "user",
         "assistant",
         "user",
     ]
 
 
-def test_a_dropped_connection_keeps_the_cut_reply(claude, fake_server):
-    fake_server.enqueue(text="word " * 200, drop_after=8)
+def test_a_dropped_connection_keeps_the_cut_reply(claude, fake_anthropic):
+    fake_anthropic.enqueue(text="word " * 200, drop_after=8)
     run = claude.chat("Talk", "c0000001")
     assert run.status == "error"
     assert len(run.error_lines) == 1 and run.error_lines[0].startswith("Model error: ")
@@ -272,7 +258,7 @@ def test_a_dropped_connection_keeps_the_cut_reply(claude, fake_server):
 # -- against the fake Anthropic server --------------------------------------------------------
 
 
-def test_run_all_edit_and_retry_against_the_fake_api(claude, fake_server):
+def test_run_all_edit_and_retry_against_the_fake_api(claude, fake_anthropic):
     long_system = "You are a patient teacher of data structures. " * 120  # > 1024 tokens
     claude.run(f"%config TreeChat.system = {long_system!r}").check()
     runs = run_all(claude)
@@ -281,15 +267,15 @@ def test_run_all_edit_and_retry_against_the_fake_api(claude, fake_server):
     assert footer_of(retry).endswith("reply 2/2")
     assert "cache read" in footer_of(retry)  # the shared prefix was a cache hit
     assert "claude-" in footer_of(runs[0])
-    sent = fake_server.requests[-1].body
+    sent = fake_anthropic.requests[-1].body
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant"] * 2 + ["user"]
     tree = tree_of(claude)
     assert len(tree) == 7
     assert len([n for n in tree if n.role == "user"]) == 3
 
 
-def test_the_reply_is_available_to_python(claude, fake_server):
-    fake_server.enqueue(text="The answer is 42.")
+def test_the_reply_is_available_to_python(claude, fake_anthropic):
+    fake_anthropic.enqueue(text="The answer is 42.")
     claude.chat("What is the answer?", "c0000001").check()
     shown = claude.run("print(repr(_chat)); print(_chat_id[:4])").check().stdout.splitlines()
     assert shown[0] == "'The answer is 42.'"
@@ -298,8 +284,8 @@ def test_the_reply_is_available_to_python(claude, fake_server):
     assert text.strip() == "The answer is 42."
 
 
-def test_streaming_updates_are_throttled(claude, fake_server):
-    fake_server.enqueue(tokens=2000)
+def test_streaming_updates_are_throttled(claude, fake_anthropic):
+    fake_anthropic.enqueue(tokens=2000)
     started = time.monotonic()
     run = claude.chat("Long please", "c0000001").check()
     elapsed = time.monotonic() - started

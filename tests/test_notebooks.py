@@ -11,14 +11,17 @@ user would see: the session files each notebook leaves behind and the trees in t
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tokenize
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -28,7 +31,9 @@ from jupyter_tree_chat.tree import is_tool_result
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ("session-tree-chapter", "quickstart", "compare")
+NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare")
+#: the chapter's lesson in English and in Chinese, the chapter's own language
+LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
 
 
@@ -100,20 +105,65 @@ def test_the_no_outputs_check_catches_an_executed_cell() -> None:
     assert dirty_cells(nb) == [code.id]
 
 
+def code_skeleton(source: str) -> list[str]:
+    """A code cell without what a translation changes: strings, comments, a magic's text.
+
+    Python cells keep their tokens but strings and comments; a line magic keeps its
+    command and first argument (``%chat edit 2``), a cell magic its first line.
+    """
+    if source.startswith("%%"):
+        return [source.splitlines()[0]]
+    skeleton: list[str] = []
+    python = []
+    for line in source.splitlines():
+        if line.startswith("%"):
+            skeleton.extend(line.split()[:3])
+        else:
+            python.append(line)
+    dropped = {tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE}
+    dropped |= {
+        getattr(tokenize, n)
+        for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+        if hasattr(tokenize, n)
+    }
+    tokens = tokenize.generate_tokens(io.StringIO("\n".join(python) + "\n").readline)
+    return skeleton + [token.string for token in tokens if token.type not in dropped]
+
+
+def test_the_chinese_lesson_has_the_english_lessons_cells_in_the_same_order() -> None:
+    english, chinese = (nbformat.read(NOTEBOOKS / f"{LESSONS[k]}.ipynb", 4) for k in LESSONS)
+    assert [(c.id, c.cell_type) for c in chinese.cells] == [
+        (c.id, c.cell_type) for c in english.cells
+    ]
+    for en, zh in zip(english.cells, chinese.cells, strict=True):
+        if en.cell_type == "code":
+            assert code_skeleton(zh.source) == code_skeleton(en.source), en.id
+    # each links to the other
+    assert f"({LESSONS['zh']}.ipynb)" in english.cells[0].source
+    assert f"({LESSONS['en']}.ipynb)" in chinese.cells[0].source
+
+
+def test_the_skeleton_sees_a_changed_code_cell_but_not_a_translated_one() -> None:
+    cell = 'tree.append("A", user("Hi!", T0))  # the root\n%chat edit 2 What is it?'
+    translated = 'tree.append("A", user("你好！", T0))  # 根节点\n%chat edit 2 这是什么？'
+    assert code_skeleton(translated) == code_skeleton(cell)
+    assert code_skeleton(cell.replace("T0", "T0 + 1")) != code_skeleton(cell)
+    assert code_skeleton(cell.replace("edit 2", "edit 3")) != code_skeleton(cell)
+
+
 # -- executed through a real kernel ----------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def chapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, Path]:
-    """The chapter notebook executed once in a fresh folder, and that folder."""
-    folder = tmp_path_factory.mktemp("chapter")
-    return execute("session-tree-chapter", folder), folder
+def english_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The English lesson, run once: its folder and what its cells printed."""
+    folder = tmp_path_factory.mktemp("lesson-en")
+    return folder, outputs_text(execute(LESSONS["en"], folder))
 
 
 @pytest.mark.kernel
-def test_chapter_notebook_runs_and_leaves_the_lesson_tree(chapter) -> None:
-    nb, tmp_path = chapter
-    shown = outputs_text(nb)
+def test_chapter_notebook_runs_and_leaves_the_lesson_tree(english_lesson: tuple[Path, str]) -> None:
+    tmp_path, shown = english_lesson
     assert "I was sent **3 messages**" in shown
 
     # the chapter's four lines, as the project wrote them (header + nodes + one fork)
@@ -144,6 +194,68 @@ def test_chapter_notebook_runs_and_leaves_the_lesson_tree(chapter) -> None:
     ]
 
 
+def tree_shape(session_file: Path) -> list[tuple[Any, ...]]:
+    """A session file with its texts left out: what both languages' lessons must share.
+
+    One entry a record: its type; for a node its parent, role, content block types and
+    meta (the keys of measurements, not their values), every node named by its position
+    in the file, since ids are random.
+    """
+    position: dict[str, int] = {}
+    shape: list[tuple[Any, ...]] = []
+    for line in session_file.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        kind = record.get("type", "node")
+        if kind == "node":
+            message, meta = record["message"], dict(record.get("meta") or {})
+            for key, value in meta.items():
+                if key in ("edited_from", "forked_before_tool_use", "compacted_from"):
+                    meta[key] = position[value]
+                elif key != "temperature" and not isinstance(value, str | bool):
+                    meta[key] = "measured"  # token counts, durations: they follow the texts
+            content = message["content"]
+            blocks = "text" if isinstance(content, str) else tuple(b["type"] for b in content)
+            parent = record["parentId"]
+            shape.append(("node", parent and position[parent], message["role"], blocks, meta))
+            position[record["id"]] = len(position)
+        elif kind in ("leaf", "label"):
+            shape.append((kind, position[record["id"]], record.get("label")))
+        else:
+            shape.append((kind, sorted(record)))
+    return shape
+
+
+@pytest.mark.kernel
+def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
+    english_lesson: tuple[Path, str], tmp_path: Path
+) -> None:
+    english, _ = english_lesson
+    executed = execute(LESSONS["zh"], tmp_path)
+    shown = outputs_text(executed)
+    assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
+    assert "我只看得到这一条路径" in shown and "I was sent" not in shown
+    for session in ("format", "lesson"):
+        en = tree_shape(english / f"{LESSONS['en']}.{session}.chat.jsonl")
+        zh = tree_shape(tmp_path / f"{LESSONS['zh']}.{session}.chat.jsonl")
+        assert zh == en, session
+    lesson = load_file(tmp_path / f"{LESSONS['zh']}.lesson.chat.jsonl")
+    assert lesson.problems == [] and len(lesson.tree) == 24
+    user_texts = [m["content"] for m in lesson.tree.active_path() if m["role"] == "user"]
+    assert user_texts == [
+        "我在学 Python。list 是什么？",
+        "2 + 3 * 4 等于多少？",
+        "怎样给 list 排序？",
+    ]
+    summary = next(node for node in lesson.tree if "compacted_from" in (node.meta or {}))
+    assert summary.text.startswith("到目前为止的对话总结：")
+    # and it draws the same pictures: the same shapes and edges in the same cells
+    en_pictures = pictures_of(nbformat.read(english / f"{LESSONS['en']}.ipynb", as_version=4))
+    zh_pictures = pictures_of(executed)
+    assert {k: drawn(v) for k, v in zh_pictures.items()} == {
+        k: drawn(v) for k, v in en_pictures.items()
+    }
+
+
 SVG = "{http://www.w3.org/2000/svg}"
 #: cell id -> (messages drawn, roots) for each tree the lesson draws
 PICTURES = {
@@ -165,15 +277,23 @@ def drawn(svg: str) -> tuple[int, int, int]:
     return len(nodes), len(edges), len(links)
 
 
-@pytest.mark.kernel
-def test_the_lesson_draws_each_tree_and_keeps_the_pictures_in_its_html(chapter) -> None:
-    nb, folder = chapter
-    pictures = {
+def pictures_of(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Cell id -> the SVG picture it output, for each cell that drew one."""
+    return {
         cell.id: output["data"]["image/svg+xml"]
         for cell in nb.cells
         for output in cell.get("outputs", [])
         if "image/svg+xml" in output.get("data", {})
     }
+
+
+@pytest.mark.kernel
+def test_the_lesson_draws_each_tree_and_keeps_the_pictures_in_its_html(
+    english_lesson: tuple[Path, str],
+) -> None:
+    folder, _ = english_lesson
+    nb = nbformat.read(folder / f"{LESSONS['en']}.ipynb", as_version=4)  # as executed
+    pictures = pictures_of(nb)
     assert set(pictures) == {*PICTURES, "chapter-73-draw"}
     for cell_id, (messages, roots) in PICTURES.items():
         assert drawn(pictures[cell_id]) == (messages, messages - roots, 0), cell_id
@@ -215,15 +335,23 @@ def test_quickstart_runs_and_leaves_its_session_beside_it(tmp_path: Path) -> Non
 def test_compare_notebook_runs(tmp_path: Path) -> None:
     nb = execute("compare", tmp_path)
     tree = load_file(tmp_path / "compare.chat.jsonl").tree
-    # phrasing 1 and 2 are sibling roots; then three more questions, each asked with --new
-    assert len(tree.roots()) == 5
-    assert all(len(tree.children(root.id)) == 2 for root in tree.roots()[2:])
-    assert "(identical text)" in outputs_text(nb)
-    assert any(
-        "text/html" in out.get("data", {}) and "<table" in out["data"]["text/html"]
+    # one fan-out cell per kind: 3 samples, 3 temperatures, 2 models
+    roots = tree.roots()
+    assert [len(tree.children(root.id)) for root in roots] == [3, 3, 2]
+    models = tree.children(roots[2].id)
+    assert [a.meta["model"] for a in models] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
+    follow_up = next(n for n in tree if n.text == "Say that again, shorter.")
+    assert follow_up.parent_id in {a.id for a in models}  # continued from the best answer
+    html = [
+        out["data"]["text/html"]
         for cell in nb.cells
         for out in cell.get("outputs", [])
-    )
+        if "text/html" in out.get("data", {})
+    ]
+    assert sum('class="jtc-fanout"' in h for h in html) == 3
+    assert sum('<details class="jtc-differences">' in h for h in html) == 3
+    source = "".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    assert "<" not in source  # no hand-written HTML
 
 
 @pytest.mark.kernel

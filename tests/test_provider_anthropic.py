@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 from fake_anthropic import FakeAnthropic
 
@@ -22,6 +23,7 @@ from jupyter_tree_chat.errors import (
 )
 from jupyter_tree_chat.providers.anthropic import DEFAULT_MODEL, AnthropicProvider, build_kwargs
 from jupyter_tree_chat.providers.base import (
+    Began,
     Finished,
     Provider,
     ReplyEvent,
@@ -180,6 +182,30 @@ def test_text_streams_in_pieces_and_finishes_with_the_whole_message(
         "cache_read_input_tokens",
     }
     assert end.usage["output_tokens"] > 0
+
+
+def test_the_response_says_when_it_began_before_any_text(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(text="Hello there, this is long enough for pieces.")
+
+    events = collect(provider_for(fake_anthropic), ask())
+
+    assert isinstance(events[0], Began) and events[0].model == DEFAULT_MODEL
+    assert [type(e) for e in events].count(Began) == 1
+    assert isinstance(events[1], TextDelta)
+
+
+def test_a_temperature_is_sent_as_the_api_version_that_still_takes_it(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    collect(provider_for(fake_anthropic), ask(temperature=0.3))
+    collect(provider_for(fake_anthropic), ask())
+
+    warm, plain = fake_anthropic.requests
+    assert warm.body["temperature"] == 0.3
+    assert warm.headers["anthropic-version"] == "2023-06-01"
+    assert "temperature" not in plain.body
+    assert plain.headers["anthropic-version"] == anthropic._constants.ANTHROPIC_API_VERSION
+    assert plain.headers["anthropic-version"] != "2023-06-01"
 
 
 def test_tool_use_is_ready_when_its_block_completes(fake_anthropic: FakeAnthropic) -> None:

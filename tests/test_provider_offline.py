@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -94,6 +95,15 @@ def test_reply_shows_temperature_and_system_prompt() -> None:
     text = reply_text(ask(user("hi"), temperature=0.7, system="Answer in French."))
     assert "temperature 0.7" in text
     assert "Answer in French." in text
+
+
+def test_replies_differ_exactly_where_their_settings_differ() -> None:
+    base = reply_text(ask(user("hi")))
+    other_model = reply_text(replace(ask(user("hi")), model="claude-opus-4-6"))
+    warmer = reply_text(ask(user("hi"), temperature=1.0))
+    assert "_Settings I was given: model offline-teacher, temperature default," in base
+    assert other_model == base.replace("model offline-teacher", "model claude-opus-4-6")
+    assert warmer == base.replace("temperature default", "temperature 1")
 
 
 def test_reply_answers_simple_arithmetic() -> None:
@@ -245,3 +255,77 @@ def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
         assert word not in kyoto
     for word in ("Kyoto", "temples"):
         assert word not in quantum
+
+
+# -- the question's language -----------------------------------------------------------
+
+
+def test_a_chinese_question_gets_the_whole_teaching_reply_in_chinese() -> None:
+    path = [user("你好"), assistant("你好！"), user("什么是会话树？")]
+    text = reply_text(ask(*path, temperature=0.7, system="用中文回答。"))
+    first_line = text.splitlines()[0]
+    assert first_line == "我在 active path 上收到了 **3 条消息**：user → assistant → user。"
+    assert "最后一条用户消息是：\n\n> 什么是会话树？" in text
+    assert "如果这段对话还有别的分支，我对它们一无所知" in text
+    settings = "_我收到的设置：model offline-teacher，temperature 0.7，max_tokens 4096，"
+    assert settings + "system prompt“用中文回答。”" in text
+    assert "工具：无。_" in text
+    assert "I was sent" not in text and "Settings I was given" not in text
+
+
+def test_the_same_path_asked_in_english_and_in_chinese_states_the_same_facts() -> None:
+    english = reply_text(ask(user("hello"), assistant("hi"), user("What is 2 + 3 * 4?")))
+    chinese = reply_text(ask(user("hello"), assistant("hi"), user("2 + 3 * 4 等于多少？")))
+    assert english.startswith("I was sent **3 messages** on the active path: user → assistant")
+    assert chinese.startswith("我在 active path 上收到了 **3 条消息**：user → assistant")
+    assert "`2 + 3 * 4 = 14`" in english and "`2 + 3 * 4 = 14`" in chinese
+    # paragraph for paragraph: the count, the header, the quote, the answer, branches, settings
+    assert len(english.split("\n\n")) == len(chinese.split("\n\n")) == 7
+
+
+def test_a_mixed_question_is_answered_in_the_language_of_most_of_its_words() -> None:
+    mostly_chinese = reply_text(ask(user("用 Python 给 list 排序")))  # 4 Han, 2 Latin words
+    mostly_english = reply_text(ask(user("What does 会话树 mean in this chapter?")))  # 3 vs 6
+    assert mostly_chinese.startswith("我在 active path 上收到了 **1 条消息**")
+    assert mostly_english.startswith("I was sent **1 message** on the active path")
+    assert "> What does 会话树 mean in this chapter?" in mostly_english
+
+
+def test_the_language_follows_the_last_real_user_message_not_earlier_ones() -> None:
+    back_to_english = reply_text(
+        ask(user("什么是会话树？"), assistant("……"), user("And in English?"))
+    )
+    assert back_to_english.startswith("I was sent **3 messages**")
+
+
+def test_a_chinese_reply_streams_a_few_characters_at_a_time() -> None:
+    stream = events(ask(user("什么是会话树？")))
+    deltas = [e.text for e in stream if isinstance(e, TextDelta)]
+    last = stream[-1]
+    assert isinstance(last, Finished)
+    assert "".join(deltas) == last.message["content"][0]["text"]
+    assert len(deltas) > 30 and max(len(d.strip()) for d in deltas) < 40
+
+
+def test_max_tokens_counts_a_han_character_as_one_token() -> None:
+    last = finished(ask(user("什么是会话树？"), max_tokens=9))  # 我 在 active path 上 收 到 了 **1
+    assert last.stop_reason == "max_tokens"
+    assert last.message["content"][0]["text"] == "我在 active path 上收到了 **1"
+
+
+def test_a_tool_asked_for_in_chinese_is_called_and_reported_in_chinese(
+    tools: ToolRegistry,
+) -> None:
+    first = finished(ask(user("请帮我调用 add(2, 3) 算一下"), tools=tools.specs()))
+    call = first.message["content"]
+    assert first.stop_reason == "tool_use" and call[-1]["input"] == {"a": 2, "b": 3}
+    assert '你要求使用工具 `add`，所以我用 `{"a": 2, "b": 3}` 调用它。' in call[0]["text"]
+    result = tools.run(call[-1])
+    path = [
+        user("请帮我调用 add(2, 3) 算一下"),
+        first.message,
+        {"role": "user", "content": [result]},
+    ]
+    text = reply_text(ask(*path, tools=tools.specs()))
+    assert "工具返回了： 5" in text
+    assert "**3 条消息**：user → assistant(tool_use) → user(tool_result)" in text

@@ -292,6 +292,18 @@ def test_compaction_is_a_new_root_and_the_old_branch_stays(model):
     assert nxt.user.parent_id == turn.replies[0].id
 
 
+def test_a_chinese_conversation_is_compacted_in_chinese(model):
+    session = Session.in_memory(model)
+    session.ask("什么是会话树？")
+    model.enqueue("我们聊了会话树。")
+
+    turn = session.compact()
+
+    assert model.requests[-1].messages[-1]["content"].startswith("请总结我们到目前为止的对话")
+    assert turn.user.text == "到目前为止的对话总结：\n\n我们聊了会话树。"
+    assert turn.replies[0].text == "明白了。我会从这份总结继续。"
+
+
 def test_max_tokens_and_refusal_are_told_as_one_line(model):
     session = Session.in_memory(model)
     model.enqueue("cut", stop_reason="max_tokens")

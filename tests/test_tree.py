@@ -185,6 +185,16 @@ def test_compaction_is_a_new_root_linked_to_the_leaf_it_summarises() -> None:
     assert texts(tree) == ["A", "B", "C", "D"]  # the full history is one switch away
 
 
+def test_compaction_writes_the_heading_and_acknowledgement_it_is_given() -> None:
+    tree = linear("A", "B")
+    root, ack = tree.compact(
+        "我们聊了 A 和 B", "B", "S", "S1", heading="总结：", acknowledgement="好。"
+    )
+    assert root.text == "总结：\n\n我们聊了 A 和 B" and ack.text == "好。"
+    english, _ = linear("A", "B").compact("we said A and B", "B", "S", "S1")
+    assert english.text == "Summary of our conversation so far:\n\nwe said A and B"
+
+
 def test_compaction_refuses_reused_ids_without_changing_the_tree() -> None:
     tree = linear("A", "B")
     with pytest.raises(TreeError, match="already in the tree"):

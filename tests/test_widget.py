@@ -478,3 +478,63 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     recorder.clear()
     session.ask("two")
     assert recorder.sent == []
+
+
+# -- a fan-out, streamed per answer ---------------------------------------------------------
+
+
+def test_a_fan_out_from_the_panel_streams_each_answer_apart(
+    session: Session, provider: Scripted, recorder: Recorder
+):
+    session.ask("Name a colour")
+    panel = TreePanel(session, compare_models=["a", "b"], compare_temperatures=[0.0, 1.0])
+    question = session.path()[0]
+    recorder.clear()
+    provider.enqueue("Blue ", "sky")
+    provider.enqueue("Red ", "rose")
+
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": question.id, "models": ["a", "b"], "req": 3}
+    )
+
+    messages = [m for m in recorder.customs() if m["t"] in ("fs", "vs", "vd", "ve", "fe")]
+    assert messages[0] == {
+        "t": "fs",
+        "p": question.id,
+        "v": [
+            {"model": "a", "temperature": None, "label": "a"},
+            {"model": "b", "temperature": None, "label": "b"},
+        ],
+    }
+    streamed = {
+        v: "".join(m["x"] for m in messages if m["t"] == "vd" and m["v"] == v) for v in (0, 1)
+    }
+    assert sorted(streamed.values()) == ["Blue sky", "Red rose"]  # each answer in its own stream
+    assert all(m["t"] != "d" for m in recorder.customs())  # nothing mixed into a single stream
+    answers = session.tree.children(question.id)
+    assert len(answers) == 3  # the first answer, and the two of the fan-out
+    assert messages[-1] == {
+        "t": "fe",
+        "p": question.id,
+        "ids": [answers[1].id, answers[2].id],
+        "errs": [None, None],
+    }
+    assert {a.text for a in answers[1:]} == set(streamed.values())
+    done = [m for m in recorder.customs() if m["t"] == "done"][-1]
+    assert done == {"t": "done", "req": 3}
+    assert panel.compare_models == ["a", "b"] and panel.compare_temperatures == [0.0, 1.0]
+
+
+def test_a_fan_out_the_panel_cannot_ask_for_is_one_line(session: Session, recorder: Recorder):
+    session.ask("Hi")
+    panel = TreePanel(session)
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": session.leaf, "n": 13, "req": 4}
+    )  # fmt: skip
+    comm_of(recorder, panel).deliver(
+        {"a": "fanout", "id": session.leaf, "temperatures": [2], "req": 5}
+    )  # fmt: skip
+    done = [m for m in recorder.customs() if m["t"] == "done"]
+    assert done[0]["err"].startswith("13 samples is 13 answers; at most 12 at once")
+    assert done[1]["err"] == "temperatures go from 0 to 1; pick again"
+    assert len(session.tree) == 2

@@ -14,6 +14,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..compare import question_of, sibling_answers
 from ..errors import AmbiguousId, ChatError, NodeNotFound
 from ..picture import draw
 from ..session import Session
@@ -21,7 +22,8 @@ from ..store import SESSION_SUFFIX, list_sessions
 from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from ..tree import Node
 from . import turn as _turn
-from .options import substitute
+from .columns import show_compare
+from .options import fanout_words, substitute
 from .output import show_markdown, show_svg
 from .sessions import KernelSessions
 
@@ -32,7 +34,10 @@ HELP = """\
   branches [ID] [--all] the branches leaving ID (default: every branch, by its leaf)
   switch ID             make ID's branch current (its newest leaf)
   edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
-  retry                 a new answer to the last question, beside the old one
+  retry [ID]            a new answer to the last question (or ID's), beside the old one
+                        (both take --n N, --models A,B, --temperatures T1,T2 first:
+                        several answers at once, e.g. %chat retry --n 3)
+  compare [ID]          the answers to the last question (or ID's) side by side
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
@@ -223,6 +228,10 @@ class Commands:
     # -- turns ---------------------------------------------------------------------------
 
     def do_edit(self, args: list[str]) -> None:
+        fanout, args = fanout_words(args, "%chat edit")
+        if args and fanout is None:  # the options may also follow N
+            fanout, rest = fanout_words(args[1:], "%chat edit")
+            args = args[:1] + rest
         if len(args) < 2:
             raise UsageError("usage: %chat edit N TEXT (N = question number on this branch)")
         questions = self.session.user_turns()
@@ -237,14 +246,30 @@ class Commands:
             )
         text = self._text(args[1:])
         original = questions[number - 1]
-        self._turn(lambda: self.session.edit(original.id, text))
+        self._turn(lambda: self.session.edit(original.id, text, fanout=fanout))
 
     def do_retry(self, args: list[str]) -> None:
-        self._expect(args, 0, 1, "retry [ID]")
+        fanout, args = fanout_words(args, "%chat retry")
+        self._expect(args, 0, 1, "retry [--n N] [--models A,B] [--temperatures T1,T2] [ID]")
         ref = self.node(args[0]).id if args else None
         if ref is None and self.session.leaf is None:
             raise UsageError("the session is empty; run a %%chat cell first")
-        self._turn(lambda: self.session.retry(ref))
+        self._turn(lambda: self.session.retry(ref, fanout=fanout))
+
+    def do_compare(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "compare [ID]")
+        session = self.session
+        if session.leaf is None and not args:
+            raise UsageError("the session is empty; run a %%chat cell first")
+        ref = self.node(args[0]).id if args else None
+        question = question_of(session.tree, ref)
+        answers = sibling_answers(session.tree, question.id)
+        if len(answers) < 2:
+            raise UsageError(
+                f"%chat compare: question {question.id[:7]} has {len(answers)} answer(s); "
+                "ask for more with `%chat retry --n 3` (or %%chat --n 3)"
+            )
+        show_compare(question, answers)
 
     def do_fork_before_tool(self, args: list[str]) -> None:
         text = self._text(args) if args else None

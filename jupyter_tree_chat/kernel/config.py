@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, CFloat, CInt, Enum, Unicode, validate
+from traitlets import Bool, CFloat, CInt, Enum, List, Unicode, validate
 from traitlets.config import Configurable
 
 from ..providers import PROVIDER_NAMES
@@ -55,6 +55,16 @@ class TreeChat(Configurable):
     throttle = CFloat(
         0.1, help="Least seconds between two updates of a streaming reply's output."
     ).tag(config=True)
+    compare_models = List(
+        Unicode(),
+        default_value=["claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"],
+        help='The models the panel\'s "Ask other models…" offers for a fan-out.',
+    ).tag(config=True)
+    compare_temperatures = List(
+        CFloat(),
+        default_value=[0.0, 0.5, 1.0],
+        help='The temperatures the panel\'s "Ask other models…" offers for a fan-out.',
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
@@ -72,6 +82,13 @@ class TreeChat(Configurable):
         if value < 0 or (value == 0 and proposal["trait"].name == "max_tokens"):
             raise ValueError(f"{proposal['trait'].name} must be a positive number, not {value}")
         return value
+
+    def compare_choices(self) -> dict[str, list[Any]]:
+        """What the panel offers for a fan-out: ``models`` and ``temperatures``."""
+        return {
+            "models": list(self.compare_models),
+            "temperatures": list(self.compare_temperatures),
+        }
 
     def chat_settings(self) -> ChatSettings:
         """These settings as the session's ``ChatSettings``."""

@@ -51,6 +51,10 @@ class ChatMagics(Magics):
         --new, --from ID and --continue override that. {name} in the text is replaced
         by the Python variable's value ({{name}} keeps the braces; --raw turns it off).
 
+        --n 3, --models A,B and --temperatures 0,1 ask for several answers at once
+        (every combination, at most 12), streamed side by side; `%chat compare`
+        compares them and jupyter_tree_chat.compare_frame() scores them.
+
         Afterwards _chat holds the reply text and _chat_id its node id;
         `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
@@ -79,6 +83,7 @@ class ChatMagics(Magics):
                     from_node=options.from_node,
                     new_root=options.new,
                     continue_leaf=options.continue_leaf,
+                    fanout=options.fanout,
                 ),
                 shell=self.shell,
             )

@@ -3,6 +3,13 @@
 Kept apart from the magic so each rule is testable without a shell, and so every user
 mistake becomes one ``UsageError`` line that says the fix. The options are declared with
 IPython's ``magic_arguments``, which is what makes ``%%chat?`` show them.
+
+Abbreviations are off: argparse would otherwise read ``--n 3`` as ``--new`` (the only
+option then starting with ``--n``) and any new option could be shadowed by an old one's
+prefix, or shadow it.
+
+The fan-out options (``--n``, ``--models``, ``--temperatures``) are also read at the
+front of ``%chat retry`` and ``%chat edit`` (``fanout_words``).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from ..errors import ChatError
+from ..fanout import MAX_VARIANTS, Fanout
 from ..providers import PROVIDER_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +35,23 @@ _ARGUMENTS = (
     argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
     argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
     argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
+    argument(
+        "--n",
+        type=int,
+        metavar="N",
+        help=f"Ask for N answers at once, side by side (siblings; at most {MAX_VARIANTS} "
+        "in all with --models and --temperatures).",
+    ),
+    argument(
+        "--models",
+        metavar="A,B",
+        help="Ask each of these models (comma-separated); combines with --n and --temperatures.",
+    ),
+    argument(
+        "--temperatures",
+        metavar="T1,T2",
+        help="Ask at each of these temperatures (comma-separated, 0 to 1).",
+    ),
     argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
     argument(
         "--from",
@@ -54,7 +80,9 @@ def chat_arguments(func: F) -> F:
     """Declare ``%%chat``'s options on ``func`` (its ``?`` help then lists them)."""
     for declare in reversed(_ARGUMENTS):
         func = declare(func)
-    return magic_arguments(name="%chat")(func)  # the usage line then reads %%chat
+    func = magic_arguments(name="%chat")(func)  # the usage line then reads %%chat
+    func.parser.allow_abbrev = False  # type: ignore[attr-defined]  # see the module docstring
+    return func
 
 
 @chat_arguments
@@ -77,6 +105,7 @@ class CellOptions:
     tools: tuple[str, ...] | None = None
     provider: str | None = None
     raw: bool = False
+    fanout: Fanout | None = None
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -100,6 +129,11 @@ def parse_cell_line(line: str) -> CellOptions:
         raise UsageError(f"%%chat: {' and '.join(chosen)} contradict; use only one of them")
     if args.max_tokens is not None and args.max_tokens <= 0:
         raise UsageError("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+    for single, many in (("model", "models"), ("temperature", "temperatures")):
+        if getattr(args, single) is not None and getattr(args, many) is not None:
+            raise UsageError(
+                f"%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
+            )
     return CellOptions(
         session=args.session,
         model=args.model,
@@ -112,7 +146,76 @@ def parse_cell_line(line: str) -> CellOptions:
         tools=parse_tool_names(args.tools),
         provider=args.provider,
         raw=args.raw,
+        fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),
     )
+
+
+def parse_fanout(
+    n: int | None, models: str | None, temperatures: str | None, command: str
+) -> Fanout | None:
+    """The fan-out the options ask for (``None``: one answer, as without them)."""
+    if n is None and models is None and temperatures is None:
+        return None
+    if n is not None and n < 1:
+        raise UsageError(f"{command} --n: ask for at least 1 answer, e.g. --n 3")
+    model_names = _listed(
+        models, "--models", command, "--models claude-sonnet-4-6,claude-haiku-4-5"
+    )
+    values = _listed(temperatures, "--temperatures", command, "--temperatures 0,0.5,1")
+    temps = tuple(_temperature(value, command) for value in values)
+    try:
+        return Fanout(n=n or 1, models=model_names, temperatures=temps)
+    except ChatError as error:
+        raise UsageError(f"{command}: {error}") from None
+
+
+def _listed(value: str | None, flag: str, command: str, example: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = tuple(item.strip() for item in value.split(",") if item.strip())
+    if not items:
+        raise UsageError(f"{command} {flag}: the list is empty; give it comma-separated, {example}")
+    return items
+
+
+def _temperature(value: str, command: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0 <= number <= 1:
+        raise UsageError(
+            f"{command} --temperatures: {value!r} is not a temperature from 0 to 1; "
+            "give them comma-separated, e.g. --temperatures 0,0.5,1"
+        )
+    return number
+
+
+_FANOUT_FLAGS = ("--n", "--models", "--temperatures")
+
+
+def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[str]]:
+    """The fan-out options at the front of ``words`` (``--n 3`` or ``--n=3``), and the rest.
+
+    Only the front is read, so a question's own text may contain ``--n``.
+    """
+    found: dict[str, str] = {}
+    rest = list(words)
+    while rest and rest[0].split("=", 1)[0] in _FANOUT_FLAGS:
+        flag, _, value = rest.pop(0).partition("=")
+        if not value:
+            if not rest:
+                raise UsageError(f"{command}: {flag} needs a value, e.g. {flag} 3")
+            value = rest.pop(0)
+        found[flag] = value
+    if not found:
+        return None, rest
+    n = found.get("--n")
+    try:
+        count = int(n) if n is not None else None
+    except ValueError:
+        raise UsageError(f"{command} --n: {n!r} is not a number; e.g. --n 3") from None
+    return parse_fanout(count, found.get("--models"), found.get("--temperatures"), command), rest
 
 
 def parse_tool_names(value: str | None) -> tuple[str, ...] | None:

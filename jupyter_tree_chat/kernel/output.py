@@ -19,8 +19,18 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..session import Event, Notice, ReplyDelta, ReplyEnded, ReplyStarted, Session
+from ..session import (
+    Event,
+    FanoutEnded,
+    FanoutStarted,
+    Notice,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    Session,
+)
 from ..tree import Node
+from .columns import FanoutColumns
 from .safe_html import markdown_to_html
 
 INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
@@ -130,14 +140,24 @@ def notice_line(message: str, level: str = "info") -> None:
 class TurnOutput:
     """Subscribes to a session for one action and renders its events in the cell.
 
-    Each reply (a tool loop has several) gets its own view; notices become lines.
+    Each reply (a tool loop has several) gets its own view; notices become lines. A
+    fan-out's answers (events with a ``variant``) go to one ``FanoutColumns`` instead.
     """
 
-    def __init__(self, session: Session, make_view: Callable[[], ReplyView]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        make_view: Callable[[], ReplyView],
+        make_columns: Callable[[FanoutStarted], FanoutColumns] | None = None,
+    ) -> None:
         self.session = session
         self._make_view = make_view
+        self._make_columns = make_columns or (
+            lambda started: FanoutColumns(started.variants, live=False)
+        )
         self.views: list[ReplyView] = []
         self.errors: list[str] = []
+        self.columns: FanoutColumns | None = None
         self._current: ReplyView | None = None
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -153,7 +173,11 @@ class TurnOutput:
             self._unsubscribe()
 
     def on_event(self, event: Event) -> None:
-        if isinstance(event, ReplyDelta):  # first: the hot path
+        if getattr(event, "variant", None) is not None or isinstance(
+            event, (FanoutStarted, FanoutEnded)
+        ):
+            self._on_fanout_event(event)
+        elif isinstance(event, ReplyDelta):  # the hot path
             if self._current is not None:
                 self._current.delta(event.text)
         elif isinstance(event, ReplyStarted):
@@ -175,6 +199,31 @@ class TurnOutput:
                 self.errors.append(event.message)  # shown once, as the cell's error
             else:
                 notice_line(event.message, event.level)
+
+    def _on_fanout_event(self, event: Event) -> None:
+        if isinstance(event, FanoutStarted):
+            self.columns = self._make_columns(event)
+            self.columns.start()
+            return
+        columns = self.columns
+        if columns is None:
+            return
+        if isinstance(event, ReplyDelta) and event.variant is not None:
+            columns.delta(event.variant, event.text)
+        elif isinstance(event, ReplyStarted) and event.variant is not None:
+            columns.started(event.variant)
+        elif isinstance(event, ReplyEnded) and event.variant is not None:
+            error = None if event.error is None else str(event.error)
+            columns.ended(event.variant, event.node, error)
+        elif isinstance(event, FanoutEnded):
+            tree = self.session.tree
+            positions = [
+                str(tree.sibling_position(a.head.id))
+                if a.head is not None and a.head.id in tree
+                else None
+                for a in event.answers
+            ]
+            columns.finish(event.answers, positions)
 
 
 # -- the footer ----------------------------------------------------------------------------

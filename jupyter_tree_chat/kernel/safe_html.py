@@ -9,12 +9,15 @@ and images become links, so no remote image is fetched without a click.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from html import escape
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from ..diff import code_units, prose_units
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 
@@ -52,3 +55,77 @@ _MARKDOWN = _build()
 def markdown_to_html(text: str) -> str:
     """Render ``text`` as Markdown; any HTML inside it is shown as text, never run."""
     return _MARKDOWN.render(text)
+
+
+# -- the compare view's differences: the same safe rendering, with units marked -----------
+
+
+def comparison_units(text: str) -> list[str]:
+    """The units of ``text`` as rendered, in order: words of prose (inline code too) and
+    lines of code blocks (``diff.prose_units`` / ``diff.code_units``). Markdown syntax is
+    never a unit, so ``**yes**`` and ``yes`` are the same word."""
+    found: list[str] = []
+    for token in _MARKDOWN.parse(text):
+        if token.type in ("fence", "code_block"):
+            found += code_units(token.content)
+        elif token.type == "inline":
+            for child in token.children or []:
+                if child.type in ("text", "code_inline"):
+                    found += prose_units(child.content)
+    return found
+
+
+def marked_html(text: str, marks: Sequence[bool]) -> str:
+    """``markdown_to_html(text)`` with each unit whose mark is true in ``<mark>``; the
+    marks are in ``comparison_units`` order."""
+    return _MARKED.render(text, {"marks": iter(marks)})
+
+
+def _mark_words(content: str, marks: Iterator[bool]) -> str:
+    pieces = []
+    for piece in _SPACES.split(content):
+        if not piece or piece.isspace():
+            pieces.append(escape(piece))
+        else:
+            pieces.append(_marked(escape(piece), next(marks, False)))
+    return "".join(pieces)
+
+
+def _marked(html: str, mark: bool) -> str:
+    return f"<mark>{html}</mark>" if mark else html
+
+
+def _render_text(renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return _mark_words(tokens[idx].content, env["marks"])
+
+
+def _render_code_inline(
+    renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    return f"<code>{_mark_words(tokens[idx].content, env['marks'])}</code>"
+
+
+def _render_code_block(
+    renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    token = tokens[idx]
+    language = token.info.strip().split(" ")[0] if token.info else ""
+    attribute = f' class="language-{escape(language)}"' if language else ""
+    lines = []
+    for line in token.content.split("\n"):
+        shown = escape(line)
+        lines.append(_marked(shown, next(env["marks"], False)) if line.strip() else shown)
+    return f"<pre><code{attribute}>" + "\n".join(lines) + "</code></pre>\n"
+
+
+def _build_marked() -> MarkdownIt:
+    md = _build()
+    md.add_render_rule("text", _render_text)
+    md.add_render_rule("code_inline", _render_code_inline)
+    md.add_render_rule("fence", _render_code_block)
+    md.add_render_rule("code_block", _render_code_block)
+    return md
+
+
+_SPACES = re.compile(r"(\s+)")
+_MARKED = _build_marked()

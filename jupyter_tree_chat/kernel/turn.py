@@ -17,7 +17,8 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..errors import ChatError, ProviderError
-from ..session import Session, Turn, TurnInterrupted
+from ..session import FanoutStarted, Session, Turn, TurnInterrupted
+from .columns import FanoutColumns
 from .output import (
     DisplayReply,
     PrintReply,
@@ -65,14 +66,19 @@ def run_turn(
 ) -> None:
     """Run ``action`` (a Session call) with its output rendered in the current cell."""
     make_view: Callable[[], ReplyView]
-    if getattr(shell, "kernel", None) is not None:
-        throttle = sessions.config.throttle
+    live = getattr(shell, "kernel", None) is not None
+    throttle = sessions.config.throttle
+    if live:
 
         def make_view() -> ReplyView:
             return DisplayReply(throttle)
     else:
         make_view = PrintReply
-    output = TurnOutput(session, make_view)
+
+    def make_columns(started: FanoutStarted) -> FanoutColumns:
+        return FanoutColumns(started.variants, live=live, throttle=throttle)
+
+    output = TurnOutput(session, make_view, make_columns)
     try:
         with output:
             turn = action()
@@ -84,6 +90,13 @@ def run_turn(
             if kept is not None
             else "nothing had arrived; the question is kept, unanswered"
         )
+        if stop.turn.answers:
+            kept_ids = ", ".join(a.head.id[:7] for a in stop.turn.answers if a.head is not None)
+            where = (
+                f"what each answer had received is kept ({kept_ids})"
+                if kept_ids
+                else "nothing had arrived; the question is kept, unanswered"
+            )
         raise ChatInterrupted(f"Interrupted: {where}.") from None
     except ProviderError as error:  # raised before any turn existed (e.g. compaction)
         raise ChatFailed(f"Model error: {error}") from None
@@ -91,7 +104,13 @@ def run_turn(
         raise UsageError(str(error)) from None
     _leave_for_python(shell, turn)
     last = turn.replies[-1] if turn.replies else None
-    if last is not None and last.role == "assistant" and not (last.meta or {}).get("synthetic"):
+    fanned_out = bool(turn.answers)  # each column has its own footer
+    if (
+        last is not None
+        and not fanned_out
+        and last.role == "assistant"
+        and not (last.meta or {}).get("synthetic")
+    ):
         show_footer(footer(session, last))
     sessions.run_turn_hooks(session, turn)
     shown = str(turn.error) if turn.error is not None else None
@@ -110,4 +129,5 @@ def _leave_for_python(shell: Any, turn: Turn) -> None:
     if user_ns is None:
         return
     user_ns[REPLY_VARIABLE] = turn.text
-    user_ns[REPLY_ID_VARIABLE] = turn.replies[-1].id if turn.replies else None
+    last = turn.last
+    user_ns[REPLY_ID_VARIABLE] = last.id if last is not None and last is not turn.user else None

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 
-from .base import Finished, Provider, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
+from .base import Began, Finished, Provider, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
 
 PROVIDER_NAMES = ("anthropic", "offline")
 
 __all__ = [
     "PROVIDER_NAMES",
+    "Began",
     "Finished",
     "Provider",
     "ReplyRequest",

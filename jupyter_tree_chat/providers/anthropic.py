@@ -21,6 +21,12 @@ so a later retry or edit of the newest message still hits the prefix before it).
 is at most 4 breakpoints, the API's limit; ``cache_control`` already present in stored
 messages is dropped so the count stays within it.
 
+Temperature: API version 2026-10-21 (the one this SDK sends) refuses ``temperature``
+with a 400, even at its default, and the SDK no longer takes it as an argument; version
+2023-06-01 still accepts it. So a request that sets a temperature (``--temperature``,
+a fan-out over ``--temperatures``) is sent as that version (``SAMPLING_API_VERSION``),
+with ``temperature`` in the body; every other request goes as the SDK's own version.
+
 Stop reasons are data, not errors: ``max_tokens`` and ``refusal`` arrive in
 ``Finished.stop_reason`` and the session turns them into notices.
 
@@ -56,9 +62,11 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+from .base import Began, Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+SAMPLING_API_VERSION = "2023-06-01"
+"""The newest API version that still accepts ``temperature`` (see the module docstring)."""
 MAX_CACHE_BREAKPOINTS = 4
 CACHE_CONTROL = {"type": "ephemeral"}
 USAGE_FIELDS = (
@@ -99,7 +107,8 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
         tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
         kwargs["tools"] = tools
     if request.temperature is not None:
-        kwargs["temperature"] = request.temperature
+        kwargs["extra_body"] = {"temperature": request.temperature}
+        kwargs["extra_headers"] = {"anthropic-version": SAMPLING_API_VERSION}
     return kwargs
 
 
@@ -250,6 +259,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
         elif kind == "message_start":
             model = event.message.model or model
             _merge_usage(usage, event.message.usage)
+            yield Began(model)
         elif kind == "message_delta":
             stop_reason = event.delta.stop_reason
             finished = finished or stop_reason is not None

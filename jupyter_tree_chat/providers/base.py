@@ -1,7 +1,9 @@
 """The one thing a model provider does: stream a reply to a path of messages.
 
-A provider turns a ``ReplyRequest`` into an iterator of events: ``TextDelta`` as text
-arrives, ``ToolUseReady`` as each tool_use block completes, and last a ``Finished``
+A provider turns a ``ReplyRequest`` into an iterator of events: ``Began`` once the
+response has begun (its first stream event arrived: from then on the prompt cache it
+writes can be read, which is when a fan-out starts its other requests), ``TextDelta`` as
+text arrives, ``ToolUseReady`` as each tool_use block completes, and last a ``Finished``
 holding the whole assistant message, its usage and stop_reason. Failures are raised as
 ``ProviderError`` subclasses (see errors.py); the caller keeps whatever arrived before.
 Building the request, running tools and storing nodes are not the provider's job.
@@ -45,6 +47,13 @@ class ReplyRequest:
 
 
 @dataclass(frozen=True)
+class Began:
+    """The response has begun: its first stream event arrived."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class TextDelta:
     text: str
     index: int = 0
@@ -67,7 +76,7 @@ class Finished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-ReplyEvent = TextDelta | ToolUseReady | Finished
+ReplyEvent = Began | TextDelta | ToolUseReady | Finished
 
 
 @runtime_checkable

@@ -4,13 +4,20 @@ It exists so the chapter's lesson can be run with no API key and no network: eve
 reply states how many messages were on the active path, their roles in order and the
 last user message, so switching branches visibly changes what "the model" knows. The
 same request always gives the same reply in the same chunks, which also makes it the
-provider for tests and demos.
+provider for tests and demos. It answers in the language of the last real user message
+(English or Chinese, by the rule in ``language.py``; every sentence is in
+``offline_phrases.py``).
+
+Its reply also states the settings it was given (model, temperature, max_tokens, system
+prompt, tools), so answers asked with different settings (a fan-out over models or
+temperatures) differ exactly there.
 
 It behaves like the real provider where a session can tell: it streams ``TextDelta``
-chunks (a few words each, optionally ``delay`` seconds apart), asks for a tool when the
-last user message names one (``call add(2, 3)``, ``use get_weather for Paris``), reports
-a tool's result after a tool_result, stops at ``max_tokens`` (one word ≈ one token), and
-ends with a ``Finished`` carrying usage and a stop_reason. It never runs tools itself.
+chunks (a few words each, a Han character counting as a word, optionally ``delay``
+seconds apart), asks for a tool when the last user message names one (``call add(2, 3)``,
+``use get_weather for Paris``), reports a tool's result after a tool_result, stops at
+``max_tokens`` (one such word ≈ one token), and ends with a ``Finished`` carrying usage
+and a stop_reason. It never runs tools itself.
 """
 
 from __future__ import annotations
@@ -27,8 +34,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadRequest
+from ..language import HAN, count_words, path_language
 from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
-from .base import Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolSpec, ToolUseReady
+from .base import (
+    Began,
+    Finished,
+    Message,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    ToolSpec,
+    ToolUseReady,
+)
+from .offline_phrases import PHRASES, Phrases
 
 #: paths longer than this show their first and last roles around an ellipsis
 _MAX_ROLES_SHOWN = 12
@@ -70,6 +88,7 @@ class OfflineProvider:
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         reply = compose_reply(request)
         model = request.model or self.default_model
+        yield Began(model)
         for number, chunk in enumerate(split_into_chunks(reply.text, self.words_per_chunk)):
             if number and self.delay > 0:
                 self._sleep(self.delay)
@@ -103,10 +122,11 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     messages = request.messages
     if not messages:
         raise BadRequest("The request has no messages: ask something first.")
+    phrases = PHRASES[path_language(messages)]
     last = messages[-1]
     tool_use: dict[str, Any] | None = None
     if is_tool_result(last):
-        text = _after_tool_result(messages)
+        text = _after_tool_result(messages, phrases)
     else:
         call = _requested_tool(last, request.tools)
         if call is not None:
@@ -117,12 +137,12 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
                 "name": spec.name,
                 "input": tool_input,
             }
-            text = (
-                f"{_seen(messages)}\n\nYou asked for the tool `{spec.name}`, so I am calling it "
-                f"with `{json.dumps(tool_input, ensure_ascii=False)}`."
+            calling = phrases.calling_tool.format(
+                name=spec.name, input=json.dumps(tool_input, ensure_ascii=False)
             )
+            text = f"{_seen(messages, phrases)}\n\n{calling}"
         else:
-            text = _teaching_reply(request)
+            text = _teaching_reply(request, phrases)
     words = split_into_chunks(text, 1)
     if len(words) > request.max_tokens:
         truncated = "".join(words[: max(request.max_tokens, 0)]).rstrip()
@@ -132,9 +152,13 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     return OfflineReply(text=text, stop_reason="end_turn")
 
 
+#: a word: a Han character, or a run of other non-space characters; with its spaces
+_WORD = re.compile(rf"\s*(?:[{HAN}]|[^\s{HAN}]+)\s*")
+
+
 def split_into_chunks(text: str, words_per_chunk: int) -> list[str]:
     """Pieces of ``text`` holding ``words_per_chunk`` words each; joined, they are ``text``."""
-    words = re.findall(r"\s*\S+\s*", text)
+    words = _WORD.findall(text)
     if not words:
         return [text] if text else []
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
@@ -154,34 +178,31 @@ def estimate_usage(request: ReplyRequest, content: list[dict[str, Any]]) -> dict
 # --- the teaching reply ----------------------------------------------------------------
 
 
-def _teaching_reply(request: ReplyRequest) -> str:
+def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
     messages = request.messages
     last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
     # The first line is what trees and summaries show: make it the lesson itself.
-    parts = [_seen(messages), "*(Offline teaching model: deterministic, no network.)*"]
+    parts = [_seen(messages, phrases), phrases.header]
     if last_user is not None:
         question = message_text(last_user)
-        parts.append("The last user message was:\n\n" + _quote(question))
-        parts.append(f"**Answer (offline):** {_answer(question)}")
-    parts.append(
-        "I see only this path, from the root to the current leaf. If this conversation "
-        "has other branches, I know nothing about them: they were never sent to me."
-    )
-    parts.append(_settings(request))
+        parts.append(phrases.last_user + "\n\n" + _quote(question, phrases))
+        parts.append(phrases.answer.format(answer=_answer(question, phrases)))
+    parts.append(phrases.only_this_path)
+    parts.append(_settings(request, phrases))
     return "\n\n".join(parts)
 
 
-def _seen(messages: Sequence[Message]) -> str:
+def _seen(messages: Sequence[Message], phrases: Phrases) -> str:
     count = len(messages)
-    noun = "message" if count == 1 else "messages"
-    return f"I was sent **{count} {noun}** on the active path: {_roles(messages)}."
+    noun = phrases.message if count == 1 else phrases.messages
+    return phrases.seen.format(count=count, noun=noun, roles=_roles(messages, phrases))
 
 
-def _roles(messages: Sequence[Message]) -> str:
+def _roles(messages: Sequence[Message], phrases: Phrases) -> str:
     labels = [_role_label(m) for m in messages]
     if len(labels) > _MAX_ROLES_SHOWN:
         head, tail = labels[:4], labels[-6:]
-        labels = [*head, f"… ({len(messages) - 10} more) …", *tail]
+        labels = [*head, phrases.more_roles.format(count=len(messages) - 10), *tail]
     return " → ".join(labels)
 
 
@@ -194,41 +215,44 @@ def _role_label(message: Message) -> str:
     return role
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, phrases: Phrases) -> str:
     if not text.strip():
-        return "> (no text)"
+        return "> " + phrases.no_text
     if len(text) > _MAX_QUOTE:
         text = text[:_MAX_QUOTE].rstrip() + " …"
     return "\n".join(f"> {line}".rstrip() for line in text.splitlines())
 
 
-def _settings(request: ReplyRequest) -> str:
-    temperature = "default" if request.temperature is None else f"{request.temperature:g}"
+def _settings(request: ReplyRequest, phrases: Phrases) -> str:
+    temperature = (
+        phrases.default_temperature if request.temperature is None else f"{request.temperature:g}"
+    )
     system = (
-        f"system prompt “{_shorten(request.system, 120)}”" if request.system else "no system prompt"
+        phrases.system_prompt.format(system=_shorten(request.system, 120))
+        if request.system
+        else phrases.no_system_prompt
     )
-    tools = ", ".join(f"`{t.name}`" for t in request.tools) or "none"
-    return (
-        f"_Settings I was given: temperature {temperature}, max_tokens {request.max_tokens}, "
-        f"{system}, tools: {tools}._"
+    tools = phrases.list_separator.join(f"`{t.name}`" for t in request.tools) or phrases.no_tools
+    return phrases.settings.format(
+        model=request.model or OfflineProvider.default_model,
+        temperature=temperature,
+        max_tokens=request.max_tokens,
+        system=system,
+        tools=tools,
     )
 
 
-def _answer(question: str) -> str:
+def _answer(question: str, phrases: Phrases) -> str:
     """A small deterministic answer: arithmetic if the message holds some, else a count."""
     result = _arithmetic(question)
     if result is not None:
         return result
-    words = question.split()
+    words = count_words(question, phrases.language)
     if not words:
-        return "There was no text to answer."
+        return phrases.nothing_to_answer
     longest = max(words, key=len)
-    noun = "word" if len(words) == 1 else "words"
-    return (
-        f"Your message has {len(words)} {noun}; the longest is “{_shorten(longest, 40)}”. "
-        "A real model would answer it; ask about arithmetic (e.g. `2 + 3 * 4`) for a real "
-        "offline answer."
-    )
+    noun = phrases.word if len(words) == 1 else phrases.words
+    return phrases.word_count.format(count=len(words), noun=noun, longest=_shorten(longest, 40))
 
 
 _EXPRESSION = re.compile(r"[-+*/%().\d\s]*\d[-+*/%().\d\s]*")
@@ -276,7 +300,7 @@ def _evaluate(node: ast.AST) -> Any:
 # --- tools -----------------------------------------------------------------------------
 
 
-def _after_tool_result(messages: Sequence[Message]) -> str:
+def _after_tool_result(messages: Sequence[Message], phrases: Phrases) -> str:
     names = {
         block.get("id"): block.get("name")
         for message in messages[-2:-1]
@@ -289,11 +313,12 @@ def _after_tool_result(messages: Sequence[Message]) -> str:
     for block in blocks:
         result = _result_text(block.get("content"))
         shown = f"\n\n```\n{result}\n```" if "\n" in result else f" {result}"
-        verb = "reported an error:" if block.get("is_error") else "returned:"
+        verb = phrases.tool_failed if block.get("is_error") else phrases.tool_returned
         name = names.get(block.get("tool_use_id"))
-        subject = f"The tool `{name}`" if len(blocks) > 1 and name else "The tool"
-        lines.append(f"{subject} {verb}{shown}")
-    lines.append(_seen(messages))
+        named = len(blocks) > 1 and name
+        subject = phrases.the_named_tool.format(name=name) if named else phrases.the_tool
+        lines.append(verb.format(tool=subject) + shown)
+    lines.append(_seen(messages, phrases))
     return "\n\n".join(lines)
 
 

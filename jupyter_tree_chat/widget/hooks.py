@@ -25,15 +25,24 @@ def turn_hook(session: Session, turn: Turn) -> None:
     show_turn_control(session, turn, cell_id=_cell_id(shell))
 
 
-def show_panel(session: Session) -> Any:
-    """Display the full panel for ``session`` and return it."""
+def show_panel(session: Session, choices: dict[str, list[Any]] | None = None) -> Any:
+    """Display the full panel for ``session`` and return it; ``choices`` holds the
+    ``models`` and ``temperatures`` its fan-out offers."""
     from IPython.display import display
 
     from .widgets import TreePanel
 
-    panel = TreePanel(session)
+    panel = TreePanel(session, **compare_traits(choices))
     display(panel)
     return panel
+
+
+def compare_traits(choices: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+    choices = choices or {}
+    return {
+        "compare_models": list(choices.get("models", [])),
+        "compare_temperatures": list(choices.get("temperatures", [])),
+    }
 
 
 def _cell_id(shell: Any) -> str | None:

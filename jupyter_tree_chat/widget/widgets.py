@@ -29,8 +29,11 @@ import anywidget
 import traitlets
 
 from ..errors import ChatError, SessionBusy, TreeError
+from ..fanout import Fanout
 from ..session import (
     Event,
+    FanoutEnded,
+    FanoutStarted,
     LeafChanged,
     NodeAdded,
     Notice,
@@ -100,7 +103,9 @@ class _SessionWidget(anywidget.AnyWidget):
         super().__init__(uid=uuid.uuid4().hex, **kwargs)
         self.session = session
         self._stream_parent: str | None = None
-        self._coalescer = DeltaCoalescer(self._send_delta, clock=clock or time.monotonic)
+        self._clock = clock or time.monotonic
+        self._coalescer = DeltaCoalescer(self._send_delta, clock=self._clock)
+        self._variant_streams: list[DeltaCoalescer] = []
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
         _take_clicks_where_sent(self.comm)
@@ -116,7 +121,11 @@ class _SessionWidget(anywidget.AnyWidget):
     # -- session events -> browser ------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, ReplyDelta):
+        if getattr(event, "variant", None) is not None or isinstance(
+            event, (FanoutStarted, FanoutEnded)
+        ):
+            self._on_fanout_event(event)
+        elif isinstance(event, ReplyDelta):
             if event.parent_id == self._stream_parent:
                 self._coalescer.add(event.text)
         elif isinstance(event, NodeAdded):
@@ -148,6 +157,52 @@ class _SessionWidget(anywidget.AnyWidget):
 
     def _send_delta(self, text: str) -> None:
         self.send({"t": "d", "x": text})
+
+    def _on_fanout_event(self, event: Event) -> None:
+        """A fan-out's answers stream side by side: ``fs``, ``vs``/``vd``/``ve``, ``fe``
+        (to the views that show its question: the panel, that question's control)."""
+        if isinstance(event, FanoutStarted):
+            self.busy, self.error = True, ""
+            if not self._streams(event.parent_id):
+                self._variant_streams = []
+                return
+            self._variant_streams = [
+                DeltaCoalescer(self._variant_sender(i), clock=self._clock)
+                for i in range(len(event.variants))
+            ]
+            labels = [
+                {"model": v.model, "temperature": v.temperature, "label": v.label}
+                for v in event.variants
+            ]
+            self.send({"t": "fs", "p": event.parent_id, "v": labels})
+        elif isinstance(event, FanoutEnded):
+            self.busy = False
+            if self.error == BUSY_TEXT:
+                self.error = ""
+            if not self._variant_streams:
+                return
+            self._variant_streams = []
+            heads = [a.head.id if a.head is not None else None for a in event.answers]
+            errors = [str(a.error) if a.error is not None else None for a in event.answers]
+            self.send({"t": "fe", "p": event.parent_id, "ids": heads, "errs": errors})
+        elif not self._variant_streams or getattr(event, "variant", None) is None:
+            return
+        elif isinstance(event, ReplyStarted) and event.variant is not None:
+            self._variant_streams[event.variant].start()
+            self.send({"t": "vs", "v": event.variant})
+        elif isinstance(event, ReplyDelta) and event.variant is not None:
+            self._variant_streams[event.variant].add(event.text)
+        elif isinstance(event, ReplyEnded) and event.variant is not None:
+            self._variant_streams[event.variant].flush()
+            ended: dict[str, Any] = {"t": "ve", "v": event.variant}
+            if event.error is not None:
+                ended["err"] = str(event.error)
+            if event.node is not None:
+                ended["meta"] = meta_summary(event.node)
+            self.send(ended)
+
+    def _variant_sender(self, variant: int) -> Callable[[str], None]:
+        return lambda text: self.send({"t": "vd", "v": variant, "x": text})
 
     def _streamed_text_matches(self, node: Node) -> bool:
         """True if ``node`` is the reply just streamed here, with exactly that text."""
@@ -215,6 +270,8 @@ class _SessionWidget(anywidget.AnyWidget):
         self.error = ""
         if action == "retry":
             return session.retry(node_id)
+        if action == "fanout":
+            return session.retry(node_id, fanout=fanout_of(content))
         if action == "edit":
             text = content.get("text")
             if not isinstance(text, str) or not text.strip():
@@ -248,6 +305,9 @@ class TreePanel(_SessionWidget):
     links = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+    compare_models: traitlets.List[str] = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """The models "Ask other models…" offers (``TreeChat.compare_models``)."""
+    compare_temperatures: traitlets.List[float] = traitlets.List(traitlets.Float()).tag(sync=True)
 
     def __init__(self, session: Session, **kwargs: Any) -> None:
         rows = RowIndex()
@@ -408,6 +468,19 @@ class TurnControl(_SessionWidget):
     def _follow_leaf(self, leaf: str | None) -> None:
         self._follow(leaf)
         self._refresh()
+
+
+def fanout_of(content: dict[str, Any]) -> Fanout:
+    """The fan-out a browser asked for (``n``, ``models``, ``temperatures``), checked."""
+    try:
+        n = int(content.get("n", 1))
+        models = tuple(str(m) for m in content.get("models") or () if str(m).strip())
+        temperatures = tuple(float(t) for t in content.get("temperatures") or ())
+    except (TypeError, ValueError):
+        raise TreeError("the fan-out asked for is not numbers and names; pick again") from None
+    if any(not 0 <= t <= 1 for t in temperatures):
+        raise TreeError("temperatures go from 0 to 1; pick again")
+    return Fanout(n=n, models=models, temperatures=temperatures)
 
 
 def _take_clicks_where_sent(comm: Any) -> None:

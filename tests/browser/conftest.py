@@ -24,6 +24,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,11 +100,20 @@ class Lab:
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("jupyterlab")
+    with running_lab(tmp_path_factory.mktemp("jupyterlab")) as server:
+        yield server
+
+
+@contextmanager
+def running_lab(
+    base: Path, settings: dict[str, dict] | None = None, log_name: str = "jupyterlab.log"
+) -> Iterator[Lab]:
+    """A JupyterLab server in ``base``; ``settings`` maps a plugin's settings path (e.g.
+    ``@jupyterlab/translation-extension/plugin``) to the user settings it starts with."""
     root = base / "root"
     data_dir = base / "jupyter-path"
-    settings = base / "settings"
-    for folder in (root, data_dir / "kernels" / "python3", settings, base / "workspaces"):
+    settings_dir = base / "settings"
+    for folder in (root, data_dir / "kernels" / "python3", settings_dir, base / "workspaces"):
         folder.mkdir(parents=True)
     kernel = {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -112,11 +122,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     }
     (data_dir / "kernels" / "python3" / "kernel.json").write_text(json.dumps(kernel))
     # no news or update checks: the network is closed and the toast covers the page
-    notification = settings / "@jupyterlab" / "apputils-extension"
+    notification = settings_dir / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
+    for plugin, values in (settings or {}).items():
+        path = settings_dir / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
 
     env = dict(os.environ)
     env.update(
@@ -134,7 +148,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
     port = _free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / "jupyterlab.log"
+    log_path = ARTIFACTS / log_name
     log = log_path.open("w")
     command = [
         sys.executable, "-m", "jupyterlab",
@@ -146,7 +160,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root}",
-        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.user_settings_dir={settings_dir}",
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
         "--LabApp.expose_app_in_browser=True",
         "--allow-root",

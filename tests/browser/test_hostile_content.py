@@ -307,3 +307,97 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
         f"\nSECURITY xss viewer: payloads={len(PAYLOADS)} elements={found['elements']} "
         "ran=0 requests=0"
     )
+
+
+FANOUT_SETUP = SETUP_CELL.replace(
+    "for _ in range(3):\n    server.enqueue(HOSTILE)\n",
+    'server.enqueue(HOSTILE, when=lambda body: body["model"] == "model-a")\n'
+    'server.enqueue("A calm answer. The end.", when=lambda body: body["model"] == "model-b")\n',
+)
+
+
+@pytest.mark.browser
+def test_a_hostile_answer_beside_a_calm_one_runs_nothing_streamed_or_compared(
+    lab, page, page_log, screenshot
+):
+    """A fan-out over two models, one answering with the corpus: the columns as they
+    streamed, ``%chat compare`` (its differences opened too) and the turn control's
+    Compare (differences on) render the corpus as text beside the calm answer, side by
+    side, and nothing runs or is requested."""
+    ensure_built()
+    write_notebook(
+        lab.root / "hostile-fanout.ipynb",
+        [FANOUT_SETUP, "%%chat --models model-a,model-b\nAnswer, please.", "%chat compare"],
+    )
+    open_and_run_all(page, lab, "hostile-fanout.ipynb")
+    compare = page.locator(".jtc-compare")
+    expect(compare).to_be_visible(timeout=90_000)
+    columns = page.locator(".jtc-fanout .jtc-answer")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0)).to_contain_text("Payloads follow.")
+    expect(columns.nth(0)).to_contain_text("The end.")
+    expect(columns.nth(1)).to_contain_text("A calm answer.")
+    left, right = (columns.nth(i).bounding_box() for i in range(2))
+    assert left and right and left["y"] == right["y"] and left["x"] < right["x"]  # side by side
+    marks = compare.locator(".jtc-differences mark")
+    expect(marks.first).to_be_hidden()  # the differences are off...
+    compare.locator(".jtc-differences summary").click()
+    expect(marks.first).to_be_visible()  # ...until opened
+    expect(compare.locator(".jtc-diff-columns .jtc-answer").nth(1).locator("mark")).to_have_text(
+        ["A", "calm", "answer."]
+    )
+    turn = page.locator(".jtc-turn")
+    turn.locator('[data-act="compare"]').click()
+    expect(turn.locator(".jtc-compare-column")).to_have_count(2)
+    turn.locator('.jtc-compare [data-act="differences"]').click()
+    expect(turn.locator(".jtc-compare-column").nth(0)).to_contain_text("Payloads follow.")
+    expect(turn.locator(".jtc-compare-column").nth(1).locator("mark.jtc-diff")).to_have_text(
+        ["A", "calm", "answer."]
+    )
+    screenshot("fanout")
+    found = assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
+    assert_nothing_ran(page, page_log, ".jtc-turn")
+    assert not page_log.page_errors, page_log.page_errors
+    print(f"\nSECURITY xss fan-out+compare: elements={found['elements']} ran=0 requests=0")
+
+
+def hostile_fanout_file() -> bytes:
+    """A question with two sibling answers, one of them the whole corpus."""
+    lines = [
+        {"type": "session", "version": 1, "created": 0},
+        {"id": "q", "parentId": None, "message": {"role": "user", "content": "Answer, please."}},
+        {
+            "id": "a1",
+            "parentId": "q",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": HOSTILE}]},
+            "meta": {"model": "model-a", "temperature": 0.0},
+        },
+        {
+            "id": "a2",
+            "parentId": "q",
+            "message": {"role": "assistant", "content": "A calm answer. The end."},
+            "meta": {"model": "model-b", "temperature": 1.0},
+        },
+    ]
+    return b"".join(json.dumps(r).encode() + b"\n" for r in lines)
+
+
+@pytest.mark.browser
+def test_a_hostile_answer_in_the_viewers_compare_runs_nothing(lab, page, page_log, screenshot):
+    """The viewer puts a hostile answer beside a calm one, rendered, differences on:
+    nothing runs, nothing loads, and the calm answer's own words are the ones marked."""
+    (lab.root / "fanout-corpus.chat.jsonl").write_bytes(hostile_fanout_file())
+    page.goto(f"{lab.url}/lab/tree/fanout-corpus.chat.jsonl?reset")
+    view = page.locator(".jtc-document:not(.lm-mod-hidden) .jtc-viewer .jtc-view")
+    expect(view).to_be_visible(timeout=60_000)
+    view.locator('.jtc-row[data-id="a2"] .jtc-row-main').click()
+    columns = view.locator(".jtc-compare .jtc-compare-column")
+    expect(columns).to_have_count(2)
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    expect(columns.nth(0).locator(".jtc-temperature")).to_have_text("temperature 1")
+    view.locator('.jtc-compare [data-act="differences"]').click()
+    expect(columns.nth(0).locator("mark.jtc-diff")).to_have_text(["A", "calm", "answer."])
+    expect(columns.nth(1)).to_contain_text("Payloads follow.")
+    screenshot("viewer-compare")
+    assert_nothing_ran(page, page_log, ".jtc-viewer .jtc-compare")
+    assert not page_log.page_errors, page_log.page_errors

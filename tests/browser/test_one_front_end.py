@@ -105,6 +105,7 @@ def test_panel_and_viewer_are_built_from_the_same_components(lab, page, page_log
     question = panel.locator(".jtc-conversation .jtc-msg.jtc-role-user").first
     question.get_by_role("button", name="Compare 2").click()
     question.get_by_role("button", name="Info").click()
+    panel.locator('.jtc-compare [data-act="differences"]').click()
     expect(panel.locator(".jtc-compare mark.jtc-diff").first).to_be_visible()
     expect(question.locator(".jtc-details")).to_be_visible()
     panel.scroll_into_view_if_needed()
@@ -122,6 +123,7 @@ def test_panel_and_viewer_are_built_from_the_same_components(lab, page, page_log
     first_look = view.evaluate(READ_VIEW_JS)
     # selecting the same question in the viewer: its details and its siblings side by side
     view.locator(f'.jtc-row[data-id="{in_panel["compared"][0]}"] .jtc-row-main').click()
+    view.locator('.jtc-compare [data-act="differences"]').click()
     expect(view.locator(".jtc-compare mark.jtc-diff").first).to_be_visible()
     expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
     screenshot("viewer")
@@ -170,6 +172,7 @@ def test_the_viewer_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log,
     try:
         set_theme(page, theme)
         view.locator('.jtc-row[data-id="a2"] .jtc-row-main').click()  # compare and details
+        view.locator('.jtc-compare [data-act="differences"]').click()
         expect(view.locator("mark.jtc-diff").first).to_be_visible()
         expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
         view.locator('.jtc-row[data-id="u2"]').hover()  # a hovered row, as a user sees it

@@ -75,14 +75,18 @@ def test_viewer_shows_tree_problems_and_siblings(lab, page, page_log, screenshot
     expect(details.locator('dd[data-key="output tokens"]')).to_have_text("9")
     screenshot("leaf")
 
-    # the two retries side by side, their word differences marked
+    # the two retries side by side, rendered; their word differences marked once asked
     view.locator('.jtc-row[data-id="a2"] .jtc-row-main').click()
     expect(details.locator('dd[data-key="model"]')).to_have_text("claude-haiku-4-5")
     columns = view.locator(".jtc-compare .jtc-compare-column")
     expect(columns).to_have_count(2)
     assert columns.evaluate_all("cs => cs.map(c => c.dataset.id)") == ["a2", "a1"]
+    expect(columns.nth(1).locator("strong")).to_have_text("every")  # rendered, not source
+    expect(view.locator(".jtc-compare mark.jtc-diff")).to_have_count(0)
+    view.locator('.jtc-compare [data-act="differences"]').click()
     expect(columns.nth(0).locator("mark.jtc-diff")).to_have_text(["each", "only"])
-    expect(columns.nth(1).locator("mark.jtc-diff")).to_have_text(["**every**"])
+    expect(columns.nth(1).locator("mark.jtc-diff")).to_have_text(["every"])
+    expect(columns.nth(1).locator("strong mark.jtc-diff")).to_have_text("every")
     expect(columns.nth(1).locator(".jtc-model")).to_have_text("claude-sonnet-4-6")
     assert view.locator(".jtc-conversation .jtc-msg").evaluate_all(
         "ms => ms.map(m => m.dataset.id)"

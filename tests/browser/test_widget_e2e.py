@@ -103,6 +103,7 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     ).click()
     compare = panel.locator(".jtc-compare")
     expect(compare.locator(".jtc-compare-column")).to_have_count(2)
+    compare.locator('[data-act="differences"]').click()
     expect(compare.locator("mark.jtc-diff").first).to_be_visible()
     expect(compare.locator(".jtc-compare-column").nth(0)).to_contain_text("claude-a")
     expect(compare.locator(".jtc-compare-column").nth(1)).to_contain_text("claude-b")
@@ -184,7 +185,7 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     expect(conversation).to_contain_text("Payloads follow.")
     turn = area.locator(".jtc-turn")
     expect(turn.locator(".jtc-turn-body .jtc-markdown")).to_contain_text("Payloads follow.")
-    # click what could be clicked, open the compare view (plain text), wait a moment
+    # click what could be clicked, open the compare view (rendered) and its differences
     for link in (
         conversation.get_by_text("click me").all() + conversation.get_by_text("raw link").all()
     ):
@@ -192,6 +193,8 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     answer = conversation.locator(".jtc-msg.jtc-role-assistant")
     answer.get_by_role("button", name="Compare 2").click()
     expect(panel.locator(".jtc-compare-column")).to_have_count(2)
+    panel.locator('.jtc-compare [data-act="differences"]').click()
+    expect(panel.locator(".jtc-compare-column").nth(1)).to_contain_text("Payloads follow.")
     panel.get_by_role("button", name="Picture").click()  # the same text, drawn
     panel.locator(".jtc-pnode.jtc-role-assistant .jtc-shape").first.hover()
     expect(panel.locator(".jtc-picture-tip")).to_contain_text("Payloads follow.")
@@ -222,10 +225,11 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
     assert found["strange"] == [], found
     # raw HTML is text (as in the cell output); the Markdown links are still links: the
-    # javascript: one without its URL, the https one as written (one per message)
+    # javascript: one without its URL, the https one as written (one per message, in the
+    # conversation and in each compare column)
     assert found["links"].count(None) >= 2 and "javascript" not in str(found["links"]), found
     safe = panel.locator("a[href='https://example.org/docs']")
-    expect(safe).to_have_count(2)
+    expect(safe).to_have_count(4)
     expect(safe.first).to_have_attribute("target", "_blank")
     expect(conversation.locator(".jtc-markdown").first).to_contain_text(
         '<a href="javascript:window.__pwned=\'a\'" id="rawlink">raw link</a>'
@@ -234,3 +238,75 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     assert not [url for url in page_log.requests if "pixel.png" in url]
     blocked = area.locator(".jtc-root img.jtc-blocked")
     expect(blocked.first).to_have_attribute("data-jtc-blocked-src", "http://127.0.0.1:9/pixel.png")
+
+
+def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_answer(
+    lab, page, page_log, screenshot, fake
+):
+    """Retry ×3 on an answer streams three answers side by side in the panel's compare
+    view; once stored they are rendered, their differences a toggle, and "Use this" makes
+    the chosen one current. "Ask other models…" asks the configured models."""
+    fake.reset()
+    fake.tokens_per_second = 10  # a delta (16 characters) every 0.1 s: about 3 s an answer
+    fake.enqueue("A first answer about **trees**.")
+    for word in ("oaks", "elms", "yews"):
+        fake.enqueue(
+            f"Another answer about **{word}**, " + "streamed slowly enough to be seen. " * 9
+        )
+    fake.enqueue("Answer from model-x.", when=lambda body: body["model"] == "model-x")
+    fake.enqueue("Answer from model-y.", when=lambda body: body["model"] == "model-y")
+    write_notebook(
+        lab.root / "fanout.ipynb",
+        [
+            "import os\n"
+            "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
+            f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
+            "%load_ext jupyter_tree_chat\n"
+            "%config TreeChat.compare_models = ['model-x', 'model-y']",
+            "%%chat\nTell me about trees.",
+            "%chat panel",
+        ],
+    )
+    try:
+        cells = open_and_run_all(page, lab, "fanout.ipynb").locator(".jp-Cell")
+        panel = cells.nth(2).locator(".jtc-panel")
+        expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(2, timeout=60_000)
+        answer = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
+        answer.get_by_role("button", name="Retry ×3").click()
+
+        live = panel.locator(".jtc-compare.jtc-live .jtc-compare-column")
+        expect(live).to_have_count(3)
+        expect(live.nth(2)).to_contain_text("Another answer")  # the third streams too
+        screenshot("1-streaming")
+        columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")
+        expect(columns).to_have_count(4, timeout=30_000)
+        expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(5)
+        expect(columns.nth(0).locator(".jtc-position")).to_have_text("2/4")  # the first new one
+        expect(columns.nth(1).locator("strong")).to_have_text("trees")  # rendered Markdown
+        expect(panel.locator(".jtc-compare mark.jtc-diff")).to_have_count(0)
+        panel.locator('.jtc-compare [data-act="differences"]').click()
+        expect(columns.nth(1).locator("mark.jtc-diff")).to_have_text(["A", "first", "trees", "."])
+        screenshot("2-differences")
+
+        chosen = columns.nth(2).get_attribute("data-id")
+        columns.nth(2).get_by_role("button", name="Use this").click()
+        expect(panel.locator(".jtc-compare .jtc-compare-column").nth(0)).to_have_attribute(
+            "data-id", chosen or ""
+        )
+        leaf = [r for r in records(lab.root / "fanout.chat.jsonl") if r.get("type") == "leaf"]
+        assert leaf[-1]["id"] == chosen
+
+        answer = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
+        answer.get_by_role("button", name="Ask other models…").click()
+        form = panel.locator(".jtc-ask")
+        form.get_by_label("model-x").check()
+        form.get_by_label("model-y").check()
+        form.get_by_role("button", name="Ask").click()
+        columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")
+        expect(columns).to_have_count(6, timeout=30_000)
+        expect(columns.nth(0)).to_contain_text("Answer from model-x.")
+        expect(columns.nth(0).locator(".jtc-model")).to_have_text("model-x")
+        screenshot("3-other-models")
+        assert not page_log.page_errors, page_log.page_errors
+    finally:
+        fake.tokens_per_second = None

@@ -129,7 +129,7 @@ def test_a_failed_request_is_one_clear_line_in_the_widget(lab, page, page_log, s
     panel = cells.nth(2).locator(".jtc-panel")
     answer = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
     expect(answer).to_contain_text("A first answer.", timeout=60_000)
-    answer.get_by_role("button", name="Retry").click()
+    answer.get_by_role("button", name="Retry", exact=True).click()
     error = panel.locator('.jtc-status [data-status="error"]')
     expect(error).to_contain_text("The Anthropic API failed (500)", timeout=30_000)
     expect(error).to_contain_text("retry later")
@@ -144,7 +144,7 @@ def test_a_failed_request_is_one_clear_line_in_the_widget(lab, page, page_log, s
     # the failed retry left the question as the current branch's end: Retry is there
     fake.enqueue("A second answer.", model="claude-a")
     question = panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")
-    question.get_by_role("button", name="Retry").click()
+    question.get_by_role("button", name="Retry", exact=True).click()
     expect(panel.locator(".jtc-conversation")).to_contain_text("A second answer.")
     expect(error).to_have_count(0)
     assert not page_log.page_errors and not page_log.dialogs
@@ -208,6 +208,8 @@ def test_the_widget_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log,
     answer = conversation.locator(".jtc-msg.jtc-role-assistant")
     answer.get_by_role("button", name="Info").click()
     answer.get_by_role("button", name="Compare 3").click()
+    expect(panel.locator("mark.jtc-diff")).to_have_count(0)  # off until switched on
+    panel.locator('.jtc-compare [data-act="differences"]').click()
     expect(panel.locator("mark.jtc-diff").first).to_be_visible()
     panel.locator(".jtc-tree .jtc-row").nth(2).hover()  # a hovered row, as a user sees it
     page.wait_for_timeout(400)  # the theme's CSS variables settle

@@ -12,7 +12,7 @@ import { renderDetails } from './details';
 import { h, listen } from './dom';
 import { saveOrCancel } from './keys';
 import { Markdown } from './markdown';
-import { SessionSource, shortId, siblingPlace } from './model';
+import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
 
@@ -25,9 +25,16 @@ export interface SessionActions {
   retry(id: string): void;
   edit(id: string, text: string): void;
   setLabel(id: string, label: string): void;
+  /** several answers at once beside `id`'s: a retry as a fan-out */
+  fanOut(id: string, ask: FanoutAsk): void;
+  /** the models and temperatures "Ask other models…" offers */
+  choices(): { models: string[]; temperatures: number[] };
   /** say, without asking the kernel, that an action must wait for the reply */
   refuseWhileReplying(): void;
 }
+
+/** How many answers "Retry ×N" asks for. */
+export const RETRY_N = 3;
 
 export interface ConversationOptions {
   markdown: Markdown;
@@ -51,6 +58,8 @@ export class Conversation {
   private end: string | null = null;
   private editing: { id: string; box: HTMLTextAreaElement } | null = null;
   private labeling: { id: string; box: HTMLInputElement } | null = null;
+  /** the message whose "Ask other models…" form is open */
+  private asking: string | null = null;
   private streamBody: HTMLElement | null = null;
   private frame = 0;
   private focusDepth = -1;
@@ -151,6 +160,22 @@ export class Conversation {
           ? button(trans.__('Retry'), { act: 'retry', id, disabled: replying, title: replying ? wait : trans.__('Ask again: a new answer beside this one') })
           : null
       );
+      if (role === 'assistant' || (role === 'user' && !answered)) {
+        buttons.push(
+          button(trans.__('Retry ×%1', RETRY_N), {
+            act: 'retry-n',
+            id,
+            disabled: replying,
+            title: replying ? wait : trans.__('%1 new answers at once, side by side', RETRY_N)
+          }),
+          button(trans.__('Ask other models…'), {
+            act: 'ask',
+            id,
+            disabled: replying,
+            title: replying ? wait : trans.__('Ask other models or temperatures at once, side by side')
+          })
+        );
+      }
     }
     buttons.push(
       siblings > 1
@@ -196,6 +221,9 @@ export class Conversation {
     } else {
       const i = tree.index.get(id);
       body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
+    }
+    if (this.asking === id && this.options.actions) {
+      body.append(askForm(this.options.actions.choices(), trans, id));
     }
     if (this.labeling?.id === id) {
       body.append(h('div', { class: 'jtc-edit-bar' }, this.labeling.box, h('span', { class: 'jtc-hint' }, trans.__('Enter saves · empty removes · Escape cancels'))));
@@ -335,6 +363,27 @@ export class Conversation {
       case 'retry':
         actions?.retry(id);
         break;
+      case 'retry-n':
+        actions?.fanOut(id, { n: RETRY_N, models: [], temperatures: [] });
+        break;
+      case 'ask':
+        this.asking = this.asking === id ? null : id;
+        this.render();
+        break;
+      case 'ask-cancel':
+        this.asking = null;
+        this.render();
+        break;
+      case 'ask-send': {
+        const form = target.closest<HTMLElement>('.jtc-ask');
+        if (form && actions) {
+          const ask = readAskForm(form);
+          this.asking = null;
+          actions.fanOut(id, ask);
+          this.render();
+        }
+        break;
+      }
       case 'label':
         this.startLabel(id);
         break;
@@ -364,4 +413,37 @@ export class Conversation {
       this.options.sibling(message.dataset.id!, event.key === 'ArrowLeft' ? -1 : 1);
     }
   }
+}
+
+/** The "Ask other models…" form: models and temperatures to tick, samples of each. */
+function askForm(choices: { models: string[]; temperatures: number[] }, trans: Translation, id: string): HTMLElement {
+  const box = (kind: string, value: string, label: string): HTMLElement =>
+    h('label', { class: 'jtc-ask-choice' }, h('input', { type: 'checkbox', 'data-kind': kind, value }), label);
+  return h(
+    'div',
+    { class: 'jtc-ask', role: 'group', 'aria-label': trans.__('Ask other models') },
+    h('div', { class: 'jtc-ask-row' }, h('span', { class: 'jtc-hint' }, trans.__('models')), ...choices.models.map(m => box('model', m, m))),
+    h(
+      'div',
+      { class: 'jtc-ask-row' },
+      h('span', { class: 'jtc-hint' }, trans.__('temperatures')),
+      ...choices.temperatures.map(t => box('temperature', String(t), String(t)))
+    ),
+    h(
+      'div',
+      { class: 'jtc-ask-row' },
+      h('label', { class: 'jtc-ask-choice' }, trans.__('answers of each'), h('input', { type: 'number', min: 1, max: 12, value: 1, 'data-kind': 'n', class: 'jtc-ask-n' })),
+      button(trans.__('Ask'), { act: 'ask-send', id, look: 'primary', title: trans.__('Every combination, at most 12 answers') }),
+      button(trans.__('Cancel'), { act: 'ask-cancel', id, look: 'quiet' })
+    )
+  );
+}
+
+function readAskForm(form: HTMLElement): FanoutAsk {
+  const ticked = (kind: string): string[] =>
+    Array.from(form.querySelectorAll<HTMLInputElement>(`input[data-kind="${kind}"]`))
+      .filter(input => input.checked)
+      .map(input => input.value);
+  const n = Number(form.querySelector<HTMLInputElement>('input[data-kind="n"]')?.value ?? 1);
+  return { n: Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1, models: ticked('model'), temperatures: ticked('temperature').map(Number) };
 }

@@ -1,92 +1,89 @@
 /**
- * Word differences between two answers, for the side-by-side compare. A longest common
- * subsequence over word tokens (whitespace kept as its own tokens), after trimming the
- * common head and tail; past a size budget the middle is marked changed as a whole.
+ * What each of several answers says that the others do not: the compare view's marks.
+ *
+ * A port of jupyter_tree_chat/diff.py, kept identical so every view marks the same words
+ * (tests/test_labextension.py runs both on the same inputs). The views cut the rendered
+ * text of each answer into units (words of prose, whole lines of code blocks), so
+ * Markdown syntax is never a difference; a unit is marked when no other answer has it at
+ * that place: every pairwise longest common subsequence leaves it unmatched. Ties go the
+ * same way as in Python (skip in the first sequence first); past `MAX_CELLS` the middle
+ * that differs is marked as a whole.
  */
 
-export interface Segment {
-  text: string;
-  /** true where this side differs from the other */
-  changed: boolean;
+export const MAX_CELLS = 1_000_000;
+
+/** The words of a piece of prose (whitespace separates and is never a unit). */
+export function proseUnits(text: string): string[] {
+  return text.match(/\S+/g) ?? [];
 }
 
-const MAX_CELLS = 4_000_000;
-
-export function tokenize(text: string): string[] {
-  return text.match(/\s+|[^\s]+/g) ?? [];
+/** The lines of a code block, trailing whitespace dropped, blank lines skipped. */
+export function codeUnits(code: string): string[] {
+  return code
+    .split('\n')
+    .filter(line => line.trim())
+    .map(line => line.replace(/\s+$/, ''));
 }
 
-function push(out: Segment[], text: string, changed: boolean): void {
-  const last = out[out.length - 1];
-  if (last && last.changed === changed) {
-    last.text += text;
-  } else if (text) {
-    out.push({ text, changed });
-  }
-}
-
-/** Segments of `a` and of `b`, each marking the words the other side does not have. */
-export function wordDiff(a: string, b: string): { a: Segment[]; b: Segment[] } {
-  const ta = tokenize(a);
-  const tb = tokenize(b);
+/** For each unit of `a` and of `b`: is it in their longest common subsequence? */
+export function matched(a: readonly string[], b: readonly string[]): [boolean[], boolean[]] {
+  const n = a.length;
+  const m = b.length;
+  const inA = new Array<boolean>(n).fill(false);
+  const inB = new Array<boolean>(m).fill(false);
   let head = 0;
-  while (head < ta.length && head < tb.length && ta[head] === tb[head]) {
+  while (head < n && head < m && a[head] === b[head]) {
+    inA[head] = inB[head] = true;
     head++;
   }
   let tail = 0;
-  while (
-    tail < ta.length - head &&
-    tail < tb.length - head &&
-    ta[ta.length - 1 - tail] === tb[tb.length - 1 - tail]
-  ) {
+  while (tail < n - head && tail < m - head && a[n - 1 - tail] === b[m - 1 - tail]) {
+    inA[n - 1 - tail] = inB[m - 1 - tail] = true;
     tail++;
   }
-  const ma = ta.slice(head, ta.length - tail);
-  const mb = tb.slice(head, tb.length - tail);
-  const outA: Segment[] = [];
-  const outB: Segment[] = [];
-  push(outA, ta.slice(0, head).join(''), false);
-  push(outB, tb.slice(0, head).join(''), false);
-
-  const n = ma.length;
-  const m = mb.length;
-  if (n * m > MAX_CELLS) {
-    push(outA, ma.join(''), true);
-    push(outB, mb.join(''), true);
-  } else if (n > 0 || m > 0) {
-    // lcs[i][j] = LCS length of ma[i:] and mb[j:], flattened
-    const width = m + 1;
-    const lcs = new Uint32Array((n + 1) * width);
-    for (let i = n - 1; i >= 0; i--) {
-      for (let j = m - 1; j >= 0; j--) {
-        lcs[i * width + j] =
-          ma[i] === mb[j]
-            ? lcs[(i + 1) * width + j + 1] + 1
-            : Math.max(lcs[(i + 1) * width + j], lcs[i * width + j + 1]);
-      }
-    }
-    let i = 0;
-    let j = 0;
-    while (i < n && j < m) {
-      if (ma[i] === mb[j]) {
-        push(outA, ma[i++], false);
-        push(outB, mb[j++], false);
-      } else if (lcs[(i + 1) * width + j] >= lcs[i * width + j + 1]) {
-        push(outA, ma[i], !/^\s+$/.test(ma[i]));
-        i++;
-      } else {
-        push(outB, mb[j], !/^\s+$/.test(mb[j]));
-        j++;
-      }
-    }
-    for (; i < n; i++) {
-      push(outA, ma[i], !/^\s+$/.test(ma[i]));
-    }
-    for (; j < m; j++) {
-      push(outB, mb[j], !/^\s+$/.test(mb[j]));
+  const rows = n - head - tail;
+  const cols = m - head - tail;
+  if (rows === 0 || cols === 0 || rows * cols > MAX_CELLS) {
+    return [inA, inB];
+  }
+  // lcs[i][j]: the LCS length of a[head + i:] and b[head + j:] (middles only), flattened
+  const width = cols + 1;
+  const lcs = new Uint32Array((rows + 1) * width);
+  for (let i = rows - 1; i >= 0; i--) {
+    for (let j = cols - 1; j >= 0; j--) {
+      const below = lcs[(i + 1) * width + j];
+      const right = lcs[i * width + j + 1];
+      lcs[i * width + j] = a[head + i] === b[head + j] ? lcs[(i + 1) * width + j + 1] + 1 : below >= right ? below : right;
     }
   }
-  push(outA, ta.slice(ta.length - tail).join(''), false);
-  push(outB, tb.slice(tb.length - tail).join(''), false);
-  return { a: outA, b: outB };
+  let i = 0;
+  let j = 0;
+  while (i < rows && j < cols) {
+    if (a[head + i] === b[head + j]) {
+      inA[head + i] = inB[head + j] = true;
+      i++;
+      j++;
+    } else if (lcs[(i + 1) * width + j] >= lcs[i * width + j + 1]) {
+      i++;
+    } else {
+      j++;
+    }
+  }
+  return [inA, inB];
+}
+
+/** For each answer, for each unit: true where no other answer says it. */
+export function uniqueMarks(answers: ReadonlyArray<readonly string[]>): boolean[][] {
+  const shared = answers.map(units => new Array<boolean>(units.length).fill(false));
+  for (let x = 0; x < answers.length; x++) {
+    for (let y = x + 1; y < answers.length; y++) {
+      const [inX, inY] = matched(answers[x], answers[y]);
+      shared[x] = shared[x].map((s, k) => s || inX[k]);
+      shared[y] = shared[y].map((s, k) => s || inY[k]);
+    }
+  }
+  if (answers.length < 2) {
+    return answers.map(units => new Array<boolean>(units.length).fill(false));
+  }
+  return shared.map(row => row.map(s => !s));
 }

@@ -31,19 +31,20 @@ export class Markdown {
     return holder;
   }
 
-  /** Show `text` in `holder`; `cache: false` for text that keeps changing (a stream). */
-  fill(holder: HTMLElement, text: string, { cache = true }: { cache?: boolean } = {}): void {
+  /** Show `text` in `holder`; `cache: false` for text that keeps changing (a stream).
+   * Resolves once the rendered text is in place (at once, or when the renderer answers). */
+  fill(holder: HTMLElement, text: string, { cache = true }: { cache?: boolean } = {}): Promise<void> {
     const cached = this.cache.get(text);
     if (cached !== undefined) {
       this.show(holder, text, cached);
-      return;
+      return Promise.resolve();
     }
     let rendered: Promise<string> | string;
     try {
       rendered = this.render(text);
     } catch (error) {
       this.failed(holder, error);
-      return;
+      return Promise.resolve();
     }
     const keep = (html: string): string => {
       const safe = neutraliseRemote(html, url => this.trans.__('Remote content not loaded: %1', url));
@@ -57,11 +58,11 @@ export class Markdown {
     };
     if (typeof rendered === 'string') {
       this.show(holder, text, keep(rendered));
-      return;
+      return Promise.resolve();
     }
     holder.textContent = text; // shown as text until the rendered version arrives
     holder.classList.add('jtc-pending');
-    rendered.then(
+    return rendered.then(
       html => this.show(holder, text, keep(html)),
       error => this.failed(holder, error)
     );

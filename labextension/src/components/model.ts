@@ -42,8 +42,33 @@ export interface Stream {
   error?: string;
 }
 
-/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply; `status` the status line. */
-export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'status';
+/** One answer of a fan-out being written (the panel only). */
+export interface FanoutVariant {
+  label: string;
+  model: string;
+  temperature: number | null;
+  text: string;
+  error?: string;
+}
+
+/** What a fan-out asks for: `n` samples of each model × temperature (empty: the default). */
+export interface FanoutAsk {
+  n: number;
+  models: string[];
+  temperatures: number[];
+}
+
+/** A fan-out being written: several answers to the question `parent` at once. */
+export interface FanoutState {
+  parent: string;
+  variants: FanoutVariant[];
+  /** every answer ended and was stored */
+  ended: boolean;
+}
+
+/** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply;
+ * `fanout` a fan-out's answers; `status` the status line. */
+export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'fanout' | 'status';
 
 /** Where a view's data comes from. */
 export interface SessionSource {
@@ -52,6 +77,8 @@ export interface SessionSource {
   readonly title: string;
   readonly problems: readonly Problem[];
   readonly stream: Stream | null;
+  /** a fan-out being written (the panel only) */
+  readonly fanout?: FanoutState | null;
   /** ids whose branch a `hidden` record hides (views fold them away; nothing is deleted) */
   readonly hidden: ReadonlySet<string>;
   /** compaction root id -> the leaf it summarised (the picture draws the link) */

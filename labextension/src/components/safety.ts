@@ -13,11 +13,11 @@ const LOCAL_SCHEMES = /^\s*(?:data|blob):/i;
 const URL_ATTRIBUTES = ['src', 'srcset', 'poster', 'background', 'data', 'xlink:href'];
 /** Removed with their content, in case a sanitizer let them through. */
 const DROP = [
-  'script, style, iframe, frame, frameset, object, embed, applet, base, meta, link, template',
-  'input, select, textarea, video, audio, source, track, map, area, noscript, marquee'
+  'script, style, iframe, frame, frameset, object, embed, applet, base, meta, link, template', // not for translation: CSS selectors
+  'input, select, textarea, video, audio, source, track, map, area, noscript, marquee' // not for translation: CSS selectors
 ].join(', ');
 /** Replaced by their content: forms and buttons could post or navigate. */
-const UNWRAP = 'form, button';
+const UNWRAP = 'form, button'; // not for translation: CSS selectors
 
 /** Escape text for use inside HTML (the fallback when no Markdown renderer is given). */
 export function escapeHtml(text: string): string {

@@ -17,12 +17,12 @@
  * shows it again.
  */
 
-import { renderCompare } from './compare';
+import { renderCompare, renderLiveCompare } from './compare';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
-import { Change, SessionSource, hiddenBranches, shortId } from './model';
+import { Change, FanoutState, SessionSource, hiddenBranches, shortId } from './model';
 import { NodeMenu } from './nodemenu';
 import { TreePicture } from './picture/picture';
 import { StatusState, renderStatus } from './status';
@@ -72,6 +72,11 @@ export class SessionView {
   private readonly conversation: Conversation;
   private selected: string | null = null;
   private compare: CompareState | null = null;
+  /** the compare view marks the differences (a toggle, off until switched on) */
+  private differences = false;
+  /** the fan-out the compare view last opened for (each new one opens it again) */
+  private fanoutSeen: FanoutState | null = null;
+  private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
 
@@ -144,6 +149,7 @@ export class SessionView {
   }
 
   dispose(): void {
+    cancelAnimationFrame(this.frame);
     this.unsubscribe();
     this.menu.close();
     this.tree.dispose();
@@ -185,6 +191,10 @@ export class SessionView {
   update(what: Change): void {
     if (what === 'delta') {
       this.conversation.delta();
+      return;
+    }
+    if (what === 'fanout') {
+      this.fanoutChanged();
       return;
     }
     if (what === 'status') {
@@ -362,7 +372,23 @@ export class SessionView {
     return ids.length > 1 ? [reference, ...ids.filter(id => id !== reference)] : [];
   }
 
+  /** A fan-out streams into the compare view of its question; redrawn once per frame. */
+  private fanoutChanged(): void {
+    const fanout = this.source.fanout;
+    if (fanout && fanout !== this.fanoutSeen) {
+      this.fanoutSeen = fanout;
+      this.compare = { of: 'children', id: fanout.parent };
+    }
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.renderCompare());
+  }
+
   private renderCompare(): void {
+    const fanout = this.source.fanout;
+    if (fanout && !fanout.ended && this.compare?.id === fanout.parent) {
+      this.compareHost.replaceChildren(renderLiveCompare(fanout, this.options.trans, this.options.markdown));
+      return;
+    }
     const ids = this.compareIds();
     if (!ids.length) {
       this.compareHost.replaceChildren();
@@ -372,6 +398,12 @@ export class SessionView {
     this.compareHost.replaceChildren(
       renderCompare(this.source, ids, this.options.trans, {
         navigate: actions ? 'switch' : 'select',
+        markdown: this.options.markdown,
+        differences: this.differences,
+        toggleDifferences: () => {
+          this.differences = !this.differences;
+          this.renderCompare();
+        },
         choose: id => {
           if (actions) {
             this.compare = { of: 'siblings', id };

@@ -2,8 +2,10 @@
  * How the components say anything: every user-visible string goes through a
  * `Translation`, the part of JupyterLab's `TranslationBundle` they use (`__`, `_n`, `_p`,
  * with `%1`, `%2` ... placeholders; `_n` passes the count as `%1`). In JupyterLab it is
- * `translator.load('jupyter_tree_chat')`; on a page without JupyterLab (or before issue
- * 17's catalogs exist) it is `english`, which returns the English text itself.
+ * `translator.load('jupyter_tree_chat')`, which uses the package's catalog for the lab's
+ * language (jupyter_tree_chat/locale/, see scripts/catalog.py); on a page without
+ * JupyterLab it is `english`, which returns the English text itself. The msgids must be
+ * literals: scripts/catalog.py reads them from the source.
  */
 
 export interface Translation {

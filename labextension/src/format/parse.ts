@@ -7,6 +7,8 @@
  * Pure: bytes in, a `ChatSession` out. No DOM, no JupyterLab.
  */
 
+// not for translation in this file: problems are the command line's words (store.py), word for word
+
 import { isJSONSyntaxError, parseJSON, parseTagged, parseWithLoneSurrogates } from './json';
 import { PyDict, PyValue, pyEquals, pyRepr, pyStr, reprString } from './pyrepr';
 

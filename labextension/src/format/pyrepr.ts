@@ -7,6 +7,8 @@
  * (an int or a float, the order of an object's keys) where plain JavaScript values lose it.
  */
 
+// not for translation in this file: Python's repr() and str(), which problems quote
+
 /** A JSON integer as Python holds it (exact, arbitrary size). */
 export class PyInt {
   constructor(readonly value: bigint) {}

@@ -8,7 +8,7 @@
  * kernel runs the Session action, and its events come back here.
  */
 
-import { Change, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
+import { Change, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
 
@@ -49,6 +49,9 @@ export interface Traits {
   links: Record<string, string>;
   leaf: string | null;
   title: string;
+  /** what "Ask other models…" offers (TreeChat.compare_models / compare_temperatures) */
+  compare_models: string[];
+  compare_temperatures: number[];
   /** turn control */
   turn: TurnInfo;
 }
@@ -72,7 +75,12 @@ export type KernelMessage =
   | { t: 'texts'; req?: number; texts: Record<string, FullText> }
   | { t: 'ack'; req: number }
   | { t: 'done'; req: number; err?: string; busy?: 1 }
-  | { t: 'note'; level: 'info' | 'warning' | 'error'; x: string };
+  | { t: 'note'; level: 'info' | 'warning' | 'error'; x: string }
+  | { t: 'fs'; p: string; v: Array<{ model: string; temperature: number | null; label: string }> }
+  | { t: 'vs'; v: number }
+  | { t: 'vd'; v: number; x: string }
+  | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
+  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> };
 
 export interface FullText {
   text: string;
@@ -84,7 +92,8 @@ export type Action =
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
-  | { a: 'hide'; id: string; hidden: boolean };
+  | { a: 'hide'; id: string; hidden: boolean }
+  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
 
 /**
  * The kernel's words when it refuses an action because a reply is being written
@@ -92,8 +101,8 @@ export type Action =
  * (components/status.ts).
  */
 export const BUSY_TEXT =
-  'Busy: a reply is being written in this session (a %%chat cell or another view); ' +
-  'wait for it to finish, then try again.';
+  'Busy: a reply is being written in this session (a %%chat cell or another view); ' + // not for translation: the kernel's words, recognised
+  'wait for it to finish, then try again.'; // not for translation: the kernel's words, recognised
 
 /** After this long without an `ack`, the kernel is busy (a cell is running). */
 export const BUSY_AFTER_MS = 800;
@@ -127,6 +136,7 @@ export class Store implements SessionSource, PanelActions {
   readonly tree = new SessionTree();
   readonly texts = new Map<string, FullText>();
   stream: Stream | null = null;
+  fanout: FanoutState | null = null;
   notes: Note[] = [];
   /** actions sent and not yet picked up by the kernel */
   waiting = new Map<number, number>();
@@ -295,7 +305,40 @@ export class Store implements SessionSource, PanelActions {
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
         break;
+      default:
+        this.handleFanout(message);
     }
+  }
+
+  /** A fan-out's answers, each streaming on its own (`fs`, `vs`, `vd`, `ve`, `fe`). */
+  private handleFanout(message: KernelMessage): void {
+    const fanout = this.fanout;
+    if (message.t === 'fs') {
+      const variants = message.v.map(v => ({ label: v.label, model: v.model, temperature: v.temperature, text: '' }));
+      this.fanout = { parent: message.p, variants, ended: false };
+    } else if (!fanout) {
+      return;
+    } else if (message.t === 'vs') {
+      const variant = fanout.variants[message.v];
+      if (variant?.text) {
+        variant.text += '\n\n'; // the reply after a tool round follows the one before
+      }
+    } else if (message.t === 'vd') {
+      const variant = fanout.variants[message.v];
+      if (variant) {
+        variant.text += message.x;
+      }
+    } else if (message.t === 've') {
+      const variant = fanout.variants[message.v];
+      if (variant && message.err) {
+        variant.error = message.err;
+      }
+    } else if (message.t === 'fe') {
+      fanout.ended = true;
+    } else {
+      return;
+    }
+    this.emit('fanout');
   }
 
   // -- store -> kernel -----------------------------------------------------------------
@@ -368,6 +411,16 @@ export class Store implements SessionSource, PanelActions {
 
   hide(id: string, hidden: boolean): void {
     this.act({ a: 'hide', id, hidden });
+  }
+
+  /** Several answers at once beside `id`'s (a retry as a fan-out). */
+  fanOut(id: string, ask: FanoutAsk): void {
+    this.act({ a: 'fanout', id, ...ask });
+  }
+
+  /** The models and temperatures "Ask other models…" offers. */
+  choices(): { models: string[]; temperatures: number[] } {
+    return { models: this.model.get('compare_models') ?? [], temperatures: this.model.get('compare_temperatures') ?? [] };
   }
 
   /** What the status line says (components/status.ts). */

@@ -1,10 +1,12 @@
 /**
  * The compact control under a `%%chat` turn: `‹ 2/3 ›` between answers (and between
- * versions of the question once it was edited), Retry and Edit. When the answer on the
- * current branch is not the one the cell printed, it is shown below the control, and a
- * retry started here streams into it.
+ * versions of the question once it was edited), Retry, Edit and Compare (the sibling
+ * answers side by side, rendered, differences a toggle, "Use this" to continue from one).
+ * When the answer on the current branch is not the one the cell printed, it is shown
+ * below the control, and a retry started here streams into it.
  */
 
+import { renderCompare } from '../components/compare';
 import { button, editBar, editBox, switcher } from '../components/controls';
 import { h, listen } from '../components/dom';
 import { saveOrCancel } from '../components/keys';
@@ -20,6 +22,8 @@ export class TurnView {
   private readonly status: HTMLElement;
   private readonly body: HTMLElement;
   private editing: HTMLTextAreaElement | null = null;
+  private comparing = false;
+  private differences = false;
   private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
@@ -86,6 +90,13 @@ export class TurnView {
         : h('span', { class: 'jtc-meta' }, trans.__('no answer yet')),
       button(trans.__('↻ Retry'), { act: 'retry', disabled: busy, title: busy ? wait : trans.__('A new answer beside this one') }),
       button(trans.__('✎ Edit'), { act: 'edit', disabled: busy, title: busy ? wait : trans.__('Edit the question: a new branch') }),
+      r && r.count > 1
+        ? button(trans.__('Compare'), {
+            act: 'compare',
+            title: trans.__('The answers side by side'),
+            attrs: { 'aria-pressed': String(this.comparing) }
+          })
+        : null,
       summary ? h('span', { class: 'jtc-meta' }, summary) : null,
       turn.onPath
         ? null
@@ -108,6 +119,10 @@ export class TurnView {
         this.body.replaceChildren(this.editing, editBar(trans));
         this.editing.focus();
       }
+      return;
+    }
+    if (this.comparing && turn?.r && turn.r.count > 1) {
+      this.body.replaceChildren(this.compareView(turn.r.id, turn.r.sibs));
       return;
     }
     if (stream && !(stream.done && turn?.r && store.text(turn.r.id))) {
@@ -135,6 +150,26 @@ export class TurnView {
       h('div', { class: 'jtc-hint' }, trans.__('Answer %1/%2 (the cell above shows the one it printed)', turn.r.pos, turn.r.count)),
       this.markdown.element(full.text)
     );
+  }
+
+  private compareView(shown: string, sibs: string[]): HTMLElement {
+    const ids = [shown, ...sibs.filter(id => id !== shown)];
+    return renderCompare(this.store, ids, this.trans, {
+      navigate: 'switch',
+      markdown: this.markdown,
+      differences: this.differences,
+      toggleDifferences: () => {
+        this.differences = !this.differences;
+        this.renderBody();
+      },
+      choose: id => this.store.act({ a: 'switch', id }),
+      close: () => {
+        this.comparing = false;
+        this.renderBar();
+        this.renderBody();
+      },
+      place: id => ({ pos: sibs.indexOf(id) + 1, count: sibs.length })
+    });
   }
 
   private startEdit(): void {
@@ -186,6 +221,11 @@ export class TurnView {
         break;
       case 'edit':
         this.startEdit();
+        break;
+      case 'compare':
+        this.comparing = !this.comparing;
+        this.renderBar();
+        this.renderBody();
         break;
       case 'save':
         this.save();

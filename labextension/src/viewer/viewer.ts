@@ -19,7 +19,7 @@ import { Translation } from '../components/translate';
 import { ChatSession, parseSession } from '../format/parse';
 import { FileSource } from './source';
 
-export const FACTORY = 'Chat Session Viewer';
+export const FACTORY = 'Chat Session Viewer'; // not for translation: the factory's id (its label is translated)
 export const FILE_TYPE = 'chat-session';
 const POLL_MS = 2000;
 

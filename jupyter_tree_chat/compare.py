@@ -1,0 +1,125 @@
+"""The sibling answers of one question, as facts a person compares: what each cost, said.
+
+``%chat compare``, ``compare_frame()`` and the views need the same thing: for a question
+(or one of its answers), every answer under it in sibling order, each with its position
+("2/3"), model, temperature, tokens, time and text. An answer can be several nodes (a
+reply asking for a tool, the tool results, the reply after them): its tokens and time
+add up over them, its text is the last reply's. Pure: it reads a tree.
+
+``COLUMNS`` is what a row holds, one line a column: another column is one more line
+(``"cost": lambda a: ...``), and ``compare_frame`` and the compare view pick it up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import TreeError
+from .tree import Node, SessionTree, is_real_user_message
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+@dataclass(frozen=True)
+class ComparedAnswer:
+    """One sibling answer: its first node (``head``), its nodes down to its last reply."""
+
+    head: Node
+    nodes: tuple[Node, ...]
+    index: int
+    count: int
+
+    @property
+    def final(self) -> Node:
+        """The answer's last reply (after any tool rounds)."""
+        return next((n for n in reversed(self.nodes) if n.role == "assistant"), self.head)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.final.meta or {}
+
+    @property
+    def position(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def text(self) -> str:
+        return self.final.text
+
+    def usage(self, key: str) -> int | None:
+        """A token count added up over the answer's replies (None if none reported it)."""
+        values = [
+            (n.meta or {}).get("usage", {}).get(key) for n in self.nodes if n.role == "assistant"
+        ]
+        numbers = [v for v in values if isinstance(v, int)]
+        return sum(numbers) if numbers else None
+
+    @property
+    def seconds(self) -> float | None:
+        times = [(n.meta or {}).get("duration_ms") for n in self.nodes if n.role == "assistant"]
+        numbers = [t for t in times if isinstance(t, (int, float))]
+        return round(sum(numbers) / 1000, 3) if numbers else None
+
+    @property
+    def interrupted(self) -> bool:
+        return any((n.meta or {}).get("interrupted") for n in self.nodes)
+
+
+COLUMNS: dict[str, Callable[[ComparedAnswer], Any]] = {
+    "id": lambda a: a.head.id,
+    "position": lambda a: a.position,
+    "model": lambda a: a.meta.get("model"),
+    "temperature": lambda a: a.meta.get("temperature"),
+    "input_tokens": lambda a: a.usage("input_tokens"),
+    "output_tokens": lambda a: a.usage("output_tokens"),
+    "cache_read_input_tokens": lambda a: a.usage("cache_read_input_tokens"),
+    "seconds": lambda a: a.seconds,
+    "stop_reason": lambda a: a.meta.get("stop_reason"),
+    "interrupted": lambda a: a.interrupted,
+    "text": lambda a: a.text,
+}
+"""A frame's columns, in order: name → the value for one answer."""
+
+
+def question_of(tree: SessionTree, ref: str | None) -> Node:
+    """The question whose answers are compared: ``ref`` itself if it is a question, the
+    one ``ref`` answers, or (``None``) the last question on the current path."""
+    start = ref if ref is not None else tree.leaf
+    if start is None:
+        raise TreeError("the session is empty; ask something first")
+    for node in reversed(tree.path_nodes(start)):
+        if is_real_user_message(node.message):
+            return node
+    raise TreeError(f"node {start[:7]} has no question above it")
+
+
+def sibling_answers(tree: SessionTree, ref: str | None = None) -> list[ComparedAnswer]:
+    """Every answer to the question of ``ref`` (see ``question_of``), in sibling order."""
+    question = question_of(tree, ref)
+    heads = [n for n in tree.children(question.id) if n.role == "assistant"]
+    return [
+        ComparedAnswer(head, tuple(_answer_nodes(tree, head)), number, len(heads))
+        for number, head in enumerate(heads, 1)
+    ]
+
+
+def rows(answers: list[ComparedAnswer]) -> list[dict[str, Any]]:
+    """One dict a row, ``COLUMNS`` in order."""
+    return [{name: column(answer) for name, column in COLUMNS.items()} for answer in answers]
+
+
+def _answer_nodes(tree: SessionTree, head: Node) -> list[Node]:
+    """``head`` and the tool rounds under it, down to the reply before the next question."""
+    nodes = [head]
+    while True:
+        below = [n for n in tree.children(nodes[-1].id) if not is_real_user_message(n.message)]
+        if not below:
+            return nodes
+        nodes.append(below[0])

@@ -1,0 +1,239 @@
+"""Answers side by side in a cell: a fan-out while it streams, and ``%chat compare``.
+
+Both show the same thing, one column per answer (wrapping to rows above three), each
+headed by its position and settings, its text rendered as Markdown through the kernel's
+safe HTML (``safe_html``: model output never reaches the browser as raw HTML), and a
+footer with tokens, cache reads and seconds. The compare view adds the differences: a
+second set of columns with what each answer says that the others do not marked
+(``diff.unique_marks`` on the rendered units), inside a ``<details>`` element so it is
+off until opened. No script and no stylesheet: JupyterLab trusts the outputs of the
+running session, so nothing here may need either; inline styles only.
+
+The streaming view is one display output updated in place, throttled as a single
+reply's is (``output.DisplayReply``): each update re-renders every column.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from html import escape
+
+from IPython.display import display, update_display
+
+from ..compare import ComparedAnswer
+from ..diff import unique_marks
+from ..fanout import Answer, Variant
+from ..tree import Node
+from .safe_html import comparison_units, markdown_to_html, marked_html
+
+MAX_PER_ROW = 3
+
+_CARD = (
+    "border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:4px 10px;"
+    "min-width:0;overflow-wrap:anywhere;overflow-x:auto"
+)
+_SMALL = "font-size:85%;color:var(--jp-ui-font-color2,#666)"
+
+
+def per_row(count: int) -> int:
+    """Columns a row: all of them up to three, then as even as rows of three allow."""
+    if count <= MAX_PER_ROW:
+        return max(count, 1)
+    return math.ceil(count / math.ceil(count / MAX_PER_ROW))
+
+
+def grid(cards: Sequence[str], css_class: str = "jtc-columns") -> str:
+    style = (
+        f"display:grid;grid-template-columns:repeat({per_row(len(cards))},minmax(0,1fr));"
+        "gap:8px;align-items:start"
+    )
+    return f'<div class="{css_class}" style="{style}">' + "".join(cards) + "</div>"
+
+
+def card(title: str, body_html: str, footer: str, *, variant: int) -> str:
+    """One column: ``title`` and ``footer`` are plain text (escaped here)."""
+    return (
+        f'<section class="jtc-answer" data-variant="{variant}" style="{_CARD}">'
+        f'<header style="{_SMALL};font-weight:600">{escape(title)}</header>'
+        f'<div class="jtc-answer-body">{body_html}</div>'
+        f'<footer style="{_SMALL}">{escape(footer)}</footer></section>'
+    )
+
+
+def facts(nodes: Sequence[Node], error: str | None = None) -> str:
+    """``claude-sonnet-4-6 · temperature 0.7 · 12 in · 345 out · 1,024 cache read · 3.2 s``."""
+    replies = [n for n in nodes if n.role == "assistant"]
+    if not replies:
+        return f"failed: {error}" if error else "no answer"
+    answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1)
+    meta = answer.meta
+    parts = [str(meta.get("model", "?"))]
+    if meta.get("temperature") is not None:
+        parts.append(f"temperature {meta['temperature']:g}")
+    for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
+        value = answer.usage(key)
+        parts.append(f"{_n(value)} {word}")
+    cached = answer.usage("cache_read_input_tokens")
+    if cached:
+        parts.append(f"{_n(cached)} cache read")
+    if answer.seconds is not None:
+        parts.append(f"{answer.seconds:.1f} s")
+    if error:
+        parts.append(f"failed: {error}")
+    elif answer.interrupted:
+        parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+    return " · ".join(parts)
+
+
+def _n(value: int | None) -> str:
+    return f"{value:,}" if isinstance(value, int) else "?"
+
+
+# -- the fan-out while it streams ---------------------------------------------------------
+
+
+class _Column:
+    def __init__(self, variant: Variant) -> None:
+        self.variant = variant
+        self.rounds: list[str] = []  # the text of each finished reply
+        self.pieces: list[str] = []  # the reply streaming now
+        self.nodes: list[Node] = []
+        self.error: str | None = None
+        self.done = False
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p for p in [*self.rounds, "".join(self.pieces)] if p)
+
+
+class FanoutColumns:
+    """Every answer of one fan-out, streaming into its own column of one output."""
+
+    def __init__(
+        self,
+        variants: Sequence[Variant],
+        *,
+        live: bool,
+        throttle: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.columns = [_Column(v) for v in variants]
+        self.live = live
+        self.throttle = throttle
+        self._clock = clock
+        self._display_id: str | None = None
+        self._last_update = float("-inf")
+        self.titles = [f"{i + 1}/{len(variants)} · {v.label}" for i, v in enumerate(variants)]
+
+    def start(self) -> None:
+        if self.live:
+            handle = display(self._bundle(), raw=True, display_id=True)
+            self._display_id = handle.display_id if handle is not None else None
+
+    def started(self, i: int) -> None:
+        column = self.columns[i]
+        if column.pieces:
+            column.rounds.append("".join(column.pieces))
+        column.pieces = []
+
+    def delta(self, i: int, text: str) -> None:
+        self.columns[i].pieces.append(text)
+        self._maybe_update()
+
+    def ended(self, i: int, node: Node | None, error: str | None) -> None:
+        column = self.columns[i]
+        if node is not None:
+            column.nodes.append(node)
+            column.pieces = [node.text] if node.text else []
+        if error is not None:
+            column.error = error
+        if error is not None or node is None or (node.meta or {}).get("stop_reason") != "tool_use":
+            column.done = True
+        self._maybe_update(force=True)
+
+    def finish(self, answers: Sequence[Answer], positions: Sequence[str | None]) -> None:
+        """The final state: each column's nodes as stored, headed by its sibling position."""
+        for i, (column, answer) in enumerate(zip(self.columns, answers, strict=True)):
+            column.nodes = list(answer.nodes)
+            column.done = True
+            if answer.error is not None:
+                column.error = str(answer.error)
+            if positions[i]:
+                self.titles[i] = f"{positions[i]} · {column.variant.label}"
+        if self.live:
+            self._update()
+        else:
+            self._print()
+
+    def _maybe_update(self, force: bool = False) -> None:
+        now = self._clock()
+        if self.live and (force or now - self._last_update >= self.throttle):
+            self._update()
+            self._last_update = now
+
+    def _update(self) -> None:
+        if self._display_id is not None:
+            update_display(self._bundle(), raw=True, display_id=self._display_id)
+
+    def _footer(self, column: _Column) -> str:
+        if not column.done:
+            return "writing…"
+        return facts(column.nodes, column.error)
+
+    def _bundle(self) -> dict[str, str]:
+        cards = [
+            card(title, markdown_to_html(column.text or "*…*"), self._footer(column), variant=i)
+            for i, (title, column) in enumerate(zip(self.titles, self.columns, strict=True))
+        ]
+        return {"text/html": grid(cards, "jtc-fanout"), "text/plain": self._plain()}
+
+    def _plain(self) -> str:
+        return "\n\n".join(
+            f"── {title} ──\n{column.text}\n({self._footer(column)})"
+            for title, column in zip(self.titles, self.columns, strict=True)
+        )
+
+    def _print(self) -> None:
+        sys.stdout.write(self._plain() + "\n")
+        sys.stdout.flush()
+
+
+# -- %chat compare ----------------------------------------------------------------------
+
+
+def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str, str]:
+    """The ``%chat compare`` output: the answers rendered side by side, and the
+    differences as a second view inside ``<details>`` (closed: switched off)."""
+    texts = [a.text for a in answers]
+    marks = unique_marks([comparison_units(t) for t in texts])
+    titles = [f"{a.position} · {facts(a.nodes)}" for a in answers]
+    footers = [f"{a.head.id[:7]} · %chat switch {a.head.id[:7]} continues from it" for a in answers]
+    plain_cards, diff_cards = [], []
+    for i in range(len(answers)):
+        plain_cards.append(card(titles[i], markdown_to_html(texts[i]), footers[i], variant=i))
+        diff_cards.append(card(titles[i], marked_html(texts[i], marks[i]), footers[i], variant=i))
+    head = (
+        f'<p style="{_SMALL}">{len(answers)} answers to {escape(question.id[:7])}: '
+        f"“{escape(_snippet(question.text))}”</p>"
+    )
+    differences = (
+        '<details class="jtc-differences"><summary>Differences: what each answer says that '
+        "the others do not (marked)</summary>" + grid(diff_cards, "jtc-diff-columns") + "</details>"
+    )
+    plain = "\n\n".join(
+        f"── {titles[i]} ──\n{texts[i]}\n({footers[i]})" for i in range(len(answers))
+    )
+    body = head + grid(plain_cards, "jtc-compare-columns") + differences
+    return {"text/html": f'<div class="jtc-compare">{body}</div>', "text/plain": plain}
+
+
+def _snippet(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def show_compare(question: Node, answers: Sequence[ComparedAnswer]) -> None:
+    display(compare_html(question, answers), raw=True)
