@@ -10,11 +10,39 @@ lists the commands.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .providers.tools import ToolRegistry, tool
-from .session import ChatSettings, Session, Turn
-from .tree import Node, SessionTree
+if TYPE_CHECKING:
+    from .providers.tools import ToolRegistry, tool
+    from .session import ChatSettings, Session, Turn
+    from .tree import Node, SessionTree
+
+    register_tool = tool
+
+#: public names loaded on first use, so that `jupyter tree-chat` (and the server
+#: extension) start without importing the session, the providers and the tools
+_LAZY = {
+    "ToolRegistry": ("providers.tools", "ToolRegistry"),
+    "tool": ("providers.tools", "tool"),
+    "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
+    "ChatSettings": ("session", "ChatSettings"),
+    "Session": ("session", "Session"),
+    "Turn": ("session", "Turn"),
+    "Node": ("tree", "Node"),
+    "SessionTree": ("tree", "SessionTree"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 __all__ = [
@@ -33,9 +61,6 @@ __all__ = [
     "tool",
     "unload_ipython_extension",
 ]
-
-#: ``register_tool(fn)`` is ``@tool`` for a function defined elsewhere
-register_tool = tool
 
 
 def reply_text(node_id: str | None = None, *, session: str | None = None) -> str:

@@ -11,7 +11,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── RoleOrderError          user under user, assistant under assistant, ...
     ├── StoreError                  the session file cannot be used
     │   ├── SessionNameError        a session name that is not a plain file name
-    │   └── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    │   ├── SessionNotSaved         an append failed (disk full, read-only, deleted)
+    │   └── FormatError             another tool's file that cannot be read or imported
     ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
     ├── FanoutTooLarge              more answers at once than a fan-out allows
@@ -65,6 +66,10 @@ class SessionNameError(StoreError, ValueError):
 
 class SessionNotSaved(StoreError):
     """An append failed; the in-memory session goes on, the file is left as it was."""
+
+
+class FormatError(StoreError):
+    """Another tool's file that none of the readers knows, or an import that cannot start."""
 
 
 class ToolError(ChatError):

@@ -106,6 +106,15 @@ class ChatSettings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+def _with_root_system(settings: ChatSettings, path: list[Node]) -> ChatSettings:
+    """An imported conversation's system prompt (its root's ``meta.system``) when the
+    settings name none: a continued ChatGPT or Open WebUI chat keeps its instructions."""
+    if settings.system is not None or not path or not path[0].meta:
+        return settings
+    system = path[0].meta.get("system")
+    return settings.merged(system=system) if isinstance(system, str) and system else settings
+
+
 # -- events ------------------------------------------------------------------------------
 
 
@@ -567,7 +576,8 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        request = self._request(self.tree.active_path(parent.id), settings, specs)
+        path = self.tree.path_nodes(parent.id)
+        request = self._request([n.message for n in path], _with_root_system(settings, path), specs)
         self.tree.switch(parent.id)
         self._emit(ReplyStarted(parent.id))
         partial = _PartialReply()

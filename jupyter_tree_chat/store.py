@@ -8,6 +8,7 @@ sharing a file never interleave. The file is never rewritten, truncated or repla
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import gc
@@ -599,6 +600,33 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def create_session_file(
+    path: str | os.PathLike[str], data: bytes, *, replace: bool = False
+) -> None:
+    """Write a new session file (an import) in one go; an existing file is left alone.
+
+    Without ``replace`` the file is created exclusively, so an existing one is never
+    touched (``FileExistsError``). With it, the data goes to a temporary file beside the
+    target, fsynced, then renamed over it: a reader sees the old file or the new one.
+    """
+    path = Path(path)
+    target = path.with_name(f".{path.name}.{os.getpid()}.tmp") if replace else path
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:  # the file at ``target`` is ours (created exclusively): remove it if cut short
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(target, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+        raise
+    _fsync_folder(path)
 
 
 # -- where sessions live ---------------------------------------------------------------

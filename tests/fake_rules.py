@@ -15,6 +15,9 @@ The rules (from the API reference and the errors it returns):
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
 - tool-use ids match ``^[a-zA-Z0-9_-]+$``;
+- content blocks are objects of a known type with only that type's keys (the API says
+  "Extra inputs are not permitted"), text blocks are not empty, and a thinking block
+  carries a signature (the real API checks it; the fake checks there is one);
 - at most 4 blocks carry ``cache_control``, never an empty text block;
 - since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
   ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them.
@@ -149,6 +152,56 @@ def tool_pairs(body: dict[str, Any]) -> str | None:
     return None
 
 
+BLOCK_KEYS = {
+    "text": {"type", "text", "citations", "cache_control"},
+    "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "title", "context", "citations", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+}
+
+
+def block_shapes(body: dict[str, Any]) -> str | None:
+    for n, message in enumerate(body["messages"]):
+        content = message["content"]
+        if not isinstance(content, list):
+            continue
+        for m, block in enumerate(content):
+            where = f"messages.{n}.content.{m}"
+            problem = _block_problem(block, where)
+            if problem is None and block.get("type") == "tool_result":
+                inner = block.get("content")
+                for k, item in enumerate(inner if isinstance(inner, list) else []):
+                    problem = problem or _block_problem(item, f"{where}.content.{k}")
+            if problem:
+                return problem
+    return None
+
+
+def _block_problem(block: Any, where: str) -> str | None:
+    if not isinstance(block, dict):
+        return f"{where}: Input should be a valid dictionary or object to extract fields from"
+    kind = block.get("type")
+    if kind not in BLOCK_KEYS:
+        expected = ", ".join(f"'{k}'" for k in BLOCK_KEYS)
+        return (
+            f"{where}: Input tag '{kind}' found using 'type' does not match any of the "
+            f"expected tags: {expected}"
+        )
+    extra = sorted(set(block) - BLOCK_KEYS[kind])
+    if extra:
+        return f"{where}.{kind}.{extra[0]}: Extra inputs are not permitted"
+    if kind == "text" and not block.get("text"):
+        return "messages: text content blocks must be non-empty"
+    if kind == "thinking" and not (isinstance(block.get("signature"), str) and block["signature"]):
+        return f"{where}: Invalid `signature` in `thinking` block"
+    if kind == "tool_use" and not isinstance(block.get("input"), dict):
+        return f"{where}.tool_use.input: Input should be a valid dictionary"
+    return None
+
+
 def cache_breakpoints(body: dict[str, Any]) -> str | None:
     marked = [block for block, has_mark in marked_blocks(body) if has_mark]
     if len(marked) > MAX_CACHE_BREAKPOINTS:
@@ -167,6 +220,7 @@ RULES: list[Rule] = [
     role_order,
     non_empty_content,
     tool_pairs,
+    block_shapes,
     cache_breakpoints,
 ]
 

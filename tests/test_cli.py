@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_rules import validate
+from import_samples import chatgpt_export, claude_code_session, jsonl, pi_v1_with_damage
 
 from jupyter_tree_chat.cli import main
 
@@ -292,3 +294,117 @@ def test_a_pipe_is_refused_in_one_line_instead_of_hanging(
     status, out, err = run(capsys, "check", str(fifo))
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and "is a device or a pipe" in err
+
+
+# -- other tools' files ------------------------------------------------------------------
+
+
+@pytest.fixture
+def claude_session(tmp_path: Path) -> Path:
+    path = tmp_path / "5f0c1a2e.jsonl"
+    path.write_bytes(jsonl(claude_code_session()))
+    return path
+
+
+def test_show_reads_a_claude_code_file_in_memory_and_says_so(
+    claude_session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = claude_session.read_bytes()
+    status, out, err = run(capsys, "show", str(claude_session))
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("(read as a Claude Code file, in memory;")
+    assert lines[1] == "u1 user  Fix the bug in x.py"
+    assert lines[-1].startswith("   a7 assistant  The fix guards the division.")
+    assert lines[-1].endswith("← current")
+    assert claude_session.read_bytes() == before
+    assert sorted(p.name for p in claude_session.parent.iterdir()) == [claude_session.name]
+
+
+def test_path_json_of_an_imported_branch_is_what_the_api_accepts(
+    claude_session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "path", str(claude_session), "--json")
+    sent = json.loads(out)
+    assert status == 0 and [m["role"] for m in sent] == ["user", "assistant"] * 3
+    assert [b["type"] for b in sent[1]["content"]] == ["text", "tool_use", "tool_use"]
+    assert validate({"model": "m", "max_tokens": 5, "messages": sent}) is None
+
+
+def test_check_of_a_damaged_pi_file_lists_its_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(pi_v1_with_damage())
+    status, out, _ = run(capsys, "check", str(path))
+    assert status == 1
+    assert out.splitlines() == [
+        "old.jsonl line 7: 2 records glued on one line (each read)",
+        "old.jsonl line 8: torn last line: an incomplete record of 47 bytes (ignored)",
+    ]
+
+
+def test_import_writes_the_session_beside_the_source_and_prints_one_line(
+    claude_session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = claude_session.read_bytes()
+    status, out, err = run(capsys, "import", str(claude_session))
+    target = claude_session.with_name("5f0c1a2e.chat.jsonl")
+    assert (status, err) == (0, "")
+    assert out == (
+        f"Wrote {target}: Claude Code (5f0c1a2e.jsonl): 8 nodes, 1 root, 1 branch point; "
+        "current leaf a7; merged: split assistant records (3), tool result records (1), "
+        "role-order repairs (1), compaction replays (1); left out: non-message records (7); "
+        "no problems\n"
+    )
+    assert claude_session.read_bytes() == before
+    assert run(capsys, "check", str(target)) == (0, "", "")
+    status, out, _ = run(capsys, "show", str(target))
+    assert out.splitlines()[0] == "u1 user  Fix the bug in x.py"
+
+
+def test_import_refuses_an_existing_output_unless_forced(
+    claude_session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = claude_session.with_name("out.chat.jsonl")
+    target.write_text("precious\n")
+    status, out, err = run(capsys, "import", str(claude_session), "-o", str(target))
+    assert (status, out) == (2, "")
+    assert (
+        err
+        == f"jupyter-tree-chat: {target} exists; give --force to replace it, or -o another file\n"
+    )
+    assert target.read_text() == "precious\n"
+    assert run(capsys, "import", str(claude_session), "-o", str(target), "--force")[0] == 0
+    assert target.read_text().startswith('{"type":"session"')
+
+
+def test_import_of_one_conversation_of_a_chatgpt_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "conversations.json"
+    source.write_text(json.dumps(chatgpt_export()))
+    status, out, _ = run(capsys, "import", str(source), "--conversation", "Greeting")
+    assert status == 0 and "ChatGPT (conversations.json): 2 nodes, 1 root" in out
+    status, out, _ = run(capsys, "show", str(tmp_path / "conversations.chat.jsonl"))
+    assert out.splitlines()[0].startswith("h-u1 user  Hello") and "(Greeting)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["import", "missing.jsonl"], "missing.jsonl: no such file"),
+        (["import", "--format", "pi", "x.txt"], "x.txt: no such file"),
+        (["import", "s.chat.jsonl"], "is already a jupyter-tree-chat session; give --format"),
+        (["import", "notes.txt"], "is not a Claude Code, pi, ChatGPT or Open WebUI file"),
+    ],
+)
+def test_import_mistakes_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    (tmp_path / "s.chat.jsonl").write_text(CHAPTER)
+    (tmp_path / "notes.txt").write_text("just some notes\n")
+    argv = [*argv[:-1], str(tmp_path / argv[-1])]
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and says in err

@@ -29,6 +29,8 @@ def test_a_valid_tool_loop_passes():
         is None
     )
     assert validate(body(user("hi"), assistant("prefill"))) is None
+    signed = {"type": "thinking", "thinking": "so", "signature": "EuYBCkQ"}
+    assert validate(body(user("hi"), assistant([signed, USE]), user([RESULT]))) is None
 
 
 @pytest.mark.parametrize(
@@ -51,6 +53,21 @@ def test_a_valid_tool_loop_passes():
             {**body(user("a")), "messages": [{"role": "user", "content": "a", "id": "x"}]},
             "Extra inputs",
         ),
+        (body(user([{"type": "toolCall", "id": "x"}])), "Input tag 'toolCall' found using 'type'"),
+        (
+            body(user("a"), assistant([USE]), user([{**RESULT, "agentId": "a1"}])),
+            "messages.2.content.0.tool_result.agentId: Extra inputs are not permitted",
+        ),
+        (body(user([{"type": "text", "text": ""}])), "text content blocks must be non-empty"),
+        (
+            body(user("a"), assistant([{"type": "thinking", "thinking": "x", "signature": ""}])),
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+        ),
+        (
+            body(user("a"), assistant([{**USE, "input": "x"}])),
+            "input: Input should be a valid dict",
+        ),
+        (body(user(["a string"])), "Input should be a valid dictionary"),
     ],
 )
 def test_the_fake_refuses_what_the_api_refuses(request_body, says):

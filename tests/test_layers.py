@@ -4,7 +4,8 @@
   ``formats/`` and ``picture/``) and ``providers/`` import nothing from IPython, ipykernel,
   ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
-- The views (``kernel/``, ``widget/``, ``cli.py``) import the core and never each other;
+- The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
+  that reads other tools' files for the viewer) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
   which the package root wires up, so only ``__init__`` names both.
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
@@ -40,7 +41,7 @@ CORE_LAYER = {
     "textview": 4,
     "picture": 4,
 }
-VIEWS = {"kernel", "widget", "cli"}
+VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
 
 
@@ -137,6 +138,8 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert "tree" in imports(PACKAGE / "providers" / "offline.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
+    assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]
+    assert "formats" in imports(PACKAGE / "server" / "handlers.py")[0]
     assert is_front_end("ipykernel") and is_front_end("jupyter_client")
     assert not is_front_end("orjson")
 

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from import_samples import chatgpt_export, claude_code_session, jsonl, pi_session
 from kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.kernel.output import INTERRUPTED_MARK
+from jupyter_tree_chat.providers.wire import api_tool_id
 from jupyter_tree_chat.store import load_file
 from jupyter_tree_chat.tree import SessionTree
 
@@ -291,3 +293,68 @@ def test_streaming_updates_are_throttled(claude, fake_anthropic):
     elapsed = time.monotonic() - started
     assert run.updates <= elapsed / 0.1 + 3  # ~one update per 0.1 s, plus the last ones
     assert run.markdown[0].count(" ") == 1999  # every piece arrived in the final text
+
+
+# -- %chat import ----------------------------------------------------------------------------
+
+
+def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
+    claude, fake_anthropic, tmp_path
+):
+    source = tmp_path / "5f0c1a2e.jsonl"
+    source.write_bytes(jsonl(claude_code_session()))
+    before = source.read_bytes()
+    shown = claude.run(f"%chat import {source}").check().stdout.splitlines()
+    target = claude.session_file("5f0c1a2e")
+    assert shown[0].startswith(f"Imported into session '5f0c1a2e' ({target}): Claude Code")
+    assert shown[1].startswith("Using it now; the next %%chat continues from a7 (assistant)")
+    assert source.read_bytes() == before
+
+    fake_anthropic.enqueue(text="It divided by zero; now it checks first.")
+    claude.chat("Summarise the fix in one line", "c0000009").check()
+    sent = fake_anthropic.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
+    kinds = [b["type"] for b in sent[1]["content"]]
+    assert kinds == ["text", "tool_use", "tool_use"]  # the unsigned thinking is not sent
+    assert [b["tool_use_id"] for b in sent[2]["content"]] == ["toolu_01", "toolu_02"]
+    tree = tree_of(claude, "5f0c1a2e")
+    assert [n.id for n in tree.path_nodes(tree.leaf)][:6] == ["u1", "a1", "r1", "a5", "u3", "a7"]
+    assert tree.get(tree.leaf).text == "It divided by zero; now it checks first."
+
+    again = claude.run(f"%chat import {source}")
+    assert again.visible_text.strip() == (
+        f"UsageError: %chat import: session '5f0c1a2e' exists ({target}); "
+        "choose another name with --session NAME"
+    )
+    missing = claude.run("%chat import nowhere.jsonl --session other")
+    assert missing.visible_text.strip() == "UsageError: %chat import: nowhere.jsonl: no such file"
+
+
+def test_imported_pi_and_chatgpt_sessions_send_mapped_ids_and_the_system_prompt(
+    claude, fake_anthropic, tmp_path
+):
+    pi_file = tmp_path / "pi-session.jsonl"
+    pi_file.write_bytes(jsonl(pi_session()))
+    claude.run(f"%chat import {pi_file} --session notes").check()
+    claude.chat("What else is in the notes?", "c0000010").check()
+    sent = fake_anthropic.requests[-1].body
+    tool_ids = [
+        b["id"]
+        for m in sent["messages"]
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+    assert tool_ids == [api_tool_id("call_abc|fc_123")]
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export()))
+    claude.run(f"%chat import {export} --session gpt --conversation Parabola").check()
+    claude.chat("And in green?", "c0000011").check()
+    sent = fake_anthropic.requests[-1].body
+    assert sent["system"][0]["text"] == "I am a data scientist.\n\nAnswer briefly."
+    assert sent["messages"][-1]["content"][0]["text"] == "And in green?"
+    assert [s.name for s in sorted(tmp_path.glob("analysis.*.chat.jsonl"))] == [
+        "analysis.gpt.chat.jsonl",
+        "analysis.notes.chat.jsonl",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,20 @@ def test_the_viewer_extension_is_installed_and_enabled():
         row for row in (listing.stdout + listing.stderr).splitlines() if "jupyter-tree-chat" in row
     )
     assert "enabled" in line and "OK" in line
+
+
+def test_the_server_extension_that_reads_other_tools_files_is_enabled():
+    listing = subprocess.run(
+        [str(BIN / "jupyter"), "server", "extension", "list"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [
+        row for row in (listing.stdout + listing.stderr).splitlines() if "jupyter_tree_chat" in row
+    ]
+    assert any("jupyter_tree_chat.server" in row and "enabled" in row for row in rows), rows
+    assert any("jupyter_tree_chat.server" in row and "OK" in row for row in rows), rows
 
 
 def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path: Path):
@@ -43,6 +58,11 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     assert share + "package.json" in names and share + "install.json" in names
     assert any(n.startswith(share + "static/") and n.endswith(".js") for n in names)
     assert "jupyter_tree_chat/widget/static/widget.js" in names
+    data = "jupyter_tree_chat-0.1.0.data/data/"
+    config = data + "etc/jupyter/jupyter_server_config.d/jupyter_tree_chat.json"
+    assert config in names
+    enabled = json.loads(zipfile.ZipFile(wheel).read(config))
+    assert enabled == {"ServerApp": {"jpserver_extensions": {"jupyter_tree_chat.server": True}}}
     assert "jupyter_tree_chat/widget/static/widget.css" in names
     # no node_modules folder (a development build names its bundled chunks after their
     # modules, "vendors-node_modules_d3-zoom_...js": those are the front end, not npm's tree)

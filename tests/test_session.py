@@ -451,3 +451,32 @@ def _attempt(action: Callable[[], object]) -> str:
     except SessionBusy as busy:
         return f"busy: {busy}"
     return "ran"
+
+
+def test_an_imported_roots_system_prompt_is_sent_unless_the_settings_name_one(model):
+    store = MemoryStore()
+    store.append(
+        [
+            {
+                "id": "g-u1",
+                "parentId": None,
+                "message": {"role": "user", "content": "Plot x squared"},
+                "meta": {"system": "Answer briefly.", "source": {"format": "chatgpt"}},
+            },
+            {
+                "id": "g-a1",
+                "parentId": "g-u1",
+                "message": {"role": "assistant", "content": "Done."},
+            },
+        ]
+    )
+    session = Session(store, model)
+    model.enqueue("ok")
+    session.ask("Make it red")
+    assert model.requests[-1].system == "Answer briefly."
+    model.enqueue("ok")
+    session.ask("And blue", settings=ChatSettings(system="Be verbose."))
+    assert model.requests[-1].system == "Be verbose."
+    model.enqueue("ok")
+    session.ask("A new topic", new_root=True)
+    assert model.requests[-1].system is None

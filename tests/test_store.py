@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from reliability_helpers import fill_disk, small_tmpfs
 
 from jupyter_tree_chat.errors import SessionNameError, SessionNotSaved, StoreError
 from jupyter_tree_chat.store import (
     FileStore,
     MemoryStore,
+    create_session_file,
     encode_record,
+    header_record,
     hidden_record,
     label_record,
     leaf_record,
@@ -444,3 +448,30 @@ def test_list_sessions_finds_the_default_and_named_sessions(tmp_path: Path) -> N
         None: tmp_path / "analysis.chat.jsonl",
         "draft": tmp_path / "analysis.draft.chat.jsonl",
     }
+
+
+def test_a_new_session_file_is_created_whole_and_an_existing_one_never_touched(tmp_path: Path):
+    target = tmp_path / "imported.chat.jsonl"
+    data = encode_record(header_record()) + node("a", None)
+    create_session_file(target, data)
+    assert target.read_bytes() == data
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    with pytest.raises(FileExistsError):
+        create_session_file(target, b"other\n")
+    assert target.read_bytes() == data
+    create_session_file(target, b"replaced\n", replace=True)
+    assert target.read_bytes() == b"replaced\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imported.chat.jsonl"]  # no temp left
+
+
+def test_a_new_session_file_cut_by_a_full_disk_leaves_nothing_behind():
+    with small_tmpfs() as fault:
+        if fault.how == "unavailable":  # no mount rights: the fault cannot be made here
+            pytest.fail("needs a real tmpfs (run as root) to fill a disk")
+        fill_disk(fault.path)
+        before = sorted(p.name for p in fault.path.iterdir())
+        for replace in (False, True):
+            with pytest.raises(OSError) as caught:
+                create_session_file(fault.path / "new.chat.jsonl", b"x" * 200_000, replace=replace)
+            assert caught.value.errno == errno.ENOSPC
+            assert sorted(p.name for p in fault.path.iterdir()) == before

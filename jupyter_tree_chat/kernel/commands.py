@@ -23,6 +23,7 @@ from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from ..tree import Node
 from . import turn as _turn
 from .columns import show_compare
+from .importing import import_session
 from .options import fanout_words, substitute
 from .output import show_markdown, show_svg
 from .sessions import KernelSessions
@@ -44,6 +45,9 @@ HELP = """\
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   sessions              this notebook's sessions; * marks the one in use
   use NAME              use session NAME from now on ('default': the unnamed one)
+  import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
+                        a Claude Code, pi, ChatGPT or Open WebUI session as a new
+                        session of this notebook (SRC is only read), then use it
   model [NAME]          show or set the model (same as %config TreeChat.model)
   label ID NAME         name a node (an empty NAME removes the label)
   hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
@@ -336,6 +340,10 @@ class Commands:
             raise UsageError(f"%chat use: {error}") from None
         session = self.sessions.session()
         print(f"Using session {args[0]!r}: {session.location} ({len(session.tree)} nodes).")
+
+    def do_import(self, args: list[str]) -> None:
+        for line in import_session(self.sessions, args):
+            print(line)
 
     def do_model(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "model [NAME]")

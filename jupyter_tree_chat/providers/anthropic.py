@@ -63,6 +63,7 @@ from ..errors import (
     StreamError,
 )
 from .base import Began, Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 SAMPLING_API_VERSION = "2023-06-01"
@@ -85,12 +86,12 @@ _CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result"
 def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
     """The keyword arguments for ``messages.create`` / ``messages.stream``.
 
-    Stored messages are copied, never changed: only ``role`` and ``content`` are sent
-    (a ``timestamp`` or any other stored key stays behind), ``None``-valued block keys
-    and empty text blocks (which the API refuses; a refusal stores one) are dropped,
-    and cache breakpoints are placed as the module docstring says.
+    Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
+    the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
+    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...), and cache
+    breakpoints are placed as the module docstring says.
     """
-    messages = [_api_message(message) for message in request.messages]
+    messages = api_messages(request.messages)
     for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
         messages[position] = _with_breakpoint(messages[position])
     kwargs: dict[str, Any] = {
@@ -110,23 +111,6 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
         kwargs["extra_body"] = {"temperature": request.temperature}
         kwargs["extra_headers"] = {"anthropic-version": SAMPLING_API_VERSION}
     return kwargs
-
-
-def _api_message(message: Message) -> Message:
-    content = message.get("content", "")
-    if isinstance(content, list):
-        content = [_api_block(block) for block in content if not _is_empty_text(block)]
-    return {"role": message["role"], "content": content}
-
-
-def _api_block(block: Any) -> Any:
-    if not isinstance(block, dict):
-        return block
-    return {k: v for k, v in block.items() if v is not None and k != "cache_control"}
-
-
-def _is_empty_text(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
 def _with_breakpoint(message: Message) -> Message:

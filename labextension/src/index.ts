@@ -1,7 +1,8 @@
 /**
  * The JupyterLab plugin: a `chat-session` file type for `*.chat.jsonl`, the read-only
  * session viewer as its default (so double-click, "Open With" and `/lab/tree/<file>`
- * all show it), a command-palette entry to open a session file, and the bridge that
+ * all show it) and in "Open With" for `.jsonl` and `.json` files (Claude Code, pi,
+ * ChatGPT and Open WebUI sessions, read by the server extension), a command-palette entry to open a session file, and the bridge that
  * hands the widget bundle the lab's translation and this extension's commands
  * (bridge.ts). Every label goes through the `jupyter_tree_chat` translation domain.
  */
@@ -60,7 +61,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       {
         name: FACTORY,
         label: trans.__('Chat Session Viewer'),
-        fileTypes: [FILE_TYPE],
+        fileTypes: [FILE_TYPE, 'jsonl', 'json'], // other tools' sessions: through "Open With"
         defaultFor: [FILE_TYPE],
         modelName: 'base64',
         readOnly: true

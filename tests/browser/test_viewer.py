@@ -1,14 +1,18 @@
 """The `*.chat.jsonl` viewer in a real JupyterLab: what a user sees when opening a session
 file (tree, problems, side by side, details), that it follows the file on disk, that it is
-the default and in "Open With" and the palette, and that hostile text runs nothing."""
+the default and in "Open With" and the palette, that hostile text runs nothing, and that
+it shows other tools' files (Claude Code, ChatGPT) through "Open With", read by the
+server extension, saying which format it read."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from import_samples import chatgpt_export
 from playwright.sync_api import expect
 
+from jupyter_tree_chat import formats
 from jupyter_tree_chat.store import parse_session
 
 pytestmark = pytest.mark.browser
@@ -231,4 +235,57 @@ def test_hostile_file_runs_no_script_and_loads_no_remote_image(lab, page, page_l
     blocked = view.locator("[data-jtc-blocked-src]")
     assert "http://remote.invalid/pixel.png" in blocked.evaluate_all(
         "es => es.map(e => e.dataset.jtcBlockedSrc)"
+    )
+
+
+def test_a_claude_code_file_opens_with_the_viewer_read_by_the_server(lab, page, screenshot):
+    name = lab.put("import/claude-code-edge-cases.jsonl")
+    before = (lab.root / name).read_bytes()
+    expected = formats.read([formats.open_source(lab.root / name)])
+    page.goto(f"{lab.url}/lab?reset")
+    item = page.locator(f'.jp-DirListing-content .jp-DirListing-item[title^="Name: {name}"]')
+    expect(item).to_be_visible(timeout=60_000)
+    item.click(button="right")
+    page.locator('.lm-Menu-item:has-text("Open With")').first.hover()
+    page.get_by_role("menuitem", name="Chat Session Viewer").click()
+
+    view = page.locator(VIEW)
+    expect(view).to_be_visible()
+    expect(view.locator(".jtc-title")).to_have_text(f"{name} (read as a Claude Code session)")
+    expect(page.locator(".jtc-document:not(.lm-mod-hidden) .jtc-viewer")).to_have_attribute(
+        "data-jtc-format", "claude-code"
+    )
+    # the nodes are the source's uuids, in the tree the command line shows
+    rows = view.locator(".jtc-tree .jtc-row")
+    expect(rows).to_have_count(expected.nodes)
+    ids = [r["id"] for r in expected.records if "type" not in r]
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.id)") == ids
+    # the source's problems, by line, as `jupyter tree-chat check` words them
+    problems = view.locator(".jtc-problem")
+    expect(problems).to_have_text([f"line {p.line}: {p.message}" for p in expected.problems])
+    assert problems.first.text_content().startswith("line 10: user record 'edge_010'")
+    rendered(view)
+    screenshot("claude-code")
+    assert (lab.root / name).read_bytes() == before  # read, never written
+
+
+def test_a_chatgpt_export_shows_its_conversations_and_problems_by_key(lab, page):
+    export = chatgpt_export()
+    export[0]["mapping"]["g-a2"]["message"] = "not an object"
+    (lab.root / "conversations.json").write_text(json.dumps(export))
+    page.goto(f"{lab.url}/lab?reset")
+    item = page.locator(
+        '.jp-DirListing-content .jp-DirListing-item[title^="Name: conversations.json"]'
+    )
+    expect(item).to_be_visible(timeout=60_000)
+    item.click(button="right")
+    page.locator('.lm-Menu-item:has-text("Open With")').first.hover()
+    page.get_by_role("menuitem", name="Chat Session Viewer").click()
+    view = page.locator(VIEW)
+    expect(view.locator(".jtc-title")).to_have_text(
+        "conversations.json (read as a ChatGPT session)"
+    )
+    expect(view.locator('.jtc-row[data-id="g-u1"] .jtc-label')).to_have_text("Parabola")
+    expect(view.locator(".jtc-problem")).to_have_text(
+        ["conversation 'conv-aaaa-1111' node 'g-a2': message is not an object (bridged over)"]
     )

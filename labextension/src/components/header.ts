@@ -3,7 +3,8 @@
  * (the viewer; a kernel's session has none to show). A problem's message is the
  * command line's `check` text word for word (format/parse.ts mirrors store.py), so it
  * stays as the reader wrote it (and is never passed through a template); only
- * `line N:` is translated.
+ * `line N:` is translated. A problem in another tool's JSON export has no line: it says
+ * where it is instead (a conversation and a node), as the command line does.
  */
 
 import { Problem } from '../format/parse';
@@ -36,9 +37,8 @@ export function renderProblems(problems: readonly Problem[], trans: Translation)
   }
   const list = h('ul', { class: 'jtc-problem-list' });
   for (const problem of problems) {
-    list.append(
-      h('li', { class: 'jtc-problem', 'data-line': problem.line }, `${trans.__('line %1:', problem.line)} ${problem.message}`)
-    );
+    const where = problem.where !== undefined ? `${problem.where}:` : trans.__('line %1:', problem.line);
+    list.append(h('li', { class: 'jtc-problem', 'data-line': problem.line }, `${where} ${problem.message}`));
   }
   return h(
     'section',

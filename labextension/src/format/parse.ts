@@ -26,6 +26,8 @@ export interface ChatNode {
 export interface Problem {
   line: number;
   message: string;
+  /** where in another tool's JSON export (a conversation, a node), for a problem without a line */
+  where?: string;
 }
 
 /** What a session file holds. `children` keys roots under `null`, in append order. */

@@ -3,7 +3,9 @@
  * (read-only), fed from the file's bytes (the base64 model, so a line that is not UTF-8
  * is reported as the command line does), Markdown through JupyterLab's parser and
  * sanitizer. It reloads when the file changes on disk: JupyterLab does not watch files,
- * so the viewer polls the file's modification time while it is open.
+ * so the viewer polls the file's modification time while it is open. Another tool's
+ * session file (opened with "Open With") is read by the server (foreign.ts) and shown
+ * the same way, its title saying which format was read.
  */
 
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
@@ -17,6 +19,7 @@ import { plainTextHtml } from '../components/safety';
 import { SessionView } from '../components/sessionview';
 import { Translation } from '../components/translate';
 import { ChatSession, parseSession } from '../format/parse';
+import { SESSION_SUFFIX, readForeign } from './foreign';
 import { FileSource } from './source';
 
 export const FACTORY = 'Chat Session Viewer'; // not for translation: the factory's id (its label is translated)
@@ -47,12 +50,13 @@ export class ChatSessionViewer extends Widget {
   private timer: number | undefined;
   private lastModified: string | undefined;
   private checking = false;
+  private reads = 0;
 
   constructor(
     private readonly context: DocumentRegistry.Context,
     rendermime: IRenderMimeRegistry,
     private readonly contents: Contents.IManager,
-    trans: Translation
+    private readonly trans: Translation
   ) {
     super();
     this.addClass('jtc-viewer');
@@ -103,9 +107,45 @@ export class ChatSessionViewer extends Widget {
     } catch {
       bytes = new TextEncoder().encode(this.context.model.toString());
     }
-    const session = parseSession(bytes);
-    this.source.load(session, this.context.path.split('/').pop() ?? this.context.path);
+    const name = this.context.path.split('/').pop() ?? this.context.path;
+    const read = ++this.reads;
+    if (name.endsWith(SESSION_SUFFIX)) {
+      this.present(parseSession(bytes), name, 'tree-chat');
+      return;
+    }
+    void readForeign(this.context.path).then(
+      foreign => {
+        if (read !== this.reads || this.isDisposed) {
+          return; // a newer read is on its way
+        }
+        if (foreign) {
+          this.present(foreign.session, this.trans.__('%1 (read as a %2 session)', name, foreign.label), foreign.format);
+        } else {
+          this.present(parseSession(bytes), name, 'tree-chat');
+        }
+      },
+      (error: unknown) => {
+        if (read !== this.reads || this.isDisposed) {
+          return;
+        }
+        const session = parseSession(bytes);
+        session.problems.unshift({
+          line: 0,
+          where: this.trans.__('the server'),
+          message: this.trans.__(
+            'could not read this file as another tool\'s session (%1); is the jupyter_tree_chat.server extension enabled?',
+            String(error)
+          )
+        });
+        this.present(session, name, 'tree-chat');
+      }
+    );
+  }
+
+  private present(session: ChatSession, title: string, format: string): void {
+    this.source.load(session, title);
     this.node.dataset.jtcNodes = String(session.nodes.size);
+    this.node.dataset.jtcFormat = format;
   }
 
   /** Revert to the file on disk when its modification time moved. */

@@ -1,0 +1,145 @@
+"""``jupyter-tree-chat`` (also ``jupyter tree-chat``): read session files, import others'.
+
+``show``, ``path``, ``check`` and ``export`` only read: they never write to a session
+file (``export -o`` writes its Markdown or SVG picture elsewhere), so they are safe on
+one a kernel is appending to, and they read Claude Code, pi, ChatGPT
+and Open WebUI files directly (detected, converted in memory). ``import`` writes one new
+``*.chat.jsonl`` and never touches its sources. Every user mistake (a missing file, an
+unknown id, an output that exists) is one line on stderr and exit status 2; ``check``
+exits 1 when the file has problems, so it can guard a script or CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import formats
+from ..errors import ChatError
+from .export import export_text, write_output
+from .reading import CliError, leaf_of, load, path, show
+
+PROG = "jupyter-tree-chat"
+
+__all__ = ["PROG", "CliError", "main", "run"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Read branching chat sessions (*.chat.jsonl, or Claude Code, pi, ChatGPT "
+        "and Open WebUI files) and import other tools' sessions.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    show_ = commands.add_parser("show", help="draw the tree, the current leaf marked")
+    show_.add_argument("file", metavar="FILE")
+    show_.add_argument("--all", action="store_true", help="hidden branches too")
+
+    path_ = commands.add_parser("path", help="print the active path (what the model sees)")
+    path_.add_argument("file", metavar="FILE")
+    path_.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    path_.add_argument(
+        "--json", action="store_true", help="the messages exactly as sent to the model"
+    )
+
+    check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
+    check.add_argument("file", metavar="FILE")
+
+    export = commands.add_parser(
+        "export", help="the active path as Markdown, or the tree as an SVG picture"
+    )
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    export.add_argument(
+        "--format",
+        choices=["md", "svg"],
+        required=True,
+        help="md (the path as Markdown) or svg (the tree drawn, the path bold)",
+    )
+    export.add_argument("-o", "--output", metavar="OUT", help="write to OUT, not stdout")
+    export.add_argument("--all", action="store_true", help="svg: hidden branches too")
+
+    imports = commands.add_parser(
+        "import", help="write another tool's session as a new *.chat.jsonl (SRC is only read)"
+    )
+    imports.add_argument("sources", nargs="+", metavar="SRC", help="files of one session")
+    imports.add_argument(
+        "-o", "--output", metavar="OUT", help="the new file (default: SRC's name, .chat.jsonl)"
+    )
+    imports.add_argument(
+        "--format", choices=["auto", *formats.FORMATS], default="auto", help="default: auto"
+    )
+    imports.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    imports.add_argument(
+        "--conversation",
+        metavar="ID",
+        help="only this conversation of a ChatGPT or Open WebUI export (id, prefix or title)",
+    )
+    imports.add_argument(
+        "--no-sidechains", action="store_true", help="leave Claude Code's subagent runs out"
+    )
+    return parser
+
+
+def _import(args: argparse.Namespace) -> tuple[int, str]:
+    try:
+        target, imported = formats.import_files(
+            args.sources,
+            args.output,
+            fmt=args.format,
+            replace=args.force,
+            conversation=args.conversation,
+            sidechains=not args.no_sidechains,
+        )
+    except FileExistsError:
+        out = args.output or formats.default_output(args.sources[0])
+        raise CliError(f"{out} exists; give --force to replace it, or -o another file") from None
+    except ChatError as error:
+        raise CliError(str(error)) from None
+    return 0, f"Wrote {target}: {imported.summary()}"
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    """Run one command; returns the exit status and what goes to stdout."""
+    args = _parser().parse_args(argv)
+    if args.command == "import":
+        return _import(args)
+    reading = load(args.file)
+    result = reading.result
+    if args.command == "check":
+        return (1 if reading.problems else 0), "\n".join(reading.problems)
+    if args.command == "show":
+        return 0, show(reading, args.all)
+    leaf = leaf_of(result.tree, args.leaf)
+    if args.command == "path":
+        return 0, path(result, leaf, args.json)
+    text = export_text(result, args.format, leaf, source=args.file, show_all=args.all)
+    if args.output is None:
+        return 0, text
+    write_output(text, args.output, args.file)
+    return 0, ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console script. Returns the exit status (0 ok, 1 problems found, 2 error)."""
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")  # a tree drawing on a Latin-1 terminal
+    try:
+        status, out = run(sys.argv[1:] if argv is None else argv)
+    except CliError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if out:
+            print(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `jupyter tree-chat show big.chat.jsonl | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

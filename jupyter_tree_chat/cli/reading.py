@@ -1,0 +1,104 @@
+"""Reading a file for ``show``, ``path``, ``check`` and ``export``, whoever wrote it.
+
+A ``*.chat.jsonl`` file is parsed as it is. A Claude Code, pi, ChatGPT or Open WebUI
+file (detected from its records) is read into records in memory and parsed the same
+way: nothing is written, and the problems reported are the source's, by its lines.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .. import formats
+from ..errors import ChatError, StoreError
+from ..providers.wire import api_messages
+from ..store import LoadResult, parse_session, read_session_bytes
+from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
+from ..tree import SessionTree
+
+
+class CliError(Exception):
+    """A one-line message for stderr; the command exits with status 2."""
+
+
+@dataclass
+class Reading:
+    """A file read as a session tree: the tree, its problems as ``check`` prints them,
+    and which format it was read as."""
+
+    result: LoadResult
+    problems: list[str]
+    format: str
+
+    @property
+    def foreign(self) -> bool:
+        return self.format != formats.NATIVE
+
+
+def load(name: str) -> Reading:
+    try:
+        data = read_session_bytes(name)
+    except FileNotFoundError:
+        raise CliError(f"{name}: no such file") from None
+    except StoreError as exc:  # a directory, a pipe, permission denied
+        raise CliError(str(exc)) from None
+    kind = formats.detect(data)
+    if kind in formats.FORMATS:
+        imported = formats.read([formats.Source.of(name, data)], kind)
+        result = formats.load(imported)
+        problems = [str(p) for p in imported.problems]
+        problems += [f"(as read) {p}" for p in result.problems]
+        return Reading(result, problems, kind)
+    result = parse_session(data)
+    if data and not len(result.tree) and result.header is None and not _is_utf8(data):
+        raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
+    return Reading(result, [str(p) for p in result.problems], formats.NATIVE)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def leaf_of(tree: SessionTree, ref: str | None) -> str | None:
+    if ref is None:
+        return tree.leaf
+    try:
+        return tree.resolve(ref).id
+    except ChatError as exc:
+        raise CliError(str(exc)) from None
+
+
+def show(reading: Reading, show_all: bool = False) -> str:
+    """The text tree; hidden branches left out (and counted) unless ``show_all``."""
+    result = reading.result
+    tree = result.tree
+    drawing = (
+        draw_tree(
+            tree, labels=result.labels, leaf=tree.leaf, hidden=result.hidden, show_hidden=show_all
+        )
+        if len(tree)
+        else "(empty session)"
+    )
+    count = 0 if show_all else len(hidden_branches(tree, result.hidden, tree.leaf))
+    if count:
+        drawing += "\n" + hidden_note(count, "`show --all` shows them")
+    if not reading.foreign:
+        return drawing
+    label = formats.LABELS[reading.format]
+    note = f"(read as a {label} file, in memory; `jupyter tree-chat import` writes a session)"
+    return f"{note}\n{drawing}"
+
+
+def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
+    tree = result.tree
+    nodes = tree.path_nodes(leaf) if leaf is not None else []
+    if as_json:
+        sent = api_messages([node.message for node in nodes])
+        return json.dumps(sent, ensure_ascii=False, indent=2)
+    width = short_id_length(node.id for node in tree)
+    return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)

@@ -1,0 +1,288 @@
+"""Other tools' session files read into this project's records: pure, beside the store.
+
+    read(sources, fmt="auto") → Imported   records of a *.chat.jsonl file, problems, counts
+    detect(data)                           which tool wrote a file (or None)
+    open_source(path)                      a file's bytes, read-only, as a Source
+    load(imported)                         the tree, built by the store's own loader
+    import_files(paths, out)               read, then write one new session file
+
+One module per format (``claude_code``, ``pi``, ``chatgpt``, ``open_webui``) turns a
+source into entries; ``builder`` applies the rules every format shares (one assistant
+node per API message, tool results joined, roles repaired, orphans and cycles as
+reported roots, the leaf and labels carried through). Sources are opened read-only and
+never written; ``import_files`` writes only its new session file, through the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import FormatError, StoreError
+from ..store import (
+    SESSION_SUFFIX,
+    LoadResult,
+    create_session_file,
+    encode_record,
+    header_record,
+    parse_session,
+    read_session_bytes,
+)
+from . import chatgpt, claude_code, open_webui, pi
+from .builder import TreeBuilder
+from .common import Source, SourceProblem
+from .detect import NATIVE, detect
+
+FORMATS = (claude_code.NAME, pi.NAME, chatgpt.NAME, open_webui.NAME)
+# What the summary line says each count is (the counts themselves come from the readers).
+GROUPS = {
+    "merged": (
+        "split assistant records",
+        "tool result records",
+        "role-order repairs",
+        "continuations moved under tool results",
+        "compaction replays",
+        "repeated records",
+    ),
+    "left out": (
+        "non-message records",
+        "sidechain records",
+        "conversations not chosen",
+        "chats not chosen",
+        "system messages (in meta.system)",
+    ),
+    "added": ("synthetic questions",),
+    "read": ("conversations", "chats"),
+}
+LABELS = {
+    claude_code.NAME: "Claude Code",
+    pi.NAME: "pi",
+    chatgpt.NAME: "ChatGPT",
+    open_webui.NAME: "Open WebUI",
+    NATIVE: "jupyter-tree-chat",
+}
+
+__all__ = [
+    "FORMATS",
+    "LABELS",
+    "NATIVE",
+    "Imported",
+    "Source",
+    "SourceProblem",
+    "default_output",
+    "detect",
+    "import_files",
+    "load",
+    "open_source",
+    "read",
+]
+
+
+@dataclass
+class Imported:
+    """A source read into records: what an import writes and what a view shows.
+
+    ``raw_records`` may hold message content still as the source's JSON
+    (``msgspec.Raw``), written as it is; ``records`` are the same records as Python
+    values, for anyone who wants to look inside.
+    """
+
+    format: str
+    sources: list[str]
+    raw_records: list[dict[str, Any]]
+    problems: list[SourceProblem] = field(default_factory=list)
+    nodes: int = 0
+    roots: int = 0
+    branch_points: int = 0
+    leaf: str | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def data(self) -> bytes:
+        """The records as the lines of a session file."""
+        try:
+            return _ENCODER.encode_lines(self.raw_records)
+        except (TypeError, ValueError, UnicodeEncodeError):  # a lone surrogate, say
+            return b"".join(encode_record(_python_record(r)) for r in self.raw_records)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [_python_record(record) for record in self.raw_records]
+
+    def summary(self) -> str:
+        """One line: what was read, the tree's shape, the leaf, what was merged or skipped."""
+        label = LABELS.get(self.format, self.format)
+        shape = (
+            f"{self.nodes} nodes, {self.roots} root{'s' * (self.roots != 1)}, "
+            f"{self.branch_points} branch point{'s' * (self.branch_points != 1)}"
+        )
+        parts = [f"{label} ({', '.join(self.sources)}): {shape}"]
+        parts.append(f"current leaf {self.leaf[:12]}" if self.leaf else "no current leaf")
+        for group, keys in GROUPS.items():
+            done = [f"{key} ({self.counts[key]})" for key in keys if self.counts.get(key)]
+            if done:
+                parts.append(f"{group}: {', '.join(done)}")
+        if self.problems:
+            count, first = len(self.problems), self.problems[0]
+            parts.append(f"reported: {count} problem{'s' * (count != 1)} (first: {first})")
+        else:
+            parts.append("no problems")
+        return "; ".join(parts)
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def _python_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with raw JSON content (one value, or a list of raw blocks) decoded."""
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return record
+    content = message.get("content")
+    if type(content) is msgspec.Raw or (
+        type(content) is list and any(type(block) is msgspec.Raw for block in content)
+    ):
+        decoded = msgspec.json.decode(msgspec.json.encode(content))
+        return {**record, "message": {**message, "content": decoded}}
+    return record
+
+
+def open_source(path: str | os.PathLike[str]) -> Source:
+    """A source file's bytes, read once and never written (the store's regular-file check)."""
+    return Source.of(path, read_session_bytes(Path(path)))
+
+
+def read(
+    sources: list[Source],
+    fmt: str = "auto",
+    *,
+    conversation: str | None = None,
+    sidechains: bool = True,
+) -> Imported:
+    """Read sources of one format into records; damage is reported, never raised.
+
+    The cyclic garbage collector is paused meanwhile, as the store's loader pauses it.
+    """
+    with gc_paused():
+        return _read(sources, fmt, conversation, sidechains)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC off meanwhile (and back as it was): an import makes millions of
+    small objects, none in a cycle, which it would otherwise rescan again and again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(sources: list[Source], fmt: str, conversation: str | None, sidechains: bool) -> Imported:
+    if not sources:
+        raise FormatError("nothing to read: give at least one source file")
+    if fmt == "auto":
+        found = {source.name: detect(source.data) for source in sources}
+        kinds = {kind for kind in found.values()}
+        if None in kinds or NATIVE in kinds:
+            name = next(n for n, k in found.items() if k in (None, NATIVE))
+            what = (
+                "is already a jupyter-tree-chat session"
+                if found[name] == NATIVE
+                else ("is not a Claude Code, pi, ChatGPT or Open WebUI file")
+            )
+            raise FormatError(
+                f"{name} {what}; give --format to read it as one of: {', '.join(FORMATS)}"
+            )
+        if len(kinds) > 1:
+            listing = ", ".join(f"{n} ({k})" for n, k in found.items())
+            raise FormatError(
+                f"the sources are in different formats ({listing}); import them one at a time"
+            )
+        fmt = kinds.pop() or ""
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown format {fmt!r}; choose one of: auto, {', '.join(FORMATS)}")
+    builder = TreeBuilder(fmt)
+    if fmt == claude_code.NAME:
+        claude_code.read(sources, builder, sidechains=sidechains)
+    elif fmt == pi.NAME:
+        pi.read(sources, builder)
+    elif fmt == chatgpt.NAME:
+        chatgpt.read(sources, builder, conversation=conversation)
+    else:
+        open_webui.read(sources, builder, conversation=conversation)
+    names = [source.name for source in sources]
+    header = header_record(imported={"format": fmt, "sources": names}, **builder.header)
+    built = builder.build(header)
+    order = {name: index for index, name in enumerate(names)}
+    problems = sorted(builder.problems, key=lambda p: (order.get(p.file, 0), p.line or 0))
+    return Imported(
+        fmt,
+        names,
+        built.records,
+        problems,
+        built.nodes,
+        built.roots,
+        built.branch_points,
+        built.leaf,
+        built.counts,
+    )
+
+
+def load(imported: Imported) -> LoadResult:
+    """The tree of an import, built by the store's loader from the records' bytes."""
+    return parse_session(imported.data())
+
+
+def default_output(source: str | os.PathLike[str]) -> Path:
+    """Where an import of ``source`` goes by default: beside it, named ``*.chat.jsonl``."""
+    path = Path(source)
+    stem = path.name[: -len(path.suffix)] if path.suffix in (".jsonl", ".json") else path.name
+    return path.with_name(stem + SESSION_SUFFIX)
+
+
+def import_files(
+    paths: list[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    fmt: str = "auto",
+    replace: bool = False,
+    conversation: str | None = None,
+    sidechains: bool = True,
+) -> tuple[Path, Imported]:
+    """Read ``paths`` and write their tree to a new session file ``out``.
+
+    The sources are only read. ``out`` is never one of them, and an existing ``out`` is
+    left alone (``FileExistsError``) unless ``replace``. Other mistakes are one-line
+    ``FormatError``/``StoreError`` messages.
+    """
+    sources = []
+    for path in paths:
+        try:
+            sources.append(open_source(path))
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such file") from None
+    with gc_paused():
+        imported = read(sources, fmt, conversation=conversation, sidechains=sidechains)
+        if not imported.nodes:
+            raise FormatError(f"nothing to import, no messages were found: {imported.summary()}")
+        target = Path(out) if out is not None else default_output(paths[0])
+        if target.resolve() in {Path(path).resolve() for path in paths}:
+            raise FormatError(f"{target} is one of the sources, which are never written")
+        data = imported.data()
+    try:
+        create_session_file(target, data, replace=replace)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        raise StoreError(f"cannot write {target}: {error.strerror or error}") from None
+    return target, imported

@@ -1,0 +1,30 @@
+"""The Jupyter server extension: other tools' session files read for the JupyterLab viewer.
+
+The viewer reads ``*.chat.jsonl`` files itself. For a Claude Code, pi, ChatGPT or Open
+WebUI file it asks the server: ``GET {base_url}jupyter-tree-chat/read?path=PATH`` answers
+with the file read by ``jupyter_tree_chat.formats`` (the one implementation of the
+readers) as this project's records, the format it was read as, and the source's problems.
+The file is read through the server's contents manager, so only files the user may read
+under the server's root, and never written. Enabled on install by
+``etc/jupyter/jupyter_server_config.d/jupyter_tree_chat.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .handlers import ReadHandler
+
+ROUTE = "jupyter-tree-chat/read"
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "jupyter_tree_chat.server"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    from jupyter_server.utils import url_path_join
+
+    web_app = serverapp.web_app
+    route = url_path_join(web_app.settings["base_url"], ROUTE)
+    web_app.add_handlers(".*$", [(route, ReadHandler)])

@@ -1,0 +1,37 @@
+"""Which tool wrote a file (formats/detect.py), from the first records only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from import_samples import DATA, chatgpt_export, claude_code_session, jsonl, open_webui_export
+
+from jupyter_tree_chat.formats import detect
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (jsonl(claude_code_session()), "claude-code"),
+        (b'{"type":"file-history-snapshot","messageId":"x"}\n', "claude-code"),
+        ((DATA / "claude-code-edge-cases.jsonl").read_bytes(), "claude-code"),
+        ((DATA / "pi-v1-large-session-head.jsonl").read_bytes(), "pi"),
+        (b'{"type":"message","id":"a1b2c3d4","parentId":null,"message":{}}\n', "pi"),
+        (json.dumps(chatgpt_export()).encode(), "chatgpt"),
+        (json.dumps(chatgpt_export(), indent=2).encode(), "chatgpt"),
+        (json.dumps(chatgpt_export()[0]).encode(), "chatgpt"),
+        (json.dumps(open_webui_export(), indent=1).encode(), "open-webui"),
+        (b'{"type":"session","version":1,"created":1}\n', "tree-chat"),
+        (b'{"id":"a","parentId":null,"message":{"role":"user","content":"x"}}\n', "tree-chat"),
+        (b"garbage\n{}\n", None),
+        (b"", None),
+    ],
+)
+def test_each_tools_files_are_told_apart(data: bytes, kind: str | None):
+    assert detect(data) == kind
+
+
+def test_a_json_export_cut_short_is_still_recognised():
+    data = json.dumps(chatgpt_export(), indent=2).encode()
+    assert detect(data[: len(data) // 3]) == "chatgpt"
