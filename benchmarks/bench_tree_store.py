@@ -4,12 +4,19 @@ Run: ``python benchmarks/bench_tree_store.py [--sizes 100000,1000000] [--appends
 
 Builds synthetic branching sessions in one run (a 2,000-deep current conversation
 spread through the file, forks and side branches around it), then prints, for each
-size, our code next to the chapter's (a linear ``store.find`` per step, a ``filter``
-per branch listing) and the floor: splitting the file and parsing every line with
-orjson, nothing else. The floor is measured twice: as such a loop runs by default, and
-with Python's cyclic GC paused (as our loader pauses it), which is the strict one.
-Peak memory is the resident set of a fresh process that loads the file and nothing else.
-A script, not a test: figures depend on the machine; the ratios are the point.
+size:
+
+1. Whole processes, alternated, the best of each and its peak resident memory:
+   ``jupyter-tree-chat path FILE --leaf L --json``, ``show`` and ``check`` against two
+   floors, both plain Python reading the file line by line with orjson: the *per-line
+   parse* (each line parsed and dropped: the least any reader of every line pays) and
+   *keep everything* (every parsed line kept in a list: what holding the file as
+   objects costs). Ratios are against the per-line parse; memory against the file.
+2. In one process: loading next to the chapter's algorithms (a linear ``store.find``
+   per step, a ``filter`` per branch listing), and the in-process floors.
+
+A script, not a test: figures depend on the machine (run it when the machine is
+quiet); the ratios are the point.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jupyter_tree_chat.store import FileStore, load_file
+
+REPO = Path(__file__).resolve().parents[1]
 
 DEEP = 2_000
 
@@ -138,6 +147,13 @@ def best(fn: Callable[[], Any], repeat: int) -> float:
     return min(times)
 
 
+def per_line_floor(path: Path) -> None:
+    loads = orjson.loads
+    with open(path, "rb") as handle:
+        for line in handle:
+            loads(line)
+
+
 def floor(path: Path, pause_gc: bool) -> float:
     def parse() -> list[Any]:
         loads = orjson.loads
@@ -153,17 +169,61 @@ def floor(path: Path, pause_gc: bool) -> float:
         gc.enable()
 
 
-def peak_rss_mb(path: Path, code: str) -> float:
-    program = (
-        "import sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-        f"{code}\n"
-        "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
-    )
+PER_LINE = 'import orjson,sys\nfor l in open(sys.argv[1],"rb"): orjson.loads(l)'
+KEEP_ALL = 'import orjson,sys\nkept = [orjson.loads(l) for l in open(sys.argv[1],"rb")]'
+
+
+RUNNER = """
+import json, os, subprocess, sys, time
+commands, rounds = json.load(sys.stdin)
+best = {name: float("inf") for name in commands}
+peak = {name: 0.0 for name in commands}
+for _ in range(rounds):
+    for name, command in commands.items():
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        _, _, usage = os.wait4(child.pid, 0)
+        best[name] = min(best[name], time.perf_counter() - start)
+        peak[name] = max(peak[name], usage.ru_maxrss / 1024)
+json.dump({name: [best[name], peak[name]] for name in commands}, sys.stdout)
+"""
+
+
+def whole_processes(path: Path, leaf: str, rounds: int) -> dict[str, tuple[float, float]]:
+    """name → (best seconds, peak RSS in MiB) of each command, run in turn ``rounds`` times.
+
+    A small process of its own starts them: a child's peak RSS counts the memory of the
+    process it was forked from, and this one holds the file it built.
+    """
+    cli = [sys.executable, "-m", "jupyter_tree_chat.cli"]
+    commands = {
+        "per-line parse (floor)": [sys.executable, "-c", PER_LINE, str(path)],
+        "keep everything (GC on)": [sys.executable, "-c", KEEP_ALL, str(path)],
+        "path --json": [*cli, "path", str(path), "--leaf", leaf, "--json"],
+        "check": [*cli, "check", str(path)],
+        "show": [*cli, "show", str(path)],
+    }
     done = subprocess.run(
-        [sys.executable, "-c", program, str(path)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", RUNNER],
+        input=json.dumps([commands, rounds]),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
     )
-    return int(done.stdout.split()[-1]) / 1024
+    return {name: (seconds, rss) for name, (seconds, rss) in json.loads(done.stdout).items()}
+
+
+def print_whole_processes(path: Path, leaf: str, rounds: int) -> None:
+    size_mb = path.stat().st_size / 2**20
+    figures = whole_processes(path, leaf, rounds)
+    floor_time = figures["per-line parse (floor)"][0]
+    print(f"  whole processes, best of {rounds}, alternated; file {size_mb:.0f} MiB")
+    for name, (seconds, rss) in figures.items():
+        print(
+            f"    {name:<26} {fmt(seconds)}  {seconds / floor_time:5.2f}x the per-line parse"
+            f"   peak RSS {rss:6.0f} MiB = {rss / size_mb:4.2f}x the file"
+        )
 
 
 def fmt(seconds: float) -> str:
@@ -190,43 +250,29 @@ def bench_size(folder: Path, size: int) -> None:
         f"\n{size:,} nodes, {path.stat().st_size / 1e6:.0f} MB "
         f"(built in {time.perf_counter() - t0:.1f} s)"
     )
-    print(f"  {'':<38} {'ours':>11}   {'chapter':>11}  {'speed-up':>11}")
+    print_whole_processes(path, deep_leaf, 3 if size > 200_000 else 5)
+    print(f"  in one process:\n  {'':<38} {'ours':>11}   {'chapter':>11}  {'speed-up':>11}")
 
     # the machine may be busy: alternate ours and the floor, keep the best of each
     rounds = 5 if size <= 200_000 else 3
-    ours_runs, strict_runs, default_runs = [], [], []
+    ours_runs, keep_runs, line_runs = [], [], []
     for _ in range(rounds):
         ours_runs.append(best(lambda: load_file(path), 1))
-        strict_runs.append(floor(path, pause_gc=True))
-        default_runs.append(floor(path, pause_gc=False))
-    ours_load, floor_strict, floor_default = min(ours_runs), min(strict_runs), min(default_runs)
+        keep_runs.append(floor(path, pause_gc=True))
+        line_runs.append(best(lambda: per_line_floor(path), 1))
+    ours_load, floor_keep, floor_line = min(ours_runs), min(keep_runs), min(line_runs)
     chapter_time = best(lambda: chapter_load(path), 1)
     row("load", ours_load, chapter_time)
+    print(f"  {'floor: orjson.loads per line':<38} {fmt(floor_line)}")
+    print(f"  {'floor: ... keeping every line (GC off)':<38} {fmt(floor_keep)}")
     print(
-        f"  {'floor: split + orjson.loads per line':<38} {fmt(floor_strict)}   "
-        f"(GC running: {fmt(floor_default).strip()})"
-    )
-    print(
-        f"  {'load / floor':<38} {ours_load / floor_strict:8.2f} x    "
-        f"(against the GC-running floor: {ours_load / floor_default:.2f} x)"
+        f"  {'load / floor':<38} {ours_load / floor_line:8.2f} x    "
+        f"(against keeping everything: {ours_load / floor_keep:.2f} x)"
     )
 
     bench_operations(path, size, deep_leaf, busy)
     gc.collect()
 
-    ours_rss = peak_rss_mb(
-        path, "from jupyter_tree_chat.store import load_file\nr = load_file(sys.argv[1])"
-    )
-    floor_rss = peak_rss_mb(
-        path,
-        "import orjson\nd = open(sys.argv[1], 'rb').read()\n"
-        "r = [orjson.loads(x) for x in d.split(b'\\n') if x]",
-    )
-    base_rss = peak_rss_mb(path, "import jupyter_tree_chat.store")
-    print(
-        f"  {'peak memory (RSS of a fresh process)':<38} {ours_rss:8.0f} MB"
-        f"   (floor {floor_rss:.0f} MB, interpreter + imports {base_rss:.0f} MB)"
-    )
     path.unlink()
 
 

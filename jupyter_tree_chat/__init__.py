@@ -116,6 +116,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from .kernel.magics import make_magics
     from .widget import hooks as widget_hooks
 
+    _forget_magics(ipython)  # a second load replaces the first, listeners and all
     magics, sessions = make_magics(ipython)
     ipython.register_magics(magics)
     if sessions.config not in ipython.configurables:
@@ -126,6 +127,7 @@ def load_ipython_extension(ipython: Any) -> None:
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()
     )
+    sessions.warm_up()  # the SDK's import and client, in the background
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -133,11 +135,20 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .kernel import sessions as kernel_sessions
 
     installed = kernel_sessions._registry
-    for kind in ("line", "cell"):
-        ipython.magics_manager.magics[kind].pop("chat", None)
+    _forget_magics(ipython)
     if installed is not None and installed.config in ipython.configurables:
         ipython.configurables.remove(installed.config)
     kernel_sessions.install(None)
+
+
+def _forget_magics(ipython: Any) -> None:
+    """Unregister ``%%chat``/``%chat`` and stop keeping ``Err`` for the magics loaded before."""
+    loaded = ipython.magics_manager.registry.pop("ChatMagics", None)
+    errors = getattr(loaded, "errors", None)
+    if errors is not None:
+        errors.uninstall()
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("chat", None)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -12,7 +12,7 @@ Pure: it reads the tree and returns a decision; the session carries it out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .tree import Node, SessionTree
 
@@ -37,13 +37,22 @@ def cell_node_on_path(tree: SessionTree, cell_id: str) -> Node | None:
     return None
 
 
-def decide(tree: SessionTree, cell_id: str | None, text: str) -> CellDecision:
-    """Apply the rule for one run of a cell with this id and (substituted) text."""
+def decide(tree: SessionTree, cell_id: str | None, content: str | list[Any]) -> CellDecision:
+    """Apply the rule for one run of a cell with this id and (substituted) content.
+
+    The same content is a retry: the same text, or for a question with images or files,
+    the same blocks (the same figure, re-rendered, is the same PNG).
+    """
     if not cell_id:
         return CellDecision("append")
     earlier = cell_node_on_path(tree, cell_id)
     if earlier is None:
         return CellDecision("append")
-    if earlier.text == text:
+    if _as_blocks(earlier.message.get("content")) == _as_blocks(content):
         return CellDecision("retry", earlier)
     return CellDecision("edit", earlier)
+
+
+def _as_blocks(content: Any) -> Any:
+    """A string content as the one text block it stands for, so both forms compare."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content

@@ -15,6 +15,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── FormatError             another tool's file that cannot be read or imported
     ├── SessionBusy                 another action is still running on this session
     ├── ToolError                   a tool name that is not registered, or a bad function
+    ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
     └── ProviderError               the model call failed; a cut reply is kept
@@ -74,6 +75,11 @@ class FormatError(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class ContextRefused(ChatError):
+    """A ``{name}``, ``--attach`` file or ``--with`` node that cannot go into a question as
+    it is (an SVG, an image by URL, too large without Pillow, not text): nothing is sent."""
 
 
 class FanoutTooLarge(ChatError):

@@ -78,8 +78,12 @@ def exclusive(method: F) -> F:
                 "the session is busy writing a reply; wait for it to finish, then try again"
             )
         try:
+            self._depth += 1
+            if self._depth == 1:
+                self._read_new()  # what other kernels appended since, before acting on it
             return method(self, *args, **kwargs)
         finally:
+            self._depth -= 1
             self._lock.release()
 
     return cast(F, guarded)
@@ -289,6 +293,7 @@ class Session:
         self._new_id = new_id
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+        self._depth = 0  # actions running on this thread (one may call another)
 
     @classmethod
     def open(cls, path: str | Path, provider: Provider, **kwargs: Any) -> Session:
@@ -347,6 +352,35 @@ class Session:
     def user_turns(self) -> list[Node]:
         """The real user messages on the current path, in order (``edit N`` counts these)."""
         return [n for n in self.path() if is_real_user_message(n.message)]
+
+    def refresh(self) -> list[Node]:
+        """Read what other processes appended to the session file since the last read.
+
+        Every action does this first; a view may call it to show other kernels' nodes
+        sooner. Their nodes join the tree (``NodeAdded`` for each); the current leaf
+        stays this session's own. Returns the new nodes ([] while an action runs).
+        """
+        if not self._lock.acquire(blocking=False):
+            return []  # the running action read them when it began
+        try:
+            return self._read_new()
+        finally:
+            self._lock.release()
+
+    def _read_new(self) -> list[Node]:
+        found = self.store.read_new()
+        if found.note:
+            self._notice(found.note, "warning")
+        if found.problems:
+            first = found.problems[0]
+            self._notice(
+                f"{len(found.problems)} damaged or unknown line(s) appended to "
+                f"{self.location} by another process were skipped (first: {first})",
+                "warning",
+            )
+        for node in found.nodes:
+            self._emit(NodeAdded(node))
+        return found.nodes
 
     # -- actions -----------------------------------------------------------------------
 
@@ -749,17 +783,22 @@ class Session:
     @exclusive
     def run_cell(
         self,
-        text: str,
+        text: str | list[dict[str, Any]],
         *,
         cell_id: str | None,
         settings: ChatSettings | None = None,
         from_node: str | None = None,
         new_root: bool = False,
         continue_leaf: bool = False,
+        meta: dict[str, Any] | None = None,
         fanout: Fanout | None = None,
     ) -> Turn:
-        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule."""
-        meta = {"cell_id": cell_id} if cell_id else None
+        """What running a ``%%chat`` cell does (see cellrule.py); options override the rule.
+
+        ``text`` is the question's content (a string, or blocks with images and files);
+        ``meta`` goes on a new user node beside the cell id (e.g. ``context``).
+        """
+        meta = {**({"cell_id": cell_id} if cell_id else {}), **(meta or {})} or None
         how: dict[str, Any] = {"settings": settings, "fanout": fanout}
         if new_root:
             return self.ask(text, new_root=True, meta=meta, **how)

@@ -11,13 +11,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import gc
-import json
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +23,9 @@ from typing import Any, Protocol
 import orjson
 
 from .errors import SessionNameError, SessionNotSaved, StoreError
-from .tree import Node, SessionTree
+from .loader import LoadResult, Problem, Reader, scrub_surrogates
+from .loader import parse_session as parse_session  # the store's name before loader.py
+from .tree import Node
 
 FORMAT_VERSION = 1
 SESSION_SUFFIX = ".chat.jsonl"
@@ -33,362 +33,69 @@ _NAME_RE = re.compile(r"[\w][\w.-]*")  # always used with fullmatch: `$` would a
 _MAX_NAME = 100
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something wrong in a session file, at a 1-based line number."""
-
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
-
-
-@dataclass
-class LoadResult:
-    """What a session file holds: the tree (its leaf set), labels, hidden branches, the
-    header, problems."""
-
-    tree: SessionTree
-    problems: list[Problem] = field(default_factory=list)
-    labels: dict[str, str] = field(default_factory=dict)
-    #: ids whose branch is hidden (a ``hidden`` record): folded away in views, never deleted
-    hidden: set[str] = field(default_factory=set)
-    header: dict[str, Any] | None = None
-    #: 1-based line of each node, for reports that point into the file
-    lines: Mapping[str, int] = field(default_factory=dict)
-
-
-class _Lines(Mapping[str, int]):
-    """Node id → line, read from the nodes themselves: no second million-entry dict."""
-
-    def __init__(self, nodes: dict[str, Node]) -> None:
-        self._nodes = nodes
-
-    def __getitem__(self, node_id: str) -> int:
-        line = self._nodes[node_id].line
-        if line is None:
-            raise KeyError(node_id)
-        return line
-
-    def __iter__(self) -> Iterator[str]:
-        return (n.id for n in self._nodes.values() if n.line is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for n in self._nodes.values() if n.line is not None)
-
-
 # -- reading -------------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
-    kinds.update({bool: "a boolean", type(None): "null", dict: "an object"})
-    return kinds.get(type(value), type(value).__name__)
+CHUNK = 1 << 20  # a file is read 16 MB at a time, so its bytes are never held twice
 
 
-def parse_session(data: bytes) -> LoadResult:
-    """Rebuild the tree from a file's bytes, reporting every problem by line number.
-
-    Lines are split on ``\n`` only (U+2028 inside a string is not a line break).
-    The cyclic garbage collector is paused while a million small objects are made:
-    it would otherwise rescan them over and over and triple the load time.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _parse(data)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _parse(data: bytes) -> LoadResult:
-    tree = SessionTree()
-    result = LoadResult(tree)
-    problems = result.problems
-    report = problems.append
-    lines_of = _Lines(tree._nodes)
-    result.lines = lines_of
-    nodes = tree._nodes  # the loader is the tree's bulk path; add() per node is 2x slower
-    roots = tree._roots
-    get_node = nodes.get
-    set_node = nodes.setdefault
-    loads = orjson.loads
-    new_object = object.__new__
-    decode_error = orjson.JSONDecodeError
-    leaf: str | None = None
-    orphans: list[tuple[int, str, str]] = []
-
-    if data.startswith(b"\xef\xbb\xbf"):
-        report(Problem(1, "starts with a UTF-8 byte order mark (ignored)"))
-        data = data[3:]
-    raw_lines = data.split(b"\n")
-    last = len(raw_lines)
-    if raw_lines[-1] == b"":
-        raw_lines.pop()  # the file ends with a newline, as it should
-        last = 0
-    crlf = b"\r" in data
-    if crlf:  # rare: checked once here rather than on every line
-        for number, line in enumerate(raw_lines, 1):
-            if line.endswith(b"\r"):
-                report(Problem(number, "ends with CRLF (read as LF)"))
-                raw_lines[number - 1] = line[:-1]
-
-    for number, line in enumerate(raw_lines, 1):
-        try:
-            record = loads(line)
-        except decode_error:
-            record = _with_lone_surrogates(line)
-            if record is None:
-                report(Problem(number, _why_not_json(line, number == last)))
-                continue
-            report(Problem(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD"))
-        try:  # the common case, a well-formed node, costs three lookups
-            node_id = record["id"]
-            parent = record["parentId"]
-            message = record["message"]
-        except (KeyError, TypeError):
-            leaf = _other_record(record, number, result, leaf)
-            continue
-        if len(record) == 3:  # id, parentId and message only: no type, no meta
-            meta = None
-        elif record.get("type") is not None:  # a typed record that also has node fields
-            leaf = _other_record(record, number, result, leaf)
-            continue
-        else:
-            meta = record.get("meta")
-        if type(node_id) is not str or not node_id or type(message) is not dict:
-            report(Problem(number, _why_not_a_node(record)))
-            continue
-        parent_node = None
-        role = message.get("role")
-        if parent is None:
-            pass
-        elif type(parent) is str and (parent_node := get_node(parent)) is not None:
-            if parent_node.message.get("role") == role and node_id not in nodes:
-                why = f"{_a(role)} message under {_a(role)} message (kept as written)"
-                report(Problem(number, f"node {node_id!r}: {why}"))
-        elif node_id not in nodes:  # a duplicate is reported as one, below
-            if type(parent) is not str:
-                why = "has a parentId that is not a string"
-                report(Problem(number, f"node {node_id!r} {why} (ignored)"))
-            else:
-                orphans.append((number, node_id, parent))
-            continue
-        node = new_object(Node)  # Node.__init__ written out: calling it costs half again
-        node.id = node_id
-        node.parent_id = parent
-        node.message = message
-        node.meta = meta
-        node.line = number
-        node.kids = None
-        if set_node(node_id, node) is not node:  # one lookup both checks and inserts
-            first = nodes[node_id].line
-            report(Problem(number, f"duplicate id {node_id!r}, first on line {first} (ignored)"))
-            continue
-        if parent_node is None:
-            roots.append(node_id)
-        elif (siblings := parent_node.kids) is None:
-            parent_node.kids = [node_id]
-        else:
-            siblings.append(node_id)
-        leaf = node_id
-        if (
-            (role != "user" and role != "assistant")
-            or ((kind := type(message.get("content"))) is not str and kind is not list)
-            or (meta is not None and type(meta) is not dict)
-        ):  # rare: a kept node whose fields are not what the format says
-            _odd_node(node, record, number, report)
-    if orphans:
-        problems.extend(_orphan_problems(orphans, lines_of))
-    if orphans or crlf:
-        problems.sort(key=lambda p: p.line)  # stable: a line's own problems keep their order
-    tree.leaf = leaf
-    return result
-
-
-def _odd_node(
-    node: Node, record: dict[str, Any], number: int, report: Callable[[Problem], None]
-) -> None:
-    """Report a kept node's role, content or meta that the format does not allow.
-
-    The message stays as written (it is the user's data); a meta that is not an
-    object is dropped from the node, as nothing reads it.
-    """
-    message, name = node.message, node.id
-    if "role" not in message:
-        report(Problem(number, f"node {name!r}: message has no role (kept as written)"))
-    elif (role := message["role"]) != "user" and role != "assistant":
-        why = f"role {role!r} is not 'user' or 'assistant' (kept as written)"
-        report(Problem(number, f"node {name!r}: {why}"))
-    if "content" not in message:
-        report(Problem(number, f"node {name!r}: message has no content (kept as written)"))
-    elif type(content := message["content"]) is not str and type(content) is not list:
-        why = f"content is {_kind(content)}, not a string or a list (kept as written)"
-        report(Problem(number, f"node {name!r}: {why}"))
-    meta = record.get("meta")
-    if meta is not None and type(meta) is not dict:
-        report(Problem(number, f"node {name!r}: meta is {_kind(meta)}, not an object (ignored)"))
-        node.meta = None
-
-
-def _a(role: Any) -> str:
-    return f"an {role}" if role == "assistant" else f"a {role}"
-
-
-def _why_not_json(line: bytes, is_last: bool) -> str:
-    if not line.strip():
-        return "blank line (ignored)"
-    if is_last:
-        return f"torn last line: an incomplete record of {len(line)} bytes (ignored)"
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return "not valid UTF-8 (ignored)"
-    return "not valid JSON (ignored)"
-
-
-def _other_record(record: Any, number: int, result: LoadResult, leaf: str | None) -> str | None:
-    """A line that is JSON but not a message node: a typed record, or not a record.
-
-    Returns the current leaf, which a ``leaf`` record changes.
-    """
-    report = result.problems.append
-    nodes = result.tree._nodes
-    if type(record) is not dict:
-        report(Problem(number, f"JSON but not a record: {_kind(record)} (ignored)"))
-        return leaf
-    kind = record.get("type")
-    if kind is None:
-        report(Problem(number, _why_not_a_node(record)))
-    elif kind == "leaf":
-        target = record.get("id")
-        if type(target) is str and target in nodes:
-            return target
-        report(Problem(number, f"leaf record points at unknown node {target!r} (ignored)"))
-    elif kind == "label":
-        target, label = record.get("id"), record.get("label")
-        if type(target) is not str or target not in nodes:
-            report(Problem(number, f"label record for unknown node {target!r} (ignored)"))
-        elif type(label) is not str:
-            report(
-                Problem(number, f"label for {target!r} is {_kind(label)}, not a string (ignored)")
-            )
-        elif label:
-            result.labels[target] = label
-        else:
-            result.labels.pop(target, None)
-    elif kind == "hidden":
-        _hidden_record(record, number, result)
-    elif kind == "session":
-        if result.header is None:
-            result.header = record
-        else:
-            report(Problem(number, "a second session header (ignored)"))
-    else:
-        report(Problem(number, f"unknown record type {kind!r} (skipped)"))
-    return leaf
-
-
-def _hidden_record(record: dict[str, Any], number: int, result: LoadResult) -> None:
-    """``{"type":"hidden","id":ID}`` hides ID's branch; ``"hidden":false`` shows it again."""
-    target, hidden = record.get("id"), record.get("hidden", True)
-    if type(target) is not str or target not in result.tree._nodes:
-        why = f"hidden record for unknown node {target!r} (ignored)"
-    elif type(hidden) is not bool:
-        why = f"hidden record for {target!r}: 'hidden' is {_kind(hidden)}, not a boolean (ignored)"
-    elif hidden:
-        result.hidden.add(target)
-        return
-    else:
-        result.hidden.discard(target)
-        return
-    result.problems.append(Problem(number, why))
-
-
-def _orphan_problems(
-    orphans: list[tuple[int, str, str]], lines_of: Mapping[str, int]
-) -> list[Problem]:
-    """Say why each orphan was not attached: a missing parent, a late one, or a cycle.
-
-    Orphans link to each other through ``parentId``; following those links (each node
-    has one, so this is a walk, not a search) finds the ones that loop back.
-    """
-    parent_of: dict[str, str] = {}
-    for _number, node_id, parent in orphans:
-        parent_of.setdefault(node_id, parent)
-    in_cycle: set[str] = set()
-    done: set[str] = set()
-    for start in parent_of:
-        if start in done:
-            continue
-        walk: list[str] = []
-        on_walk: dict[str, int] = {}
-        current: str | None = start
-        while current is not None and current in parent_of and current not in done:
-            if current in on_walk:
-                in_cycle.update(walk[on_walk[current] :])
-                break
-            on_walk[current] = len(walk)
-            walk.append(current)
-            current = parent_of[current]
-        done.update(walk)
-    found: list[Problem] = []
-    for number, node_id, parent in orphans:
-        if parent == node_id:
-            found.append(
-                Problem(
-                    number,
-                    f"node {node_id!r} is its own parent, which would form a cycle (not attached)",
-                )
-            )
-        elif node_id in in_cycle:
-            found.append(
-                Problem(
-                    number,
-                    f"node {node_id!r}: parent {parent!r} would close a cycle (not attached)",
-                )
-            )
-        else:
-            why = f"its parent {parent!r} has not appeared earlier"
-            found.append(Problem(number, f"node {node_id!r} is an orphan: {why} (not attached)"))
-    return found
-
-
-def _why_not_a_node(record: dict[str, Any]) -> str:
-    for key in ("id", "parentId", "message"):
-        if key not in record:
-            return f"not a message record: no {key!r} field (ignored)"
-    if not isinstance(record.get("message"), dict):
-        return "not a message record: 'message' is not an object (ignored)"
-    return "not a message record: 'id' is not a non-empty string (ignored)"
-
-
-def read_session_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of a session file; ``FileNotFoundError`` passes, the rest is one line.
-
-    Only regular files are read: a FIFO would hang the reader, ``/dev/zero`` fill memory.
-    """
+def open_session_file(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of a session file; ``FileNotFoundError`` passes, the rest
+    is one line. Only regular files: a FIFO would hang the reader, ``/dev/zero`` fill
+    memory."""
     path = Path(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
-            raise StoreError(f"{path} is a device or a pipe, not a session file")
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise
     except IsADirectoryError:
         raise StoreError(f"{path} is a directory, not a session file") from None
     except OSError as exc:  # permission denied, also on a folder on the way
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise StoreError(f"{path} is a directory, not a session file")
+        raise StoreError(f"{path} is a device or a pipe, not a session file")
+    return fd
 
 
-def load_file(path: str | os.PathLike[str]) -> LoadResult:
-    """Load a session file; a missing file is an empty session."""
+def read_session_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a session file (errors as ``open_session_file``)."""
+    fd = open_session_file(path)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _read_into(reader: Reader, fd: int, start: int, end: int) -> list[Node]:
+    """Feed the file's bytes from ``start`` to ``end`` to ``reader``, a chunk at a time;
+    returns the nodes added."""
+    added: list[Node] = []
+    while start < end:
+        chunk = os.pread(fd, min(CHUNK, end - start), start)
+        if not chunk:
+            break
+        added += reader.feed(chunk)
+        start += len(chunk)
+    return added
+
+
+def load_file(path: str | os.PathLike[str], *, missing_ok: bool = True) -> LoadResult:
+    """Load a session file; a missing file is an empty session (``missing_ok``)."""
+    reader = Reader()
     try:
-        return parse_session(read_session_bytes(path))
+        fd = open_session_file(path)
     except FileNotFoundError:
-        return LoadResult(SessionTree())
+        if not missing_ok:
+            raise
+        return reader.result
+    try:
+        _read_into(reader, fd, 0, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    reader.close()
+    return reader.result
 
 
 # -- records ---------------------------------------------------------------------------
@@ -403,35 +110,7 @@ def encode_record(record: dict[str, Any]) -> bytes:
     try:
         return orjson.dumps(record) + b"\n"
     except orjson.JSONEncodeError:
-        return orjson.dumps(_scrub_surrogates(record)) + b"\n"
-
-
-def _scrub_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {_scrub_surrogates(k): _scrub_surrogates(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_scrub_surrogates(v) for v in value]
-    return value
-
-
-def _with_lone_surrogates(line: bytes) -> Any:
-    """A line orjson refused only for lone ``\\udXXX`` escapes (valid JSON, as written by
-    JavaScript's ``JSON.stringify``), parsed with U+FFFD for them; else ``None``."""
-    if b"\\u" not in line:
-        return None
-    try:
-        value = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
-    except (ValueError, RecursionError):
-        return None
-    scrubbed = _scrub_surrogates(value)
-    return scrubbed if scrubbed != value else None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+        return orjson.dumps(scrub_surrogates(record)) + b"\n"
 
 
 def header_record(**extra: Any) -> dict[str, Any]:
@@ -460,6 +139,8 @@ class Store(Protocol):
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None: ...
 
+    def read_new(self) -> NewRecords: ...
+
     def sync(self) -> None: ...
 
     @property
@@ -487,40 +168,128 @@ class MemoryStore:
         for record in records:
             self.data += encode_record(record)
 
+    def read_new(self) -> NewRecords:
+        return NewRecords()  # no other process writes here
+
     def sync(self) -> None:
         pass
 
 
+@dataclass
+class NewRecords:
+    """What ``read_new`` found: nodes other processes appended, their problems, and a
+    one-line note when the file itself changed under us (then nothing more is read)."""
+
+    nodes: list[Node] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    note: str | None = None
+
+
 class FileStore:
-    """Appends records to a ``*.chat.jsonl`` file, never anything else.
+    """Appends records to a ``*.chat.jsonl`` file, never anything else; reads what
+    other processes append to it.
 
     Each append opens the file with ``O_APPEND``, takes ``flock``, writes a newline
     first if the last writer was cut off mid-line, writes each record in one
-    ``write`` and optionally fsyncs. If the file is deleted or replaced under us the
-    append refuses (``SessionNotSaved``) rather than start a headless new file.
+    ``write`` and optionally fsyncs. If the file is deleted, replaced or truncated
+    under us the append refuses (``SessionNotSaved``) rather than start a headless
+    new file or write after a hole.
+
+    ``read_new`` continues from where the last read stopped, under a shared lock (so
+    no append is half-visible), skipping the bytes this store wrote itself; a last
+    line still without its newline is left for the next read.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._identity: tuple[int, int] | None = None
         self._dirty = False
+        self._reader: Reader | None = None
+        self._own: list[tuple[int, int, int]] = []  # (start, end, lines) of our appends
+        self._broken: str | None = None  # why appends refuse: the file changed under us
 
     @property
     def location(self) -> str:
         return str(self.path)
 
     def load(self) -> LoadResult:
-        result = load_file(self.path)
+        reader = Reader()
+        self._identity, self._own, self._broken = None, [], None
         try:
-            st = os.stat(self.path)
-        except OSError:
-            self._identity = None
+            fd = open_session_file(self.path)
+        except FileNotFoundError:
+            pass
         else:
-            self._identity = (st.st_dev, st.st_ino)
-        return result
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+                st = os.fstat(fd)
+                self._identity = (st.st_dev, st.st_ino)
+                _read_into(reader, fd, 0, st.st_size)
+            finally:
+                os.close(fd)
+        reader.close(growing=True)  # a last line being written is read again later
+        reader.follow_leaf = False  # from now on the leaf is this process's own
+        self._reader = reader
+        return reader.result
+
+    def read_new(self) -> NewRecords:
+        """The records other processes appended since the last read (see the class)."""
+        reader = self._reader
+        if reader is None or self._broken is not None:
+            return NewRecords()
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if self._identity is None:
+                return NewRecords()  # not created yet
+            return self._changed("was deleted or moved")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            st = os.fstat(fd)
+            if self._identity is None:
+                self._identity = (st.st_dev, st.st_ino)  # created by another process
+            elif (st.st_dev, st.st_ino) != self._identity:
+                return self._changed("was replaced by another file")
+            if st.st_size < reader.offset:
+                return self._changed(
+                    f"was truncated by another program ({st.st_size} bytes, "
+                    f"{reader.offset} were read)"
+                )
+            before = len(reader.result.problems)
+            nodes = self._read_foreign(reader, fd, st.st_size)
+            reader.settle()
+            return NewRecords(nodes, reader.result.problems[before:])
+        finally:
+            os.close(fd)
+
+    def _read_foreign(self, reader: Reader, fd: int, end: int) -> list[Node]:
+        """Feed what lies between ``reader.offset`` and ``end``, our own appends cut out."""
+        nodes: list[Node] = []
+        for start, stop, lines in [*self._own, (end, end, 0)]:
+            if stop <= reader.offset:
+                continue
+            if start > reader.offset:
+                nodes += _read_into(reader, fd, reader.offset, start)
+            reader.skip(stop - reader.offset, lines)
+        self._own = []
+        return nodes
+
+    def _changed(self, what: str) -> NewRecords:
+        truncated = what.startswith("was truncated")
+        self._broken = (  # what an append says from now on, as when it finds it itself
+            "the file was truncated by another program"
+            if truncated
+            else "the file was deleted, moved or replaced"
+        )
+        return NewRecords(
+            note=f"{self.path} {what}; this session goes on from what was read, "
+            "in memory only (nothing more is written there)"
+        )
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None:
         lines = [encode_record(r) for r in records]
+        if self._broken is not None:
+            raise self._not_saved(OSError(errno.ESTALE, self._broken))
         try:
             fd = self._open()
         except OSError as exc:
@@ -528,12 +297,21 @@ class FileStore:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             st = os.fstat(fd)
+            reader = self._reader
+            if reader is not None and st.st_size < max(
+                [reader.offset, *(e for _, e, _ in self._own)]
+            ):
+                self._broken = "the file was truncated by another program"
+                raise OSError(errno.ESTALE, self._broken)
             if st.st_size == 0:
                 lines.insert(0, encode_record(header_record()))
-            elif os.pread(fd, 1, st.st_size - 1) != b"\n":
-                lines.insert(0, b"\n")  # a torn tail: keep the next record on its own line
+            start = st.st_size
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                _write_all(fd, b"\n")  # a torn tail: keep the next record on its own line
+                start += 1  # that newline ends the other writer's line: it is theirs
             for line in lines:
                 _write_all(fd, line)
+            self._own.append((start, start + sum(map(len, lines)), len(lines)))
             if durable:
                 os.fsync(fd)
                 if st.st_size == 0:
@@ -580,6 +358,7 @@ class FileStore:
             errno.EACCES: "permission denied",
             errno.EPERM: "permission denied",
             errno.ENOENT: "the file was deleted, moved or replaced",
+            errno.ESTALE: self._broken,
         }.get(exc.errno or 0, exc.strerror or str(exc))
         return SessionNotSaved(
             f"the session is NOT being saved to {self.path}: {reason}; "

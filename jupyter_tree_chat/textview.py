@@ -187,15 +187,15 @@ def _content_markdown(message: Message) -> str:
             parts.append(str(block.get("text", "")).rstrip() + "\n")
         elif kind == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
-            parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{_fence(body, 'json')}")
+            parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{fence(body, 'json')}")
         elif kind == "tool_result":
-            parts.append(_fence(_result_text(block)))
+            parts.append(fence(_result_text(block)))
         else:
             parts.append(f"[{kind} block]\n")
     return "\n".join(parts) if parts else "(empty)\n"
 
 
-def _fence(text: str, info: str = "") -> str:
+def fence(text: str, info: str = "") -> str:
     """A code fence longer than any run of backticks inside ``text``."""
     longest = run = 0
     for char in text:

@@ -13,82 +13,14 @@ leaf. Other branches stay in the tree (and the file) and are never sent.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
-
-Message = dict[str, Any]
-"""An Anthropic-shaped message: ``{"role": ..., "content": str | [blocks], ...}``."""
-
-
-class Node:
-    """One stored message: who it is, who its parent is, what was said, and metadata.
-
-    ``meta`` holds what is never sent to the model (model name, usage, cell id, ...).
-    """
-
-    __slots__ = ("id", "kids", "line", "message", "meta", "parent_id")
-
-    def __init__(
-        self,
-        id: str,
-        parent_id: str | None,
-        message: Message,
-        meta: dict[str, Any] | None = None,
-        line: int | None = None,
-    ) -> None:
-        self.id = id
-        self.parent_id = parent_id
-        self.message = message
-        self.meta = meta
-        #: the 1-based line of the session file it was loaded from (None if not loaded)
-        self.line = line
-        #: ids of its children in append order, kept by the one tree that holds it
-        self.kids: list[str] | None = None
-
-    @property
-    def role(self) -> str:
-        return str(self.message.get("role", ""))
-
-    @property
-    def text(self) -> str:
-        return message_text(self.message)
-
-    def to_record(self) -> dict[str, Any]:
-        """The node as one line of the session file (the chapter's shape, plus meta)."""
-        record: dict[str, Any] = {
-            "id": self.id,
-            "parentId": self.parent_id,
-            "message": self.message,
-        }
-        if self.meta:
-            record["meta"] = self.meta
-        return record
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Node) and self.to_record() == other.to_record()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable content, compared by value
-
-    def __repr__(self) -> str:
-        return f"Node({self.id!r}, parent={self.parent_id!r}, role={self.role!r})"
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The plain text of a message: a string content, or its text blocks joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            block.get("text", "")
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        ]
-        return "".join(p for p in parts if isinstance(p, str))
-    return ""
+from .node import Message, Node
+from .node import message_text as message_text  # its home before node.py
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -141,12 +73,16 @@ COMPACTION_ACKNOWLEDGEMENT = "Understood. I'll continue from this summary."
 class SessionTree:
     """Nodes indexed by id, children in append order, and a current leaf.
 
-    ``add`` is the only way in; nothing is ever removed or re-parented.
+    ``add`` is the only way in; nothing is ever removed or re-parented. The children
+    lists are built on first need, in one pass over the nodes in append order: a
+    loaded tree that is only asked for one path never builds them.
     """
 
     def __init__(self) -> None:
         self._nodes: dict[str, Node] = {}
         self._roots: list[str] = []  # children live on their parent node: no second index
+        self._linked = True  # False while the children lists are still to be built
+        self._linking = threading.Lock()
         self.leaf: str | None = None
 
     # -- building -----------------------------------------------------------------
@@ -165,18 +101,37 @@ class SessionTree:
             raise NodeNotFound(f"parent {parent!r} of node {node.id!r} is not in the tree")
         if check_roles:
             check_role_order(None if parent is None else self._nodes[parent].message, node.message)
-        if node.kids is not None:  # a node from another tree: its children are not ours
+        if node.kids is not None or node.line is not None:  # a node of another tree
             node = Node(node.id, node.parent_id, node.message, node.meta, node.line)
-        self._nodes[node.id] = node
+        with self._linking:
+            self._nodes[node.id] = node
+            if self._linked:
+                self._link(node)
+        return node
+
+    def _link(self, node: Node) -> None:
+        parent = node.parent_id
         if parent is None:
             self._roots.append(node.id)
+        elif (siblings := self._nodes[parent].kids) is None:
+            self._nodes[parent].kids = [node.id]
         else:
-            holder = self._nodes[parent]
-            if holder.kids is None:
-                holder.kids = [node.id]
-            else:
-                holder.kids.append(node.id)
-        return node
+            siblings.append(node.id)
+
+    def _unlinked(self) -> None:
+        """For the loader: it fills ``_nodes`` itself; children are linked on first need."""
+        self._linked = False
+
+    def _ensure_linked(self) -> None:
+        if self._linked:
+            return
+        with self._linking:  # a view thread may ask at the same time as the kernel
+            if self._linked:
+                return
+            self._roots = []
+            for node in list(self._nodes.values()):
+                self._link(node)
+            self._linked = True
 
     def _new(
         self, new_id: str, parent_id: str | None, message: Message, meta: dict[str, Any] | None
@@ -226,6 +181,7 @@ class SessionTree:
         return [self._nodes[c] for c in self._kids(node_id)]
 
     def _kids(self, node_id: str | None) -> list[str]:
+        self._ensure_linked()
         if node_id is None:
             return self._roots
         node = self._nodes.get(node_id)
@@ -244,6 +200,7 @@ class SessionTree:
 
     def leaves(self) -> list[Node]:
         """Every node with no children, in append order: one per branch."""
+        self._ensure_linked()
         return [n for n in list(self._nodes.values()) if not n.kids]
 
     def path_nodes(self, leaf_id: str) -> list[Node]:
@@ -285,6 +242,7 @@ class SessionTree:
         """Follow the newest child at each step down to a leaf."""
         node = self.get(node_id)
         nodes = self._nodes
+        self._ensure_linked()
         while node.kids:
             node = nodes[node.kids[-1]]
         return node.id

@@ -26,8 +26,8 @@ With nothing enqueued the reply is deterministic and says how many messages it g
 Prompt caching follows the real API's rules (``fake_cache.py``), including when an entry
 becomes readable: once the response that wrote it has sent its first event. Like the real API it
 refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
-use answered by tool results, message shape, cache breakpoints); with ``api_key`` set it
-refuses (401) any other key.
+use answered by tool results, message shape, cache breakpoints, image and document
+blocks), a body over 32 MB (413); with ``api_key`` set it refuses (401) any other key.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from fake_rules import validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
 _WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -467,6 +468,10 @@ class _Handler(BaseHTTPRequestHandler):
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if int(headers.get("content-length") or 0) > MAX_REQUEST_BYTES:  # the API's limit
+            return self._send_error(
+                413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+            )
         problem = validate(body, headers.get("anthropic-version"))
         if problem:
             return self._send_error(400, "invalid_request_error", problem)

@@ -6,7 +6,7 @@ breakpoint whose prefix (or, looking back up to 20 blocks, an earlier prefix) wa
 before reports ``cache_read_input_tokens``; prefixes not seen before are written and
 reported as ``cache_creation_input_tokens``; the tokens after the last breakpoint are
 ``input_tokens``. Prefixes shorter than ``min_cache_tokens`` (1024, as for Sonnet) are
-not cached. Tokens are characters / 4.
+not cached. Tokens are characters / 4; an image's are its pixels / 750, as the API counts.
 
 As with the real API, an entry becomes readable only once the response that wrote it
 has begun: the server passes ``pending`` and calls ``publish(pending)`` after sending
@@ -15,7 +15,9 @@ that response's first event, so requests started before then write the prefix ag
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import math
 import threading
@@ -28,6 +30,31 @@ CACHE_LOOKBACK_BLOCKS = 20
 def estimate_tokens(text: str) -> int:
     """The fake's token count: characters / 4, rounded up."""
     return math.ceil(len(text) / 4)
+
+
+def block_tokens(block: dict[str, Any], canonical: str) -> int:
+    """A block's tokens: text by its characters; an image as the API prices it (its pixels
+    / 750), not by the length of its base64."""
+    if block.get("type") == "text":
+        return estimate_tokens(block["text"])
+    if block.get("type") == "image":
+        size = image_size(block)
+        if size is not None:
+            return math.ceil(size[0] * size[1] / 750)
+    return estimate_tokens(canonical)
+
+
+def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return None
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(source.get("data", "")))) as image:
+            return image.size
+    except Exception:
+        return None
 
 
 class PromptCache:
@@ -48,7 +75,7 @@ class PromptCache:
             canonical = json.dumps(block, sort_keys=True, separators=(",", ":"))
             running.update(canonical.encode())
             digests.append(running.hexdigest())
-            total += estimate_tokens(canonical if block.get("type") != "text" else block["text"])
+            total += block_tokens(block, canonical)
             cumulative.append(total)
         breakpoints = [i for i, (_, marked) in enumerate(blocks) if marked]
         with self._lock:

@@ -19,17 +19,30 @@ The rules (from the API reference and the errors it returns):
   "Extra inputs are not permitted"), text blocks are not empty, and a thinking block
   carries a signature (the real API checks it; the fake checks there is one);
 - at most 4 blocks carry ``cache_control``, never an empty text block;
+- an image block's base64 source is a PNG, JPEG, GIF or WebP, says so in ``media_type``
+  (the bytes are checked, not the name), is valid base64, at most 5 MB as base64 text,
+  and at most 8000 px a side (2000 px when a request has more than 20 images);
+- a document block's base64 source is ``application/pdf`` holding a PDF; a text source
+  is ``text/plain``.
 - since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
   ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_CACHE_BREAKPOINTS = 4
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+MAX_IMAGE_SIDE = 8000
+MANY_IMAGES, MANY_IMAGES_SIDE = 20, 2000
+_PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 Rule = Callable[[dict[str, Any]], "str | None"]
@@ -214,6 +227,71 @@ def cache_breakpoints(body: dict[str, Any]) -> str | None:
     return None
 
 
+def image_blocks(body: dict[str, Any]) -> str | None:
+    images = list(media_blocks(body, "image"))
+    side_limit = MANY_IMAGES_SIDE if len(images) > MANY_IMAGES else MAX_IMAGE_SIDE
+    for where, block in images:
+        source = block.get("source")
+        kind = source.get("type") if isinstance(source, dict) else None
+        if kind in ("url", "file"):
+            continue  # the real API fetches these; the fake never does
+        if kind != "base64" or not isinstance(source, dict):
+            return (
+                f"{where}.image.source: Input tag {kind!r} found using 'type' does not match "
+                "any of the expected tags: 'base64', 'url', 'file'"
+            )
+        if source.get("media_type") not in IMAGE_MEDIA_TYPES:
+            return (
+                f"{where}.image.source.base64.media_type: Input should be 'image/jpeg', "
+                "'image/png', 'image/gif' or 'image/webp'"
+            )
+        data = source.get("data")
+        raw = decoded(data)
+        if raw is None:
+            return f"{where}.image.source.base64.data: invalid base64 data"
+        if len(data) > MAX_IMAGE_BASE64:
+            return (
+                f"{where}.image.source.base64: image exceeds 5 MB maximum: "
+                f"{len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
+            )
+        found = image_kind(raw)
+        if found is None or found[0] != source["media_type"]:
+            return (
+                f"{where}.image.source.base64.data: Image does not match the provided media "
+                f"type {source['media_type']}"
+            )
+        if max(found[1]) > side_limit:
+            many = " for many-image requests" if side_limit == MANY_IMAGES_SIDE else ""
+            return (
+                f"{where}.image.source.base64.data: At least one of the image dimensions "
+                f"exceed max allowed size{many}: {side_limit} pixels"
+            )
+    return None
+
+
+def document_blocks(body: dict[str, Any]) -> str | None:
+    for where, block in media_blocks(body, "document"):
+        source = block.get("source")
+        kind = source.get("type") if isinstance(source, dict) else None
+        if kind == "text" and isinstance(source, dict):
+            if source.get("media_type") != "text/plain":
+                return f"{where}.document.source.text.media_type: Input should be 'text/plain'"
+            continue
+        if kind != "base64" or not isinstance(source, dict):
+            if kind in ("url", "file", "content"):
+                continue
+            return (
+                f"{where}.document.source: Input tag {kind!r} found using 'type' does not "
+                "match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'"
+            )
+        if source.get("media_type") != "application/pdf":
+            return f"{where}.document.source.base64.media_type: Input should be 'application/pdf'"
+        raw = decoded(source.get("data"))
+        if raw is None or not raw.startswith(b"%PDF-"):
+            return f"{where}.pdf.source.base64.data: The PDF specified was not valid."
+    return None
+
+
 RULES: list[Rule] = [
     required_fields,
     message_shape,
@@ -222,6 +300,8 @@ RULES: list[Rule] = [
     tool_pairs,
     block_shapes,
     cache_breakpoints,
+    image_blocks,
+    document_blocks,
 ]
 
 
@@ -242,3 +322,42 @@ def marked_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]
             blocks.extend(message["content"])
     for block in blocks:
         yield block, isinstance(block, dict) and "cache_control" in block
+
+
+def media_blocks(body: dict[str, Any], kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every block of ``kind`` with the path the API's messages name it by
+    (``messages.0.content.2``, or inside a tool result ``...tool_result.content.0``)."""
+    for n, message in enumerate(body.get("messages", [])):
+        content = message.get("content")
+        for m, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            where = f"messages.{n}.content.{m}"
+            if block.get("type") == kind:
+                yield where, block
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for i, item in enumerate(inner if isinstance(inner, list) else []):
+                if isinstance(item, dict) and item.get("type") == kind:
+                    yield f"{where}.tool_result.content.{i}", item
+
+
+def decoded(data: Any) -> bytes | None:
+    """Strict base64 (what the API accepts), or None."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def image_kind(raw: bytes) -> tuple[str, tuple[int, int]] | None:
+    """The media type the bytes really are and their size, read by Pillow, or None."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            media_type = _PIL_FORMATS.get(str(image.format))
+            return (media_type, image.size) if media_type else None
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None

@@ -30,6 +30,8 @@ class CellRun:
     outputs: list[dict[str, Any]] = field(default_factory=list)
     updates: int = 0  # update_display_data messages received
     messages: list[dict[str, Any]] = field(default_factory=list)
+    payload: list[dict[str, Any]] = field(default_factory=list)  # e.g. set_next_input
+    execution_count: int | None = None
 
     def check(self) -> CellRun:
         """This run, if the cell succeeded; else an AssertionError showing its output."""
@@ -222,6 +224,8 @@ class Kernel:
         while reply["parent_header"].get("msg_id") != msg_id:
             reply = self.kc.get_shell_msg(timeout=timeout)
         run.status = reply["content"]["status"]
+        run.payload = reply["content"].get("payload", [])
+        run.execution_count = reply["content"].get("execution_count")
         return run
 
     def run(self, code: str, cell_id: str | None = None, timeout: float = 60) -> CellRun:

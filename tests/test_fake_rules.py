@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import os
+
 import anthropic
 import pytest
+from content_blocks import image_block, pdf_block
 from fake_anthropic import FakeAnthropic
 from fake_rules import validate
 
@@ -79,3 +83,78 @@ def test_the_sdk_sees_a_400_with_the_rule(fake_anthropic: FakeAnthropic):
     client = anthropic.Anthropic(api_key="k", base_url=fake_anthropic.base_url, max_retries=0)
     with pytest.raises(anthropic.BadRequestError, match="roles in a row"):
         client.messages.create(model="m", max_tokens=5, messages=[user("a"), user("b")])
+
+
+# -- image and document blocks ------------------------------------------------------------
+
+
+def png(width: int, height: int) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), "white").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_valid_image_and_document_blocks_pass():
+    text = {"type": "text", "text": "what is this?"}
+    assert (
+        validate(body(user([image_block(png(30, 20)), pdf_block(b"%PDF-1.4 ..."), text]))) is None
+    )
+    in_result = {**RESULT, "content": [image_block(png(8, 8))]}
+    assert validate(body(user("a"), assistant([USE]), user([in_result]))) is None
+
+
+@pytest.mark.parametrize(
+    ("block", "says"),
+    [
+        (
+            image_block(b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml"),
+            "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', "
+            "'image/png', 'image/gif' or 'image/webp'",
+        ),
+        (
+            image_block("*"),
+            "messages.0.content.0.image.source.base64.data: invalid base64 data",
+        ),
+        (
+            image_block(png(10, 10), "image/jpeg"),
+            "Image does not match the provided media type image/jpeg",
+        ),
+        (
+            image_block(b"not an image at all"),
+            "Image does not match the provided media type image/png",
+        ),
+        (image_block(png(8001, 2)), "exceed max allowed size: 8000 pixels"),
+        (
+            image_block(os.urandom(4 * 1024 * 1024)),
+            "image exceeds 5 MB maximum: 5592408 bytes > 5242880",
+        ),
+        (
+            pdf_block(b"%PDF-1.4", media_type="application/x-pdf"),
+            "Input should be 'application/pdf'",
+        ),
+        (
+            pdf_block(b"GIF89a..."),
+            "messages.0.content.0.pdf.source.base64.data: The PDF specified was",
+        ),
+        ({"type": "image", "source": {"type": "path", "path": "/etc"}}, "Input tag 'path' found"),
+    ],
+)
+def test_the_fake_refuses_the_image_and_document_blocks_the_api_refuses(block, says):
+    problem = validate(body(user([block])))
+    assert problem is not None and says in problem
+
+
+def test_more_than_20_images_may_be_at_most_2000_px():
+    many = [image_block(png(8, 8)) for _ in range(20)]
+    assert validate(body(user([*many, image_block(png(1999, 10))]))) is None
+    problem = validate(body(user([*many, image_block(png(2001, 10))])))
+    assert problem is not None and "for many-image requests: 2000 pixels" in problem
+
+
+def test_a_body_over_32_mb_is_refused_with_413(fake_anthropic: FakeAnthropic):
+    client = anthropic.Anthropic(api_key="k", base_url=fake_anthropic.base_url, max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        client.messages.create(model="m", max_tokens=5, messages=[user("x" * (33 * 1024 * 1024))])
+    assert caught.value.status_code == 413

@@ -1,8 +1,8 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors tree diff language store compare session fanout cellrule textview``,
-  ``formats/`` and ``picture/``) and ``providers/`` import nothing from IPython, ipykernel,
-  ipywidgets, anywidget or Jupyter.
+- The core (``errors node tree diff language loader store compare session fanout cellrule
+  textview``, ``formats/``, ``context/`` and ``picture/``) and ``providers/`` import nothing
+  from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
   that reads other tools' files for the viewer) import the core and never each other;
@@ -12,7 +12,8 @@
   ``components/`` (the views, framework-free) import no package but the d3 modules the
   tree picture lays out and zooms with; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
-  bridge between the lab extension and the widget bundle is ``bridge.ts``.
+  bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
+  notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ PREFIX = "jupyter_tree_chat."
 
 CORE_LAYER = {
     "errors": 0,
+    "node": 1,
     "tree": 1,
+    "loader": 2,
     "diff": 1,
     "formats": 2,
     "language": 2,
@@ -39,6 +42,7 @@ CORE_LAYER = {
     "session": 4,
     "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
+    "context": 4,
     "picture": 4,
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
@@ -154,7 +158,8 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
-    "index": ({"viewer", "bridge"}, ("@jupyterlab/", "@lumino/")),
+    "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
+    "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
 }
 IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
 

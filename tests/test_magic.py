@@ -19,12 +19,7 @@ from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat
 from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_path
-from jupyter_tree_chat.kernel.options import (
-    fanout_words,
-    parse_cell_line,
-    parse_tool_names,
-    substitute,
-)
+from jupyter_tree_chat.kernel.options import fanout_words, parse_cell_line, parse_tool_names
 from jupyter_tree_chat.kernel.output import DisplayReply, footer
 from jupyter_tree_chat.store import load_file
 
@@ -79,10 +74,22 @@ def test_options_parse_into_cell_options():
     assert options.raw
 
 
+def test_attach_and_with_repeat_and_with_path_is_its_own_flag():
+    options = parse_cell_line(
+        "--attach a.txt --attach 'my data.csv' --with 3f2a --with b7 --with-path"
+    )
+    assert options.attach == ("a.txt", "my data.csv")
+    assert options.with_refs == ("3f2a", "b7")
+    assert options.with_path
+    assert parse_cell_line("--with 3f2a").with_path is False
+    assert parse_cell_line("").attach == () and parse_cell_line("").with_refs == ()
+
+
 @pytest.mark.parametrize(
     ("line", "fix"),
     [
         ("--bogus", "`%%chat?` lists the options"),
+        ("--with-path", "--with-path goes with --with ID"),
         ("--new --from abc", "use only one of them"),
         ("--new --continue", "use only one of them"),
         ("--max-tokens 0", "--max-tokens 1024"),
@@ -138,16 +145,6 @@ def test_tool_names():
     assert parse_tool_names(None) is None
     assert parse_tool_names("none") == ()
     assert parse_tool_names(" a , b ") == ("a", "b")
-
-
-def test_substitution_replaces_variables_and_leaves_other_braces():
-    text = 'Explain {name}: {"a": {"b": 1}} and {{name}} literally'
-    assert substitute(text, {"name": 42}) == 'Explain 42: {"a": {"b": 1}} and {name} literally'
-
-
-def test_substituting_an_undefined_name_says_how_to_fix_it():
-    with pytest.raises(UsageError, match=r"\{missing\} names no Python variable.*--raw"):
-        substitute("what is {missing}?", {})
 
 
 def test_cell_ids_from_jupyterlab_and_vscode():

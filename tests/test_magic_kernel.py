@@ -358,3 +358,27 @@ def test_imported_pi_and_chatgpt_sessions_send_mapped_ids_and_the_system_prompt(
         "analysis.gpt.chat.jsonl",
         "analysis.notes.chat.jsonl",
     ]
+
+
+# -- the first cell -------------------------------------------------------------------------
+
+LOADED = "import sys, threading; print('anthropic' in sys.modules, threading.active_count())"
+
+
+def test_with_a_key_load_ext_builds_the_client_in_the_background(claude, fake_anthropic):
+    # the fixture's kernel ran %load_ext, which returned at once
+    claude.run(
+        "from jupyter_tree_chat.kernel.sessions import registry\n"
+        "for thread in list(registry()._warming.values()): thread.join(60)"
+    ).check()
+    assert claude.run(LOADED).check().stdout.split()[0] == "True"
+    assert fake_anthropic.requests == []  # no network while warming up
+    claude.chat("Hello?", "c0000001").check()
+    (sent,) = fake_anthropic.last_request.body["messages"]
+    assert sent["content"][0]["text"] == "Hello?"  # the warmed client sent the cell
+
+
+def test_without_a_key_the_sdk_is_never_imported(offline):
+    assert offline.run(LOADED).check().stdout.split()[0] == "False"
+    offline.chat("Hello?", "c0000001").check()  # the offline model answers
+    assert offline.run(LOADED).check().stdout.split()[0] == "False"

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from content_blocks import image_block, pdf_block
 
 from jupyter_tree_chat.errors import BadRequest
 from jupyter_tree_chat.providers.base import (
@@ -255,6 +256,25 @@ def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
         assert word not in kyoto
     for word in ("Kyoto", "temples"):
         assert word not in quantum
+
+
+def test_the_offline_model_says_which_images_and_documents_it_was_given():
+    image, document = image_block("AA=="), pdf_block(b"%PDF-")
+    question = {"role": "user", "content": [document, {"type": "text", "text": "See:"}, image]}
+    text = reply_text(ask(question))
+    assert "> See:" in text
+    assert (
+        "It also carried 1 document (paper.pdf), 1 image (image/png), "
+        "which this offline model cannot look at." in text
+    )
+    assert "It also carried" not in reply_text(ask(user("plain")))
+
+
+def test_an_image_counts_as_what_the_api_charges_not_as_its_base64():
+    image = image_block("A" * 400_000)
+    with_image = finished(ask({"role": "user", "content": [image, {"type": "text", "text": "hi"}]}))
+    without = finished(ask({"role": "user", "content": [{"type": "text", "text": "hi"}]}))
+    assert with_image.usage["input_tokens"] - without.usage["input_tokens"] == 1_600
 
 
 # -- the question's language -----------------------------------------------------------

@@ -11,6 +11,9 @@ and each writer's records must be in its own order; all 20,000 must be present.
 A checker that never fails proves nothing, so the negative control runs the same
 writers *without* the lock and with each record written in pieces (what a naive
 ``print``/buffered writer does), and asserts that the checker does find broken lines.
+
+Two real kernels on one notebook's session ask, retry and switch in turn: each reads
+the other's records before it acts, sees every node, and keeps its own current leaf.
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+from kernel_harness import Kernel
 from reliability_helpers import check_writers_file, record_sizes, worker
 
 from jupyter_tree_chat.store import load_file
+from jupyter_tree_chat.tree import Node, SessionTree
 
 COUNT = int(os.environ.get("JTC_CONCURRENCY_COUNT", "10000"))
 
@@ -94,3 +100,47 @@ def test_negative_control_without_the_lock_the_checker_finds_damage(tmp_path: Pa
     loaded = load_file(path)
     assert loaded.problems
     path.unlink()
+
+
+# -- two real kernels on one session --------------------------------------------------------
+
+
+def _user_with_cell(tree: SessionTree, cell_id: str) -> Node:
+    return next(n for n in tree if n.meta and n.meta.get("cell_id") == cell_id)
+
+
+def _kernel_view(kernel: Kernel) -> tuple[int, str]:
+    shown = kernel.run(
+        "from jupyter_tree_chat.kernel.sessions import current_session\n"
+        "s = current_session()\nprint(len(s.tree), s.leaf)"
+    ).check()
+    count, leaf = shown.stdout.split()
+    return int(count), leaf
+
+
+@pytest.mark.kernel
+def test_two_kernels_share_a_session_and_each_keeps_its_own_leaf(tmp_path: Path) -> None:
+    with Kernel(tmp_path) as first, Kernel(tmp_path) as second:
+        first.chat("What is a leaf?", "a0000001").check()
+        second.chat("And a branch?", "b0000001").check()  # loads the file: under first's answer
+        first.chat("Why keep old branches?", "a0000002").check()  # reads second's turn first
+        second.run("%chat retry").check()  # a second answer beside its first
+        tree = load_file(first.session_file()).tree
+        branch = _user_with_cell(tree, "b0000001")
+        first.run(f"%chat switch {branch.id}").check()  # a leaf record in the shared file
+        second.chat("Go on", "b0000002").check()  # under its own leaf, not where first went
+
+        loaded = load_file(first.session_file())
+        tree = loaded.tree
+        assert loaded.problems == []  # every line whole: nothing interleaved
+        assert len(tree) == 9  # 3 questions and answers, a retry, one more turn: none lost
+        own_answer = tree.children(_user_with_cell(tree, "a0000001").id)[0]
+        assert _user_with_cell(tree, "a0000002").parent_id == own_answer.id
+        retried = tree.children(branch.id)
+        assert len(retried) == 2  # the retry, beside the first answer
+        assert _user_with_cell(tree, "b0000002").parent_id == retried[1].id
+        for kernel in (first, second):
+            count, _ = _kernel_view(kernel)
+            assert count == 9  # each sees every node, its own and the other's
+        assert _kernel_view(first)[1] == retried[1].id  # where it switched
+        assert _kernel_view(second)[1] == tree.children(_user_with_cell(tree, "b0000002").id)[0].id

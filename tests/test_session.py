@@ -480,3 +480,28 @@ def test_an_imported_roots_system_prompt_is_sent_unless_the_settings_name_one(mo
     model.enqueue("ok")
     session.ask("A new topic", new_root=True)
     assert model.requests[-1].system is None
+
+
+# -- a file shared with another process ---------------------------------------------------
+
+
+def test_each_action_first_reads_what_another_session_appended(session_file, model):
+    mine, theirs = open_session(session_file, model), open_session(session_file, model)
+    seen: list[str] = []
+    mine.subscribe(lambda e: seen.append(e.node.id) if isinstance(e, NodeAdded) else None)
+    model.enqueue("first answer")
+    first = mine.ask("mine")
+    model.enqueue("their answer")
+    their = theirs.ask("theirs")  # a fresh view of the file: a root beside ours
+    assert theirs.tree.get(their.user.id).parent_id is None
+    assert first.user.id in theirs.tree  # it read ours before asking
+    seen.clear()
+    model.enqueue("second answer")
+    second = mine.ask("mine again")
+    assert seen[:2] == [their.user.id, their.replies[0].id]  # the panel hears of them
+    assert mine.tree.get(second.user.id).parent_id == first.replies[0].id  # our leaf
+    theirs.switch(first.user.id)  # their leaf record must not move ours
+    assert mine.refresh() == [] and mine.leaf == second.replies[0].id
+    assert theirs.refresh() == [] and len(theirs.tree) == len(mine.tree) == 6
+    assert load_file(session_file).problems == []
+    assert mine.problems == [] and theirs.problems == []

@@ -239,14 +239,30 @@ def test_a_node_that_is_not_kept_reports_only_why() -> None:
     ]
 
 
-def test_loaded_nodes_have_every_field_a_constructed_node_has() -> None:
-    # the loader writes Node.__init__ out for speed: a field added there must be added here
-    loaded = parse_session(GOOD + node("u2", "a1")).tree.get("a1")
-    made = Node("a1", "u1", {"role": "assistant", "content": "a1"}, None, 2)
-    made.kids = ["u2"]
-    assert {k: getattr(loaded, k) for k in Node.__slots__} == {
-        k: getattr(made, k) for k in Node.__slots__
-    }
+def test_a_loaded_node_reads_like_a_constructed_one() -> None:
+    # the loader decodes lines straight into Nodes and leaves bodies raw until read
+    data = GOOD + encode_record(
+        {
+            "id": "u2",
+            "parentId": "a1",
+            "message": {"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 5},
+            "meta": {"cell_id": "c1"},
+        }
+    )
+    tree = parse_session(data).tree
+    made = Node(
+        "u2",
+        "a1",
+        {"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 5},
+        {"cell_id": "c1"},
+        3,
+    )
+    loaded = tree.get("u2")
+    fields = ("id", "parent_id", "role", "text", "line", "message", "meta")
+    assert [getattr(loaded, k) for k in fields] == [getattr(made, k) for k in fields]
+    assert loaded == made and loaded.to_record() == made.to_record()
+    assert [n.id for n in tree.children("a1")] == ["u2"]
+    assert tree.get("a1").meta is None and tree.get("a1").role == "assistant"
 
 
 def test_leaf_and_label_records_restore_the_switch_and_names() -> None:
@@ -414,6 +430,96 @@ def test_memory_store_mends_a_torn_tail_too() -> None:
 
 
 # -- where sessions live ---------------------------------------------------------------
+
+
+# -- a file shared with other processes -------------------------------------------------
+
+
+def user(node_id: str, parent: str | None) -> dict[str, Any]:
+    return {"id": node_id, "parentId": parent, "message": {"role": "user", "content": node_id}}
+
+
+def answer(node_id: str, parent: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": [{"type": "text", "text": node_id}]}
+    return {"id": node_id, "parentId": parent, "message": message}
+
+
+def test_read_new_returns_what_another_writer_appended_and_not_our_own(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    ours, theirs = FileStore(path), FileStore(path)
+    mine = ours.load()
+    theirs.load()
+    ours.append([user("u1", None), answer("a1", "u1")])
+    theirs.append([user("t1", None)])  # the other process read nothing yet: a new root
+    ours.append([user("u2", "a1")])
+    theirs.append([answer("t2", "t1"), leaf_record("t2"), label_record("a1", "theirs")])
+    for record in (user("u1", None), answer("a1", "u1"), user("u2", "a1")):  # as Session does
+        mine.tree.add(Node(record["id"], record["parentId"], record["message"]))
+    found = ours.read_new()
+    assert [n.id for n in found.nodes] == ["t1", "t2"] and found.problems == []
+    assert [n.line for n in found.nodes] == [4, 6]  # lines counted past our own records
+    assert found.note is None and ours.read_new().nodes == []  # nothing twice
+    assert mine.labels == {"a1": "theirs"}  # labels are shared
+    assert mine.tree.leaf is None  # their leaf record does not move ours
+    assert [n.id for n in mine.tree.children("t1")] == ["t2"]
+
+
+def test_read_new_leaves_a_line_being_written_for_the_next_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    store = FileStore(path)
+    result = store.load()
+    whole = encode_record(user("u1", None))
+    with open(path, "ab") as handle:  # another writer, half way through its write
+        handle.write(whole[:25])
+    assert store.read_new().nodes == [] and result.problems == []
+    with open(path, "ab") as handle:
+        handle.write(whole[25:])
+    assert [n.id for n in store.read_new().nodes] == ["u1"] and result.problems == []
+    assert result.tree.get("u1").line == 1
+
+
+def test_a_torn_tail_at_load_is_reported_and_read_again_once_it_is_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    whole = encode_record(user("u2", "a1"))
+    path.write_bytes(
+        encode_record(user("u1", None)) + encode_record(answer("a1", "u1")) + whole[:9]
+    )
+    store = FileStore(path)
+    result = store.load()
+    assert [str(p) for p in result.problems] == [
+        "line 3: torn last line: an incomplete record of 9 bytes (ignored)"
+    ]
+    with open(path, "ab") as handle:  # it was still being written
+        handle.write(whole[9:])
+    assert [n.id for n in store.read_new().nodes] == ["u2"]
+    assert result.tree.get("u2").line == 3 and len(result.problems) == 1
+
+
+def test_a_file_replaced_or_truncated_by_someone_else_is_said_and_nothing_lost(
+    tmp_path: Path,
+) -> None:
+    for change in ("replace", "truncate"):
+        path = tmp_path / f"{change}.chat.jsonl"
+        path.write_bytes(GOOD)
+        store = FileStore(path)
+        result = store.load()
+        if change == "replace":
+            other = tmp_path / "other"
+            other.write_bytes(node("x", None))
+            os.replace(other, path)
+        else:
+            with open(path, "r+b") as handle:
+                handle.truncate(10)
+        found = store.read_new()
+        assert found.nodes == [] and found.note is not None
+        assert str(path) in found.note and "in memory only" in found.note
+        assert ("replaced" if change == "replace" else "truncated") in found.note
+        assert [n.id for n in result.tree] == ["u1", "a1"]  # what was read stays
+        before = path.read_bytes()
+        with pytest.raises(SessionNotSaved, match="NOT being saved"):
+            store.append([user("u2", "a1")])
+        assert path.read_bytes() == before  # nothing written after the change
+        assert store.read_new().note is None  # said once
 
 
 def test_session_paths_sit_beside_the_notebook(tmp_path: Path) -> None:

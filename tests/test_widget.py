@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from content_blocks import image_block, pdf_block, url_image
 from widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.errors import Overloaded
@@ -478,6 +479,71 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     recorder.clear()
     session.ask("two")
     assert recorder.sent == []
+
+
+# -- images, documents and the asking cell ---------------------------------------------------
+
+PNG_BLOCK = image_block("iVBORw0KGgo=")
+
+
+def test_an_opened_node_carries_its_images_as_data_and_hostile_ones_hidden(
+    session: Session, provider: Scripted, recorder
+):
+    hostile = [
+        url_image("javascript:alert(1)"),
+        url_image("https://example.invalid/x.png"),
+        image_block("PHN2Zz4=", "image/svg+xml"),
+        image_block('x" onerror="'),
+    ]
+    document = pdf_block(b"%PDF-")
+    content = [document, PNG_BLOCK, *hostile, {"type": "text", "text": "what are these?"}]
+    turn = session.ask(content, meta={"cell_id": "cell0001"})
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    recorder.clear()
+    comm.deliver({"a": "text", "ids": [turn.user.id, turn.replies[0].id], "req": 1})
+    (texts,) = [m for m in recorder.customs() if m["t"] == "texts"]
+    question, answer = texts["texts"][turn.user.id], texts["texts"][turn.replies[0].id]
+    assert question["text"] == "what are these?"
+    assert question["media"] == [
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf"},
+            "title": "paper.pdf",
+        },
+        PNG_BLOCK,
+        {"type": "image", "source": {"type": "url"}},
+        {"type": "image", "source": {"type": "url"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/svg+xml"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png"}},
+    ]
+    assert "javascript" not in json.dumps(texts) and "example.invalid" not in json.dumps(texts)
+    assert answer["cell"] == "cell0001" and "media" not in answer  # where "Insert below" goes
+
+
+def test_a_tree_row_says_where_a_questions_image_and_document_stand(session: Session, recorder):
+    session.ask(
+        [
+            pdf_block(b"%PDF-", "notes.pdf"),
+            {"type": "text", "text": "What is in "},
+            PNG_BLOCK,
+            {"type": "text", "text": "?"},
+        ]
+    )
+    panel = TreePanel(session)
+    assert panel.nodes[0][3] == "[notes.pdf]What is in [image]?"
+
+
+def test_editing_a_question_in_the_panel_keeps_its_image(
+    session: Session, provider: Scripted, recorder
+):
+    turn = session.ask([{"type": "text", "text": "Look at "}, PNG_BLOCK])
+    panel = TreePanel(session)
+    comm_of(recorder, panel).deliver(
+        {"a": "edit", "id": turn.user.id, "text": "Describe", "req": 1}
+    )
+    edited = file_records(session)[-2]
+    assert edited["message"]["content"] == [PNG_BLOCK, {"type": "text", "text": "Describe"}]
 
 
 # -- a fan-out, streamed per answer ---------------------------------------------------------

@@ -138,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `jupyter tree-chat show big.chat.jsonl | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    if argv is None:  # the console script: a million nodes need not be freed one by one
+        sys.stderr.flush()
+        os._exit(status)
     return status
 
 

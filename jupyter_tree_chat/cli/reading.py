@@ -8,12 +8,14 @@ way: nothing is written, and the problems reported are the source's, by its line
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 from .. import formats
 from ..errors import ChatError, StoreError
+from ..formats.detect import SCAN_BYTES
 from ..providers.wire import api_messages
-from ..store import LoadResult, parse_session, read_session_bytes
+from ..store import LoadResult, load_file, open_session_file, read_session_bytes
 from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
 from ..tree import SessionTree
 
@@ -37,23 +39,36 @@ class Reading:
 
 
 def load(name: str) -> Reading:
+    """Read ``name``: another tool's file in memory, this project's through the store's
+    chunked loader (a 1M-node file is never held as one bytes object)."""
     try:
-        data = read_session_bytes(name)
+        kind = formats.detect(_head(name))
+        if kind in formats.FORMATS:
+            data = read_session_bytes(name)
+            imported = formats.read([formats.Source.of(name, data)], kind)
+            result = formats.load(imported)
+            problems = [str(p) for p in imported.problems]
+            problems += [f"(as read) {p}" for p in result.problems]
+            return Reading(result, problems, kind)
+        result = load_file(name, missing_ok=False)
+        if not len(result.tree) and result.header is None:  # nothing usable: is it text?
+            data = read_session_bytes(name)
+            if data and not _is_utf8(data):
+                raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
     except FileNotFoundError:
         raise CliError(f"{name}: no such file") from None
     except StoreError as exc:  # a directory, a pipe, permission denied
         raise CliError(str(exc)) from None
-    kind = formats.detect(data)
-    if kind in formats.FORMATS:
-        imported = formats.read([formats.Source.of(name, data)], kind)
-        result = formats.load(imported)
-        problems = [str(p) for p in imported.problems]
-        problems += [f"(as read) {p}" for p in result.problems]
-        return Reading(result, problems, kind)
-    result = parse_session(data)
-    if data and not len(result.tree) and result.header is None and not _is_utf8(data):
-        raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
     return Reading(result, [str(p) for p in result.problems], formats.NATIVE)
+
+
+def _head(name: str) -> bytes:
+    """The first bytes of a file, as much as format detection reads."""
+    fd = open_session_file(name)
+    try:
+        return os.pread(fd, SCAN_BYTES, 0)
+    finally:
+        os.close(fd)
 
 
 def _is_utf8(data: bytes) -> bool:

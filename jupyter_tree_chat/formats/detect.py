@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 NATIVE = "tree-chat"
-_SCAN_BYTES = 1 << 20
+SCAN_BYTES = 1 << 20  # detect() reads no further: callers may pass just this head
 _SCAN_LINES = 50
 _CLAUDE_TYPES = {
     "user",
@@ -44,7 +44,7 @@ _PI_TYPES = {
 
 def detect(data: bytes) -> str | None:
     """ "claude-code", "pi", "chatgpt", "open-webui", "tree-chat" (this project's), or None."""
-    head = data[:_SCAN_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = data[:SCAN_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         return None
     lines = head.split(b"\n", _SCAN_LINES)[:_SCAN_LINES]

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..store import _why_not_json, _with_lone_surrogates
+from ..loader import why_not_json, with_lone_surrogates
 
 Report = Callable[[int | None, str], None]
 _DECODER = json.JSONDecoder()
@@ -50,7 +50,7 @@ def json_lines(data: bytes, report: Report) -> Iterator[tuple[int, Any]]:
 def recover(line: bytes, number: int, is_last: bool, report: Report) -> list[Any]:
     """What can be read of a line a JSON parser refused: lone surrogates replaced, or the
     records glued on it; else nothing, and the damage is reported."""
-    value = _with_lone_surrogates(line)
+    value = with_lone_surrogates(line)
     if value is not None:
         report(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
         return [value]
@@ -58,7 +58,7 @@ def recover(line: bytes, number: int, is_last: bool, report: Report) -> list[Any
     if glued:
         report(number, f"{len(glued)} records glued on one line (each read)")
         return glued
-    report(number, _why_not_json(line, is_last))
+    report(number, why_not_json(line, is_last))
     return []
 
 
@@ -91,7 +91,7 @@ def json_document(data: bytes, report: Report) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as error:
-        value = _with_lone_surrogates(data)
+        value = with_lone_surrogates(data)
         if value is not None:
             report(None, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
             return value

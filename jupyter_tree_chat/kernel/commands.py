@@ -7,6 +7,7 @@ turns that ask the model to ``turn.run_turn`` so they look exactly like a ``%%ch
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..compare import question_of, sibling_answers
+from ..context import code_blocks
 from ..errors import AmbiguousId, ChatError, NodeNotFound
 from ..picture import draw
 from ..session import Session
@@ -23,8 +25,9 @@ from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from ..tree import Node
 from . import turn as _turn
 from .columns import show_compare
+from .context import Question, QuestionBuilder
 from .importing import import_session
-from .options import fanout_words, substitute
+from .options import fanout_words
 from .output import show_markdown, show_svg
 from .sessions import KernelSessions
 
@@ -43,6 +46,8 @@ HELP = """\
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
+  code [ID] [K]         put code block K (default: the last) of answer ID (default:
+                        the last answer) into a new cell below
   sessions              this notebook's sessions; * marks the one in use
   use NAME              use session NAME from now on ('default': the unnamed one)
   import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
@@ -60,9 +65,10 @@ After each turn, _chat holds the reply text and _chat_id its node id.
 class Commands:
     """Runs one ``%chat`` line against the kernel's sessions."""
 
-    def __init__(self, sessions: KernelSessions, shell: Any) -> None:
+    def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:
         self.sessions = sessions
         self.shell = shell
+        self.questions = questions
 
     def run(self, line: str) -> Any:
         try:
@@ -107,11 +113,16 @@ class Commands:
     def _turn(self, action: Callable[[], Any]) -> None:
         _turn.run_turn(self.sessions, self.session, action, shell=self.shell)
 
-    def _text(self, words: list[str]) -> str:
-        text = " ".join(words)
-        if self.sessions.config.substitute_variables:
-            text = substitute(text, getattr(self.shell, "user_ns", {}))
-        return text
+    def _question(self, words: list[str], where: str) -> Question:
+        return self.questions.question(
+            " ".join(words), where=where, substitute=self.sessions.config.substitute_variables
+        )
+
+    def _text(self, words: list[str], where: str) -> str:
+        content = self._question(words, where).content
+        if not isinstance(content, str):
+            raise UsageError(f"{where} takes text only; an image or file goes in a %%chat cell")
+        return content
 
     # -- reading the tree ----------------------------------------------------------------
 
@@ -205,6 +216,36 @@ class Commands:
             raise UsageError("the session is empty; run a %%chat cell first")
         return self.session.tree.get(leaf).text
 
+    def do_code(self, args: list[str]) -> None:
+        self._expect(args, 0, 2, "code [ID] [K]")
+        ref, number = None, None
+        if args and _is_block_number(args[-1]):
+            number = int(args.pop())
+        if args:
+            ref = args.pop()
+        if args:
+            raise UsageError("usage: %chat code [ID] [K]  (K: the code block's number, 1 = first)")
+        node = self.node(ref) if ref is not None else self._last_answer()
+        blocks = code_blocks(node.text)
+        if not blocks:
+            raise UsageError(f"%chat code: {node.id[:7]} has no code block; pick another answer ID")
+        index = len(blocks) if number is None else number
+        if index < 0:
+            index += len(blocks) + 1
+        if not 1 <= index <= len(blocks):
+            raise UsageError(
+                f"%chat code: {node.id[:7]} has {len(blocks)} code block(s); "
+                f"give K from 1 to {len(blocks)}"
+            )
+        self.shell.set_next_input(blocks[index - 1].code.rstrip("\n"), replace=False)
+        print(f"Code block {index} of {len(blocks)} of {node.id[:7]} is in a new cell below.")
+
+    def _last_answer(self) -> Node:
+        for node in reversed(self.session.path()):
+            if node.role == "assistant":
+                return node
+        raise UsageError("%chat code: there is no answer on this branch yet; run a %%chat cell")
+
     # -- moving around --------------------------------------------------------------------
 
     def do_switch(self, args: list[str]) -> None:
@@ -248,9 +289,13 @@ class Commands:
             raise UsageError(
                 f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
             )
-        text = self._text(args[1:])
+        question = self._question(args[1:], "%chat edit")
         original = questions[number - 1]
-        self._turn(lambda: self.session.edit(original.id, text, fanout=fanout))
+        self._turn(
+            lambda: self.session.edit(
+                original.id, question.content, meta=question.meta, fanout=fanout
+            )
+        )
 
     def do_retry(self, args: list[str]) -> None:
         fanout, args = fanout_words(args, "%chat retry")
@@ -276,7 +321,7 @@ class Commands:
         show_compare(question, answers)
 
     def do_fork_before_tool(self, args: list[str]) -> None:
-        text = self._text(args) if args else None
+        text = self._text(args, "%chat fork-before-tool") if args else None
         self._turn(lambda: self.session.fork_before_tool_use(text))
 
     def do_compact(self, args: list[str]) -> None:
@@ -284,7 +329,7 @@ class Commands:
         before = session.leaf
         if before is None:
             raise UsageError("the session is empty; there is nothing to compact")
-        instructions = self._text(args) or None
+        instructions = self._text(args, "%chat compact") if args else None
         self._turn(lambda: session.compact(instructions))
         root = session.path()[0]
         show_markdown(root.text)
@@ -364,6 +409,11 @@ def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:
             return True
         current = tree.get(current).parent_id
     return False
+
+
+def _is_block_number(word: str) -> bool:
+    """``2`` or ``-1`` is a code block's number; a longer number is taken for an id."""
+    return re.fullmatch(r"-?\d{1,3}", word) is not None
 
 
 def _snippet(text: str, width: int = 60) -> str:

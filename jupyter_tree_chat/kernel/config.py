@@ -13,6 +13,7 @@ from typing import Any
 from traitlets import Bool, CFloat, CInt, Enum, List, Unicode, validate
 from traitlets.config import Configurable
 
+from ..context import Limits
 from ..providers import PROVIDER_NAMES
 from ..session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
 from ..store import validate_session_name
@@ -49,6 +50,13 @@ class TreeChat(Configurable):
     substitute_variables = Bool(
         True, help="Replace {name} in a %%chat cell with the value of the Python variable."
     ).tag(config=True)
+    max_rows = CInt(40, help="Most rows of a DataFrame in a question (its first and last).").tag(
+        config=True
+    )
+    max_columns = CInt(20, help="Most columns of a DataFrame in a question.").tag(config=True)
+    max_chars = CInt(
+        20_000, help="Most characters of a value's text (repr, file, quote) in a question."
+    ).tag(config=True)
     max_tool_rounds = CInt(DEFAULT_MAX_TOOL_ROUNDS, help="Most tool call rounds in one turn.").tag(
         config=True
     )
@@ -65,6 +73,11 @@ class TreeChat(Configurable):
         default_value=[0.0, 0.5, 1.0],
         help='The temperatures the panel\'s "Ask other models…" offers for a fan-out.',
     ).tag(config=True)
+    warm_up = Bool(
+        True,
+        help="Import the Anthropic SDK and build its client in the background when the "
+        "extension loads (no network), so the first cell need not wait for it.",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
@@ -76,12 +89,16 @@ class TreeChat(Configurable):
             return None
         return validate_session_name(value)
 
-    @validate("max_tokens", "max_tool_rounds")
+    @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
-        if value < 0 or (value == 0 and proposal["trait"].name == "max_tokens"):
+        if value < 0 or (value == 0 and proposal["trait"].name != "max_tool_rounds"):
             raise ValueError(f"{proposal['trait'].name} must be a positive number, not {value}")
         return value
+
+    def limits(self) -> Limits:
+        """How much of a value goes into a question."""
+        return Limits(self.max_rows, self.max_columns, self.max_chars)
 
     def compare_choices(self) -> dict[str, list[Any]]:
         """What the panel offers for a fan-out: ``models`` and ``temperatures``."""

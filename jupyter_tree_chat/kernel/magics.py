@@ -20,8 +20,10 @@ from ..session import ChatSettings, Session
 from . import turn as _turn
 from .commands import HELP, Commands
 from .config import TreeChat
+from .context import Question, QuestionBuilder
+from .history import CellErrors
 from .notebook import current_cell_id
-from .options import CellOptions, chat_arguments, parse_cell_line, substitute
+from .options import CellOptions, chat_arguments, parse_cell_line
 from .sessions import KernelSessions
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -37,7 +39,10 @@ class ChatMagics(Magics):
     def __init__(self, shell: Any, sessions: KernelSessions) -> None:
         super().__init__(shell)
         self.sessions = sessions
-        self.commands = Commands(sessions, shell)
+        self.errors = CellErrors(shell)  # the kernel's Err, for {Err} and {Err[3]}
+        self.errors.install()
+        self.questions = QuestionBuilder(shell, self.errors, sessions.config.limits)
+        self.commands = Commands(sessions, shell, self.questions)
 
     @no_var_expand
     @chat_arguments
@@ -48,8 +53,14 @@ class ChatMagics(Magics):
         Which branch the question goes on follows the notebook: re-running a cell whose
         question is on the current path forks there (changed text: an edit; unchanged:
         a retry beside the old answer); any other cell continues the current branch.
-        --new, --from ID and --continue override that. {name} in the text is replaced
-        by the Python variable's value ({{name}} keeps the braces; --raw turns it off).
+        --new, --from ID and --continue override that.
+
+        {name} in the text becomes the variable by its type: a DataFrame a table, a
+        figure or image an image, an array numpy's summary; {In[3]}, {Out[3]} and
+        {Err[3]} are cell 3's source, result and error, {Err} the last error
+        ({{name}} keeps the braces; --raw turns it all off). --attach PATH adds a file
+        (text, PDF, image), --with ID another node's text (--with-path: its whole
+        path). The line under the footer says what was sent.
 
         --n 3, --models A,B and --temperatures 0,1 ask for several answers at once
         (every combination, at most 12), streamed side by side; `%chat compare`
@@ -58,12 +69,13 @@ class ChatMagics(Magics):
         Afterwards _chat holds the reply text and _chat_id its node id;
         `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
-        temperature, provider, session, substitute_variables, throttle).
+        temperature, provider, session, substitute_variables, throttle, max_rows,
+        max_columns, max_chars).
         """
         options = parse_cell_line(line)
-        text = self._cell_text(cell, options)
         session = self._session(options.session)
         self._check_refs(session, options)
+        question = self._question(cell, options, session)
         settings = self._settings(session, options)
         cell_id = current_cell_id(self.shell)
         original_provider = session.provider
@@ -77,7 +89,8 @@ class ChatMagics(Magics):
                 self.sessions,
                 session,
                 lambda: session.run_cell(
-                    text,
+                    question.content,
+                    meta=question.meta,
                     cell_id=cell_id,
                     settings=settings,
                     from_node=options.from_node,
@@ -99,13 +112,19 @@ class ChatMagics(Magics):
 
     # -- pieces -----------------------------------------------------------------------
 
-    def _cell_text(self, cell: str, options: CellOptions) -> str:
+    def _question(self, cell: str, options: CellOptions, session: Session) -> Question:
         text = cell.strip()
         if not text:
             raise UsageError("%%chat: the cell is empty; write your question below the %%chat line")
-        if self.sessions.config.substitute_variables and not options.raw:
-            text = substitute(text, self.shell.user_ns if self.shell is not None else {})
-        return text
+        return self.questions.question(
+            text,
+            substitute=self.sessions.config.substitute_variables and not options.raw,
+            attach=options.attach,
+            folder=self.sessions.notebook().parent,
+            with_refs=options.with_refs,
+            with_path=options.with_path,
+            session=session,
+        )
 
     def _session(self, name: str | None) -> Session:
         try:

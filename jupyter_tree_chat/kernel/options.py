@@ -1,4 +1,4 @@
-"""Parsing for ``%%chat``: its options, their checks, and ``{name}`` substitution.
+"""Parsing for ``%%chat``: its options and their checks (``{name}`` fields: context.py).
 
 Kept apart from the magic so each rule is testable without a shell, and so every user
 mistake becomes one ``UsageError`` line that says the fix. The options are declared with
@@ -14,9 +14,8 @@ front of ``%chat retry`` and ``%chat edit`` (``fanout_words``).
 
 from __future__ import annotations
 
-import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -73,6 +72,20 @@ _ARGUMENTS = (
     ),
     argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
     argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
+    argument(
+        "--attach",
+        action="append",
+        metavar="PATH",
+        help="Attach a file (text, PDF or image; relative to the notebook's folder). Repeatable.",
+    ),
+    argument(
+        "--with",
+        dest="with_refs",
+        action="append",
+        metavar="ID",
+        help="Quote node ID (say, an answer on another branch) in the question. Repeatable.",
+    ),
+    argument("--with-path", action="store_true", help="--with brings ID's whole path."),
 )
 
 
@@ -106,6 +119,9 @@ class CellOptions:
     provider: str | None = None
     raw: bool = False
     fanout: Fanout | None = None
+    attach: tuple[str, ...] = ()
+    with_refs: tuple[str, ...] = ()
+    with_path: bool = False
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -134,6 +150,8 @@ def parse_cell_line(line: str) -> CellOptions:
             raise UsageError(
                 f"%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
             )
+    if args.with_path and not args.with_refs:
+        raise UsageError("%%chat: --with-path goes with --with ID; add the node to bring")
     return CellOptions(
         session=args.session,
         model=args.model,
@@ -147,6 +165,9 @@ def parse_cell_line(line: str) -> CellOptions:
         provider=args.provider,
         raw=args.raw,
         fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),
+        attach=tuple(args.attach or ()),
+        with_refs=tuple(args.with_refs or ()),
+        with_path=args.with_path,
     )
 
 
@@ -226,31 +247,3 @@ def parse_tool_names(value: str | None) -> tuple[str, ...] | None:
     if names in ((), ("none",)):
         return ()
     return names
-
-
-# -- {name} substitution ------------------------------------------------------------------
-
-#: ``{{name}}`` is a literal ``{name}``; ``{name}`` is a variable; every other brace
-#: (code, JSON, LaTeX, ``}}`` closing nested dicts) is left exactly as written.
-_FIELD = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def substitute(text: str, namespace: Mapping[str, Any]) -> str:
-    """Replace each ``{name}`` with ``str()`` of that variable, as jupyter-ai's magic does.
-
-    ``{{name}}`` gives a literal ``{name}``. An undefined name is a ``UsageError`` that
-    names the ways out, since sending the braces to the model silently is never meant.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        escaped, name = match.groups()
-        if escaped is not None:
-            return "{" + escaped + "}"
-        if name not in namespace:
-            raise UsageError(
-                f"%%chat: {{{name}}} names no Python variable; define {name}, write "
-                f"{{{{{name}}}}} for literal braces, or use %%chat --raw"
-            )
-        return str(namespace[name])
-
-    return _FIELD.sub(replace, text)

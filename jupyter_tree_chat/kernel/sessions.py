@@ -21,6 +21,8 @@ displays (a per-turn control) appears under that cell's reply.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,8 @@ class KernelSessions:
         self._sessions: dict[Path, Session] = {}
         self._providers: dict[str | None, Provider] = {}
         self._said: set[str] = set()
+        self._warming: dict[str | None, threading.Thread] = {}
+        self._warmed: dict[str | None, tuple[Provider, str | None]] = {}
 
     # -- where -------------------------------------------------------------------------
 
@@ -77,9 +81,41 @@ class KernelSessions:
 
     # -- what ------------------------------------------------------------------------
 
+    def warm_up(self) -> None:
+        """Start making the provider the first cell will use, in a background thread.
+
+        Importing the ``anthropic`` SDK and building its client take about a second;
+        done here (``%load_ext``), the first ``%%chat`` cell finds them ready, or waits
+        only for what is left. Nothing goes over the network. The offline model needs
+        neither, so with no API key (and no ``TreeChat.provider = 'anthropic'``) there is
+        nothing to do.
+        """
+        name = self.config.provider
+        if not self.config.warm_up or name in self._providers or name in self._warming:
+            return
+        if name == "offline" or (name is None and not os.environ.get("ANTHROPIC_API_KEY")):
+            return
+
+        def make() -> None:
+            try:
+                self._warmed[name] = choose_provider(name, prepare=True)
+            except Exception:  # the cell makes it again and shows the error there
+                log.debug("warming up provider %r failed", name, exc_info=True)
+
+        thread = threading.Thread(target=make, name="jupyter-tree-chat warm-up", daemon=True)
+        self._warming[name] = thread
+        thread.start()
+
     def provider(self, name: str | None = None) -> Provider:
         """The kernel's provider called ``name`` (None: by API key), made once."""
         provider = self._providers.get(name)
+        if provider is None and name in self._warming:
+            self._warming.pop(name).join()  # only if it is not ready yet
+            provider, notice = self._warmed.pop(name, (None, None))
+            if provider is not None:
+                self._providers[name] = provider
+                if notice:
+                    self._say_once("provider-notice", notice)
         if provider is None:
             provider, notice = choose_provider(name)
             self._providers[name] = provider
@@ -106,6 +142,7 @@ class KernelSessions:
                 )
         session.provider = provider
         session.settings = self.config.chat_settings()
+        session.refresh()  # what other kernels appended, before a cell or command uses it
         return session
 
     def open_sessions(self) -> dict[Path, Session]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..context import sent_line
 from ..errors import ChatError, ProviderError
 from ..session import FanoutStarted, Session, Turn, TurnInterrupted
 from .columns import FanoutColumns
@@ -112,6 +113,9 @@ def run_turn(
         and not (last.meta or {}).get("synthetic")
     ):
         show_footer(footer(session, last))
+        sent = sent_line(_question_of(session, turn).get("context") or [])
+        if sent:
+            show_footer(sent)
     sessions.run_turn_hooks(session, turn)
     shown = str(turn.error) if turn.error is not None else None
     for line in output.errors:  # e.g. the session could not be saved
@@ -121,6 +125,14 @@ def run_turn(
         where = f" (the partial reply is kept as {last.id[:7]})" if last is not None else ""
         raise ChatFailed(f"Model error: {turn.error}{where}")
     sys.stdout.flush()
+
+
+def _question_of(session: Session, turn: Turn) -> dict[str, Any]:
+    """The meta of the question this turn answered (new, or the one a retry answered)."""
+    question = turn.user
+    if question is None and turn.replies and turn.replies[0].parent_id is not None:
+        question = session.tree.get(turn.replies[0].parent_id)
+    return (question.meta or {}) if question is not None else {}
 
 
 def _leave_for_python(shell: Any, turn: Turn) -> None:

@@ -25,11 +25,14 @@ __all__ = [
 ]
 
 
-def choose_provider(name: str | None = None) -> tuple[Provider, str | None]:
+def choose_provider(
+    name: str | None = None, *, prepare: bool = False
+) -> tuple[Provider, str | None]:
     """The provider called ``name``, or the best available one, and a notice if any.
 
     With no name: ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``offline``
     (and the notice says so, once, so nobody mistakes its replies for Claude's).
+    ``prepare`` also loads what the first request would load (no network).
     """
     if name not in (None, *PROVIDER_NAMES):
         from ..errors import ChatError
@@ -38,7 +41,10 @@ def choose_provider(name: str | None = None) -> tuple[Provider, str | None]:
     if name == "anthropic" or (name is None and os.environ.get("ANTHROPIC_API_KEY")):
         from .anthropic import AnthropicProvider
 
-        return AnthropicProvider(), None
+        provider = AnthropicProvider()
+        if prepare:
+            provider.prepare()
+        return provider, None
     from .offline import OfflineProvider, offline_notice
 
     return OfflineProvider(), (offline_notice() if name is None else None)

@@ -173,6 +173,13 @@ class AnthropicProvider:
                 )
         self.client = client
 
+    def prepare(self) -> None:
+        """Load what the first request would otherwise load on the way (no network):
+        the client's resources and the SDK's streaming and event types."""
+        importlib.import_module("anthropic.lib.streaming")
+        importlib.import_module("anthropic.types")
+        _ = self.client.messages
+
     def __repr__(self) -> str:  # never the key
         return f"AnthropicProvider(base_url={str(getattr(self.client, 'base_url', ''))!r})"
 

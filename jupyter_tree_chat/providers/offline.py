@@ -164,15 +164,39 @@ def split_into_chunks(text: str, words_per_chunk: int) -> list[str]:
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
 
 
+#: what an image or a document is counted as: about what a 1568 px image costs; base64
+#: characters / 4 would count a small figure as a long book
+MEDIA_TOKENS = 1_600
+
+
 def estimate_usage(request: ReplyRequest, content: list[dict[str, Any]]) -> dict[str, Any]:
     """Token counts estimated as characters / 4: deterministic, and about right."""
-    sent = _canonical([request.system, request.messages, [t.to_api() for t in request.tools]])
+    messages, media = _without_media(request.messages)
+    sent = _canonical([request.system, messages, [t.to_api() for t in request.tools]])
     return {
-        "input_tokens": math.ceil(len(sent) / 4),
+        "input_tokens": math.ceil(len(sent) / 4) + media * MEDIA_TOKENS,
         "output_tokens": math.ceil(len(_canonical(content)) / 4),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
+
+
+def _without_media(messages: Sequence[Message]) -> tuple[list[Message], int]:
+    """The messages with image and document blocks left out, and how many there were."""
+    kept: list[Message] = []
+    media = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            blocks = [b for b in content if not _is_media(b)]
+            media += len(content) - len(blocks)
+            message = {**message, "content": blocks}
+        kept.append(message)
+    return kept, media
+
+
+def _is_media(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in ("image", "document")
 
 
 # --- the teaching reply ----------------------------------------------------------------
@@ -186,10 +210,33 @@ def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
     if last_user is not None:
         question = message_text(last_user)
         parts.append(phrases.last_user + "\n\n" + _quote(question, phrases))
+        carried = _attached(last_user, phrases)
+        if carried:
+            parts.append(phrases.carried.format(items=carried))
         parts.append(phrases.answer.format(answer=_answer(question, phrases)))
     parts.append(phrases.only_this_path)
     parts.append(_settings(request, phrases))
     return "\n\n".join(parts)
+
+
+def _attached(message: Message, phrases: Phrases) -> str:
+    """``1 image (image/png), 1 document (report.pdf)``: the blocks that are not text."""
+    content = message.get("content")
+    found: dict[str, list[str]] = {}
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") in ("image", "document"):
+            source = block.get("source")
+            media_type = source.get("media_type") if isinstance(source, dict) else None
+            label = block.get("title") or media_type or "?"
+            found.setdefault(str(block["type"]), []).append(str(label))
+    nouns = {
+        "image": (phrases.image, phrases.images),
+        "document": (phrases.document, phrases.documents),
+    }
+    return phrases.list_separator.join(
+        f"{len(labels)} {nouns[kind][len(labels) > 1]} ({', '.join(labels)})"
+        for kind, labels in found.items()
+    )
 
 
 def _seen(messages: Sequence[Message], phrases: Phrases) -> str:

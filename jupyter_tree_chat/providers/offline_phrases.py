@@ -39,6 +39,11 @@ class Phrases:
     words: str
     word_count: str  # {count} {noun} {longest} (a template may leave some out)
     nothing_to_answer: str
+    carried: str  # {items}: the images and documents of the question
+    image: str
+    images: str
+    document: str
+    documents: str
     calling_tool: str  # {name} {input}
     tool_returned: str  # {tool}: the_tool or the_named_tool
     tool_failed: str  # {tool}
@@ -76,6 +81,11 @@ ENGLISH = Phrases(
         "answer it; ask about arithmetic (e.g. `2 + 3 * 4`) for a real offline answer."
     ),
     nothing_to_answer="There was no text to answer.",
+    carried="It also carried {items}, which this offline model cannot look at.",
+    image="image",
+    images="images",
+    document="document",
+    documents="documents",
     calling_tool="You asked for the tool `{name}`, so I am calling it with `{input}`.",
     tool_returned="{tool} returned:",
     tool_failed="{tool} reported an error:",
@@ -113,6 +123,11 @@ CHINESE = Phrases(
         "问一道算术题（比如 `2 + 3 * 4`），就能得到真正的离线回答。"
     ),
     nothing_to_answer="没有可以回答的文字。",
+    carried="它还附带了 {items}，这个离线模型看不了。",
+    image="张图片",
+    images="张图片",
+    document="份文档",
+    documents="份文档",
     calling_tool="你要求使用工具 `{name}`，所以我用 `{input}` 调用它。",
     tool_returned="{tool}返回了：",
     tool_failed="{tool}报告了错误：",

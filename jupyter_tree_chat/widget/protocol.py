@@ -154,10 +154,15 @@ def plain_text(markdown: str) -> str:
     return re.sub("\0(\\d+)\0", lambda m: codes[int(m.group(1))], text) if codes else text
 
 
+_MARKUP = re.compile(r"[`~\\#\[<*_\0]|^[ \t]*(?:[>+=-]|\d{1,9}[.)])", re.M)
+"""Where a text might hold Markdown syntax; a text without any is its own plain text."""
+
+
 def summary(text: str) -> str:
     """``head`` of the plain text (see ``plain_text``): what a tree row shows."""
     window = HEAD_CHARS * 4
-    plain = " ".join(plain_text(text[:window]).split())
+    start = text[:window]
+    plain = " ".join((plain_text(start) if _MARKUP.search(start) else start).split())
     if len(plain) <= HEAD_CHARS and len(text) <= window:
         return plain
     if len(text) > window:  # an emphasis closed beyond the window left its opening mark
@@ -195,9 +200,29 @@ def node_row(node: Node, parent_index: int) -> Row:
         node.id,
         parent_index,
         role_code(node),
-        summary(display_text(node.message)),
+        summary(head_text(node.message)),
         meta_summary(node),
     ]
+
+
+def head_text(message: Mapping[str, Any]) -> str:
+    """What a tree row summarises: the display text, with ``[image]`` and ``[name.pdf]``
+    where a question's images and documents stand (``What is in [image]?``)."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    if not any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in blocks):
+        return display_text(message)
+    pieces = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            pieces.append(str(block.get("text", "")))
+        elif block.get("type") == "image":
+            pieces.append("[image]")
+        elif block.get("type") == "document":
+            pieces.append(f"[{block.get('title') or 'document'}]")
+    return "".join(pieces)
 
 
 class RowIndex:
@@ -218,9 +243,60 @@ class RowIndex:
         return row
 
 
-def text_payload(node: Node) -> dict[str, Any]:
-    """What the browser gets when it opens a node: the full text and the full meta."""
-    return {"text": display_text(node.message), "meta": node.meta or {}}
+def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:
+    """What the browser gets when it opens a node: the full text, the full meta, its
+    images and documents (``media``) and, for an answer, the cell that asked (``cell``,
+    where "Insert below" puts a code block)."""
+    payload: dict[str, Any] = {"text": display_text(node.message), "meta": node.meta or {}}
+    media = media_blocks(node.message)
+    if media:
+        payload["media"] = media
+    if asked_in:
+        payload["cell"] = asked_in
+    return payload
+
+
+#: the image types a browser is shown, as ``data:`` URLs; never SVG (it is a program)
+SHOWN_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A message's image and document blocks, cut down to what a browser may show.
+
+    An image keeps its base64 data only when it is of a raster type (the browser makes a
+    ``data:`` URL of it, so nothing is fetched); an image by URL keeps no URL, an SVG or
+    damaged data keeps no data, so the view can only say why it shows nothing. A
+    document keeps its title and media type. The shapes stay the API's, so the panel
+    reads them exactly as the viewer reads a file's blocks.
+    """
+    content = message.get("content")
+    shown: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
+            continue
+        source = block.get("source")
+        source = source if isinstance(source, dict) else {}
+        media_type = source.get("media_type")
+        kept: dict[str, Any] = {"type": source.get("type")}
+        if isinstance(media_type, str):
+            kept["media_type"] = media_type
+        if block["type"] == "document":
+            title = block.get("title")
+            shown.append({"type": "document", "source": kept, "title": str(title or "document")})
+            continue
+        data = source.get("data")
+        if (
+            kept["type"] == "base64"
+            and media_type in SHOWN_IMAGE_TYPES
+            and isinstance(data, str)
+            and _BASE64.fullmatch(data)
+        ):
+            kept["data"] = data
+        elif kept["type"] != "base64":
+            kept = {"type": "url"}  # never the URL itself
+        shown.append({"type": "image", "source": kept})
+    return shown
 
 
 class DeltaCoalescer:

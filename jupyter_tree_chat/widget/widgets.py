@@ -28,6 +28,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..context import with_text
 from ..errors import ChatError, SessionBusy, TreeError
 from ..fanout import Fanout
 from ..session import (
@@ -255,13 +256,20 @@ class _SessionWidget(anywidget.AnyWidget):
     def _send_rows(self, start: Any) -> None:
         """Only the panel keeps rows."""
 
+    def _text_of(self, node: Node) -> dict[str, Any]:
+        asked_in = None
+        if node.role == "assistant":
+            question = _question_of(self.session, node)
+            asked_in = (question.meta or {}).get("cell_id")
+        return text_payload(node, asked_in if isinstance(asked_in, str) else None)
+
     def _act(self, action: str, content: dict[str, Any]) -> Turn | None:
         """Carry out one browser action as a ``Session`` call."""
         session = self.session
         node_id = str(content.get("id", ""))
         if action == "text":
             ids = [str(i) for i in content.get("ids", [])][:MAX_TEXTS_PER_REQUEST]
-            texts = {i: text_payload(session.tree.get(i)) for i in ids if i in session.tree}
+            texts = {i: self._text_of(session.tree.get(i)) for i in ids if i in session.tree}
             self.send({"t": "texts", "req": content.get("req"), "texts": texts})
             return None
         if action == "rows":
@@ -276,7 +284,8 @@ class _SessionWidget(anywidget.AnyWidget):
             text = content.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise TreeError("the edited message is empty; type something or press Escape")
-            return session.edit(node_id, text)
+            original = session.resolve(node_id).message
+            return session.edit(node_id, with_text(original, text))  # images stay
         if action == "switch":
             session.switch(node_id, deepest=bool(content.get("deepest", True)))
             return None

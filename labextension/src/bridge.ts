@@ -20,6 +20,7 @@
  * (`english`) and offers no lab command.
  */
 
+import { CodeActions } from './components/code';
 import { Translation, english } from './components/translate';
 
 export const HOST_KEY: symbol = Symbol.for('jupyter-tree-chat:host');
@@ -27,6 +28,11 @@ export const HOST_KEY: symbol = Symbol.for('jupyter-tree-chat:host');
 export const TRANSLATION_DOMAIN = 'jupyter_tree_chat';
 /** The bridge runs only the lab commands whose id starts with this. */
 export const COMMAND_PREFIX = 'jupyter-tree-chat:';
+/**
+ * The lab command that puts code into a new cell (notebook.ts): args `code`, `cellId`
+ * (the cell that asked, if known) and `near` (an element inside the notebook).
+ */
+export const INSERT_CODE_COMMAND = 'jupyter-tree-chat:insert-code';
 
 export interface TreeChatHost {
   /** the shape's version: a widget checks it before using anything else */
@@ -76,6 +82,17 @@ export function findHost(): TreeChatHost | null {
     return null;
   }
   return host as TreeChatHost;
+}
+
+/** "Insert below" for the widget's code blocks, when the lab has the command; else absent. */
+export function insertCodeBelow(cellOf: (answer: string) => string | undefined): CodeActions['insert'] {
+  const host = findHost();
+  if (!host?.hasCommand(INSERT_CODE_COMMAND)) {
+    return undefined;
+  }
+  return (code, answer, near) => {
+    void host.execute(INSERT_CODE_COMMAND, { code, cellId: cellOf(answer) ?? '', near });
+  };
 }
 
 /** The lab's translation when the bridge is there, else English. */

@@ -2,9 +2,11 @@
  * The JupyterLab plugin: a `chat-session` file type for `*.chat.jsonl`, the read-only
  * session viewer as its default (so double-click, "Open With" and `/lab/tree/<file>`
  * all show it) and in "Open With" for `.jsonl` and `.json` files (Claude Code, pi,
- * ChatGPT and Open WebUI sessions, read by the server extension), a command-palette entry to open a session file, and the bridge that
- * hands the widget bundle the lab's translation and this extension's commands
- * (bridge.ts). Every label goes through the `jupyter_tree_chat` translation domain.
+ * ChatGPT and Open WebUI sessions, read by the server extension), a command-palette
+ * entry to open a session file, the command that puts an answer's code into a new
+ * notebook cell (notebook.ts), and the bridge that hands the widget bundle the lab's
+ * translation and this extension's commands (bridge.ts). Every label goes through the
+ * `jupyter_tree_chat` translation domain.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -12,11 +14,13 @@ import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { DocumentWidget } from '@jupyterlab/docregistry';
 import { FileDialog } from '@jupyterlab/filebrowser';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { TRANSLATION_DOMAIN, installHost } from './bridge';
+import { addInsertCodeCommand } from './notebook';
 import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './viewer/viewer';
 
 const SUFFIX = '.chat.jsonl';
@@ -37,16 +41,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Browse *.chat.jsonl branching chat sessions: tree, path, siblings, problems.',
   autoStart: true,
   requires: [IRenderMimeRegistry, IDocumentManager],
-  optional: [ICommandPalette, ILayoutRestorer, ITranslator],
+  optional: [ICommandPalette, ILayoutRestorer, ITranslator, INotebookTracker],
   activate: (
     app: JupyterFrontEndApp,
     rendermime: IRenderMimeRegistry,
     docManager: IDocumentManager,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    notebooks: INotebookTracker | null
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    if (notebooks) {
+      addInsertCodeCommand(app, notebooks, trans);
+    }
     installHost(trans, app.commands);
     app.docRegistry.addFileType({
       name: FILE_TYPE,

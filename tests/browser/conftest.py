@@ -163,6 +163,7 @@ def running_lab(
         f"--LabApp.user_settings_dir={settings_dir}",
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
         "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/
         "--allow-root",
     ]  # fmt: skip
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -34,15 +34,18 @@ def write_notebook(path: Path, cells: list[str]) -> None:
     path.write_text(json.dumps(notebook))
 
 
-def open_and_run_all(page: Any, lab: Any, name: str, *, wait: bool = True) -> Any:
+def open_and_run_all(
+    page: Any, lab: Any, name: str, *, wait: bool = True, app: str = "lab/tree"
+) -> Any:
     """Open the notebook ``name``, run all its cells; returns the locator of its tab.
 
     With ``wait`` this returns when every cell has run, else as soon as they are queued.
+    ``app="notebooks"`` opens it in Jupyter Notebook 7 (served by the same server).
 
     The workspace brings back earlier tests' tabs, and one of them may be current for a
     moment: wait for this notebook to be the current one before running anything.
     """
-    page.goto(f"{lab.url}/lab/tree/{name}")
+    page.goto(f"{lab.url}/{app}/{name}")
     page.wait_for_function(
         "name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " const k = w && w.context && w.context.path === name && w.sessionContext"

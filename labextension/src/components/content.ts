@@ -1,20 +1,51 @@
 /**
- * A message's content as the components show it: text to render as Markdown, and the
- * other Anthropic content blocks (tool use, tool result, thinking, ...) as labelled
- * extras. The viewer gets parts from the file's messages; the panel gets one text part
- * from the kernel (which already wrote tool blocks into it as lines).
+ * A message's content as the components show it: text to render as Markdown, images as
+ * thumbnails and documents as named chips, and the other Anthropic content blocks (tool
+ * use, tool result, thinking, ...) as labelled extras. The viewer gets parts from the
+ * file's messages; the panel gets one text part from the kernel (which already wrote
+ * tool blocks into it as lines) and the images and documents it sent beside it.
  */
 
+import { SHOWN_IMAGE_TYPES, safeImageSource } from './safety';
 import { Translation } from './translate';
 
 /** A content block, ready to show. */
 export interface Part {
-  kind: 'text' | 'tool_use' | 'tool_result' | 'thinking' | 'other';
-  /** the tool's name (tool_use) or the block's type (thinking, other) */
+  kind: 'text' | 'tool_use' | 'tool_result' | 'thinking' | 'image' | 'document' | 'other';
+  /** the tool's name (tool_use), the block's type (thinking, other), the media type
+   * (image) or the title (document) */
   name: string;
   /** a tool result that reports an error */
   isError: boolean;
   text: string;
+  /** an image's `data:` URL (safety.ts `safeImageSource`); absent when it is not shown */
+  src?: string;
+  /** why an image is not shown: given by URL, not a raster type, damaged data */
+  hidden?: 'url' | 'type' | 'data';
+}
+
+/**
+ * An image part: shown only as a `data:` URL of a raster type. An image by URL (remote or
+ * `javascript:`), an SVG or damaged data becomes a part that says why it is not shown.
+ */
+export function imagePart(block: Record<string, unknown>): Part {
+  const source = (block.source ?? {}) as Record<string, unknown>;
+  const mediaType = typeof source.media_type === 'string' ? source.media_type : '';
+  const image = part('image', '', mediaType);
+  if (source.type !== 'base64') {
+    return { ...image, hidden: 'url' };
+  }
+  if (!SHOWN_IMAGE_TYPES.includes(mediaType)) {
+    return { ...image, hidden: 'type' };
+  }
+  const src = safeImageSource(mediaType, source.data);
+  return src === null ? { ...image, hidden: 'data' } : { ...image, src };
+}
+
+/** A document part, shown by its title. */
+export function documentPart(block: Record<string, unknown>): Part {
+  const title = typeof block.title === 'string' && block.title ? block.title : 'document';
+  return part('document', '', title);
 }
 
 function stringify(value: unknown): string {
@@ -60,6 +91,10 @@ export function partsOf(message: Record<string, unknown>): Part[] {
             .join('\n')
         : stringify(b.content ?? '');
       parts.push(part('tool_result', inner, '', b.is_error === true));
+    } else if (type === 'image') {
+      parts.push(imagePart(b));
+    } else if (type === 'document') {
+      parts.push(documentPart(b));
     } else if (type === 'thinking' || type === 'redacted_thinking') {
       parts.push(part('thinking', stringify(b.thinking ?? ''), type));
     } else {
@@ -80,8 +115,25 @@ export function partTitle(p: Part, trans: Translation): string {
       return p.isError ? trans.__('tool result (error)') : trans.__('tool result');
     case 'thinking':
       return p.name === 'redacted_thinking' ? trans.__('redacted thinking') : trans.__('thinking');
+    case 'image':
+      return imageTitle(p, trans);
+    case 'document':
+      return trans.__('document: %1', p.name);
     default:
       return p.name;
+  }
+}
+
+function imageTitle(p: Part, trans: Translation): string {
+  switch (p.hidden) {
+    case 'url':
+      return trans.__('image not loaded: it is given by URL');
+    case 'type':
+      return trans.__('image not shown: %1 is not shown here', p.name || trans.__('an unknown type'));
+    case 'data':
+      return trans.__('image not shown: its data is damaged');
+    default:
+      return trans.__('image (%1)', p.name);
   }
 }
 

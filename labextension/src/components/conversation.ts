@@ -3,9 +3,11 @@
  * its model and numbers, Compare and Info, and, where the session can be changed (the
  * panel), inline Edit, Retry and Label. Only the last messages are drawn at first and
  * their content is asked for when drawn; a reply being written is shown at the end as
- * it streams.
+ * it streams. Revealing a message far up a long path draws a window of messages from
+ * it on (never the thousands between it and the end), with a button for the later ones.
  */
 
+import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
 import { Part, partTitle } from './content';
 import { Navigate, button, editBar, editBox, switcher } from './controls';
 import { renderDetails } from './details';
@@ -48,11 +50,15 @@ export interface ConversationOptions {
   /** ←/→ or an arrow of the switcher */
   sibling(id: string, step: -1 | 1): void;
   emptyText: string;
+  /** code blocks of answers get Copy (and Insert below, where the host can); absent: none */
+  code?: CodeActions;
 }
 
 export class Conversation {
   readonly node: HTMLElement;
   shown = FIRST_SHOWN;
+  /** the first message drawn when a window up the path is shown; null: the last ones */
+  private windowStart: number | null = null;
   /** the messages whose details are open */
   readonly details = new Set<string>();
   private end: string | null = null;
@@ -84,11 +90,15 @@ export class Conversation {
 
   /** Draw the path from the root to `end`. */
   render(end: string | null = this.end): void {
+    if (end !== this.end) {
+      this.windowStart = null; // another end: the path is drawn up to it again
+    }
     this.end = end;
     const { source, trans } = this;
     const path = source.tree.pathTo(end);
-    const start = Math.max(0, path.length - this.shown);
-    const visible = path.slice(start);
+    const start = this.windowStart ?? Math.max(0, path.length - this.shown);
+    const stop = this.windowStart === null ? path.length : Math.min(path.length, start + this.shown);
+    const visible = path.slice(start, stop);
     source.requestContent(visible);
     const title = this.options.actions
       ? trans._n('Current branch · %1 message', 'Current branch · %1 messages', path.length)
@@ -100,9 +110,14 @@ export class Conversation {
       );
     }
     visible.forEach((id, k) => children.push(this.message(id, start + k)));
+    if (stop < path.length) {
+      children.push(
+        button(trans.__('Show %1 later of %2', Math.min(path.length - stop, FIRST_SHOWN), path.length - stop), { act: 'later', attrs: { class: 'jtc-button jtc-later' } })
+      );
+    }
     this.streamBody = null;
     const stream = source.stream;
-    if (stream) {
+    if (stream && stop === path.length) {
       children.push(this.streaming());
     }
     if (!path.length && !stream) {
@@ -119,12 +134,20 @@ export class Conversation {
     }
   }
 
-  /** Scroll the message `id` into view, drawing earlier messages if needed. */
+  /** Scroll the message `id` into view, drawing a window from it on if it is not drawn. */
   reveal(id: string): void {
     const path = this.source.tree.pathTo(this.end);
     const at = path.indexOf(id);
-    if (at >= 0 && at < path.length - this.shown) {
-      this.shown = path.length - at;
+    const start = this.windowStart ?? Math.max(0, path.length - this.shown);
+    const stop = this.windowStart === null ? path.length : start + this.shown;
+    if (at >= 0 && (at < start || at >= stop)) {
+      if (path.length - at <= FIRST_SHOWN * 2) {
+        this.windowStart = null; // near the end: draw to the end, as before
+        this.shown = path.length - at;
+      } else {
+        this.windowStart = at;
+        this.shown = FIRST_SHOWN;
+      }
       this.render();
     }
     this.node.querySelector<HTMLElement>(`.jtc-msg[data-id="${CSS.escape(id)}"]`)?.scrollIntoView?.({ block: 'nearest' });
@@ -217,7 +240,7 @@ export class Conversation {
     if (this.editing?.id === id) {
       body.append(this.editing.box, editBar(trans, id));
     } else if (content) {
-      body.append(...this.parts(content.parts));
+      body.append(...this.parts(content.parts, id, role === 'assistant'));
     } else {
       const i = tree.index.get(id);
       body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
@@ -250,17 +273,28 @@ export class Conversation {
     );
   }
 
-  private parts(parts: Part[]): HTMLElement[] {
-    return parts.map(part =>
-      part.kind === 'text'
-        ? this.options.markdown.element(part.text)
-        : h(
+  private parts(parts: Part[], id: string, answer: boolean): HTMLElement[] {
+    const code = this.options.code;
+    const decorate = answer && code ? (holder: HTMLElement) => addCodeBars(holder, id, this.trans, code) : undefined;
+    return parts.map(part => {
+      switch (part.kind) {
+        case 'text':
+          return this.options.markdown.element(part.text, decorate);
+        case 'image':
+          return part.src
+            ? h('img', { class: 'jtc-thumb', src: part.src, alt: partTitle(part, this.trans), title: partTitle(part, this.trans), 'data-act': 'zoom' })
+            : h('span', { class: 'jtc-chip jtc-chip-hidden' }, partTitle(part, this.trans));
+        case 'document':
+          return h('span', { class: 'jtc-chip jtc-chip-document' }, partTitle(part, this.trans));
+        default:
+          return h(
             'details',
             { class: `jtc-part jtc-part-${part.kind}` },
             h('summary', {}, partTitle(part, this.trans)),
             h('pre', {}, part.text)
-          )
-    );
+          );
+      }
+    });
   }
 
   private streaming(): HTMLElement {
@@ -329,11 +363,34 @@ export class Conversation {
     }
     const id = target.dataset.id ?? '';
     const actions = this.options.actions;
+    const code = this.options.code;
+    if (code && runCodeAction(target, codeBlocks(target.closest('.jtc-markdown') ?? this.node), code)) {
+      return;
+    }
     switch (target.dataset.act) {
+      case 'zoom':
+        target.classList.toggle('jtc-open');
+        break;
       case 'earlier':
-        this.shown += FIRST_SHOWN;
+        if (this.windowStart !== null) {
+          const before = Math.min(this.windowStart, FIRST_SHOWN);
+          this.windowStart -= before;
+          this.shown += before;
+        } else {
+          this.shown += FIRST_SHOWN;
+        }
         this.render();
         break;
+      case 'later': {
+        const length = this.source.tree.pathTo(this.end).length;
+        this.shown += FIRST_SHOWN;
+        if (this.windowStart !== null && this.windowStart + this.shown >= length) {
+          this.shown = length - this.windowStart; // the window reached the end
+          this.windowStart = null;
+        }
+        this.render();
+        break;
+      }
       case 'select':
       case 'switch':
         if (target.dataset.step) {

@@ -16,6 +16,9 @@ export type RenderMarkdown = (text: string) => Promise<string> | string;
 
 const CACHE_LIMIT = 1000;
 
+/** What a view adds to rendered text once it is in the page. */
+export type Decorate = (holder: HTMLElement) => void;
+
 export class Markdown {
   private readonly cache = new Map<string, string>();
 
@@ -24,19 +27,22 @@ export class Markdown {
     private readonly trans: Translation
   ) {}
 
-  /** A new `.jtc-markdown` element showing `text`. */
-  element(text: string): HTMLElement {
+  /** A new `.jtc-markdown` element showing `text` (`decorate`: see `fill`). */
+  element(text: string, decorate?: Decorate): HTMLElement {
     const holder = h('div', { class: 'jtc-markdown' });
-    this.fill(holder, text);
+    this.fill(holder, text, { decorate });
     return holder;
   }
 
-  /** Show `text` in `holder`; `cache: false` for text that keeps changing (a stream).
-   * Resolves once the rendered text is in place (at once, or when the renderer answers). */
-  fill(holder: HTMLElement, text: string, { cache = true }: { cache?: boolean } = {}): Promise<void> {
+  /**
+   * Show `text` in `holder`; `cache: false` for text that keeps changing (a stream).
+   * `decorate(holder)` runs once the rendered text is in (the code bars, code.ts).
+   * Resolves once the rendered text is in place (at once, or when the renderer answers).
+   */
+  fill(holder: HTMLElement, text: string, { cache = true, decorate }: { cache?: boolean; decorate?: Decorate } = {}): Promise<void> {
     const cached = this.cache.get(text);
     if (cached !== undefined) {
-      this.show(holder, text, cached);
+      this.show(holder, text, cached, decorate);
       return Promise.resolve();
     }
     let rendered: Promise<string> | string;
@@ -57,20 +63,21 @@ export class Markdown {
       return safe;
     };
     if (typeof rendered === 'string') {
-      this.show(holder, text, keep(rendered));
+      this.show(holder, text, keep(rendered), decorate);
       return Promise.resolve();
     }
     holder.textContent = text; // shown as text until the rendered version arrives
     holder.classList.add('jtc-pending');
     return rendered.then(
-      html => this.show(holder, text, keep(html)),
+      html => this.show(holder, text, keep(html), decorate),
       error => this.failed(holder, error)
     );
   }
 
-  private show(holder: HTMLElement, text: string, safeHtml: string): void {
+  private show(holder: HTMLElement, text: string, safeHtml: string, decorate?: Decorate): void {
     holder.classList.remove('jtc-pending');
     setSanitizedHtml(holder, safeHtml);
+    decorate?.(holder);
     if (text.trim() && isVisuallyEmpty(holder)) {
       // the sanitizer removed everything: show what was written, as text
       holder.replaceChildren(

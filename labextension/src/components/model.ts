@@ -99,6 +99,7 @@ export class SessionTree {
   readonly children: number[][] = [];
   readonly roots: number[] = [];
   readonly index = new Map<string, number>();
+  private leaves = 0;
 
   get size(): number {
     return this.ids.length;
@@ -117,7 +118,11 @@ export class SessionTree {
     this.summaries.push(summary);
     this.children.push([]);
     this.index.set(id, i);
-    (parent < 0 ? this.roots : this.children[parent]).push(i);
+    const siblings = parent < 0 ? this.roots : this.children[parent];
+    if (parent < 0 || siblings.length) {
+      this.leaves++; // a new branch end; under a leaf it only moves that end down
+    }
+    siblings.push(i);
     return true;
   }
 
@@ -178,15 +183,9 @@ export class SessionTree {
     return this.ids[i];
   }
 
-  /** Nodes without children: the branches' ends. */
+  /** Nodes without children: the branches' ends (counted as nodes are added). */
   leafCount(): number {
-    let leaves = 0;
-    for (const kids of this.children) {
-      if (!kids.length) {
-        leaves++;
-      }
-    }
-    return leaves;
+    return this.leaves;
   }
 }
 

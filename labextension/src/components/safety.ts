@@ -19,6 +19,25 @@ const DROP = [
 /** Replaced by their content: forms and buttons could post or navigate. */
 const UNWRAP = 'form, button'; // not for translation: CSS selectors
 
+/** The image types a page is shown: rasters only. An SVG is a program, never shown. */
+export const SHOWN_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The one way an image of a message reaches the page: a `data:` URL of a raster type
+ * built from base64 text, so nothing is fetched and no markup can ride along. Any other
+ * media type, or data that is not plain base64, gives `null` (and nothing is shown).
+ */
+export function safeImageSource(mediaType: unknown, data: unknown): string | null {
+  if (typeof mediaType !== 'string' || !SHOWN_IMAGE_TYPES.includes(mediaType)) {
+    return null;
+  }
+  if (typeof data !== 'string' || !BASE64.test(data)) {
+    return null;
+  }
+  return `data:${mediaType};base64,${data}`;
+}
+
 /** Escape text for use inside HTML (the fallback when no Markdown renderer is given). */
 export function escapeHtml(text: string): string {
   return text

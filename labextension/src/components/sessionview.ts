@@ -17,6 +17,7 @@
  * shows it again.
  */
 
+import { CodeActions } from './code';
 import { renderCompare, renderLiveCompare } from './compare';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
@@ -48,6 +49,8 @@ export interface SessionViewOptions {
   fallbackTitle: string;
   /** what the tree and the conversation say when there is no message */
   emptyText: string;
+  /** what an answer's code blocks offer (Copy; Insert below where the host can) */
+  code?: CodeActions;
 }
 
 /** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
@@ -114,7 +117,8 @@ export class SessionView {
       compare: id => this.openCompare({ of: 'siblings', id }),
       select: id => (actions ? this.tree.reveal(id) : this.select(id)),
       sibling: (id, step) => this.sibling(id, step),
-      emptyText: options.emptyText
+      emptyText: options.emptyText,
+      code: options.code
     });
     this.header = h('div', { class: 'jtc-header-host' });
     this.statusHost = h('div', { class: 'jtc-status-host' });
@@ -224,21 +228,17 @@ export class SessionView {
   /** The tree pane alone: the list or the picture, and its bar (a toggle redraws only this). */
   private renderTree(): void {
     const tree = this.source.tree;
-    const marks = {
-      leafPath: tree.pathTo(this.source.leaf),
-      shownPath: tree.pathTo(this.end()),
-      showHidden: this.showHidden
-    };
+    const [leaf, shown, showHidden] = [this.source.leaf, this.end(), this.showHidden];
     const picture = this.treeMode === 'picture';
     this.tree.node.hidden = picture;
     this.picture.node.hidden = !picture;
     this.treePane.classList.toggle('jtc-picture-mode', picture);
     if (picture) {
-      this.picture.update(marks);
+      this.picture.update({ leafPath: tree.pathTo(leaf), shownPath: tree.pathTo(shown), showHidden });
     } else {
-      this.tree.update(marks);
+      this.tree.update({ leaf, shown, showHidden }); // marks by a walk up: no path arrays
     }
-    this.renderTreeBar(new Set([...marks.leafPath, ...marks.shownPath]));
+    this.renderTreeBar(() => new Set([...tree.pathTo(leaf), ...tree.pathTo(shown)]));
   }
 
   private end(): string | null {
@@ -250,9 +250,10 @@ export class SessionView {
   }
 
   /** The list / picture toggle, and how many branches are hidden with the toggle that shows them. */
-  private renderTreeBar(keep: Set<string>): void {
+  private renderTreeBar(keep: () => Set<string>): void {
     const trans = this.options.trans;
-    const hidden = hiddenBranches(this.source.tree, this.source.hidden, keep).length;
+    const source = this.source;
+    const hidden = source.hidden.size ? hiddenBranches(source.tree, source.hidden, keep()).length : 0;
     const mode = (name: 'list' | 'picture', text: string): HTMLElement =>
       h(
         'button',

@@ -38,29 +38,34 @@ export interface TreeListOptions {
   emptyText: string;
 }
 
-/** Which rows are marked: the session's current branch and the path being shown. */
+/** Which rows are marked: the path to the session's current leaf and to the shown node. */
 export interface TreeMarks {
-  leafPath: string[];
-  shownPath: string[];
+  leaf: string | null;
+  shown: string | null;
   /** list hidden branches too (marked) instead of leaving them out */
   showHidden?: boolean;
 }
+
+const ON_BRANCH = 1;
+const ON_SHOWN = 2;
 
 export class TreeList {
   readonly node: HTMLElement;
   private readonly spacer: HTMLElement;
   private readonly window: HTMLElement;
   private flat = new Int32Array(0);
+  /** what the rows were flattened for (the tree's size, and the hidden folds); '': again */
+  private flattened = '';
   private indents = new Uint16Array(0);
   /** how many hidden children each node's row left out */
   private hiddenKids = new Map<number, number>();
   private collapsed = new Set<number>();
-  private onPath = new Set<number>();
-  private onShown = new Set<number>();
+  /** per node: ON_BRANCH, ON_SHOWN, both or neither (a walk up the parents, no lookups) */
+  private onPaths = new Uint8Array(0);
   private leafIndex = -1;
   private shownIndex = -1;
   private focusIndex = -1;
-  private marks: TreeMarks = { leafPath: [], shownPath: [] };
+  private marks: TreeMarks = { leaf: null, shown: null };
   private frame = 0;
   private readonly stopListening: () => void;
 
@@ -89,25 +94,49 @@ export class TreeList {
     this.stopListening();
   }
 
-  /** Re-flatten (after nodes were added, the marks moved or a branch collapsed) and redraw. */
+  /** Mark the paths and redraw; flatten again only if nodes were added or a branch was
+   * collapsed or expanded (a switch on a 100,000-node tree only moves the marks). */
   update(marks: TreeMarks = this.marks): void {
     const tree = this.source.tree;
     this.marks = marks;
-    const indexOf = (ids: string[]): Set<number> =>
-      new Set(ids.map(id => tree.index.get(id)).filter((i): i is number => i !== undefined));
-    this.onPath = indexOf(marks.leafPath);
-    this.onShown = indexOf(marks.shownPath);
-    const last = (ids: string[]): number => (ids.length ? tree.index.get(ids[ids.length - 1]) ?? -1 : -1);
-    this.leafIndex = last(marks.leafPath);
-    this.shownIndex = last(marks.shownPath);
+    const onPaths = new Uint8Array(tree.size);
+    const walk = (id: string | null, bit: number): number => {
+      const end = id === null ? -1 : tree.index.get(id) ?? -1;
+      for (let i = end; i >= 0; i = tree.parents[i]) {
+        onPaths[i] |= bit;
+      }
+      return end;
+    };
+    this.leafIndex = walk(marks.leaf, ON_BRANCH);
+    this.shownIndex = walk(marks.shown, ON_SHOWN);
+    this.onPaths = onPaths;
+    const key = this.flattenKey();
+    if (this.flattened !== key) {
+      this.flattened = key;
+      this.flatten();
+    }
+    this.draw();
+  }
+
+  /** Rows change with the tree's size; with hidden branches also with the marks (a branch
+   * on a marked path is never folded away) and with the hidden set itself. */
+  private flattenKey(): string {
+    const hidden = this.source.hidden;
+    const { leaf, shown, showHidden } = this.marks;
+    const size = String(this.source.tree.size);
+    return hidden.size && !showHidden ? `${size} ${leaf} ${shown} ${[...hidden].join(' ')}` : size;
+  }
+
+  private flatten(): void {
+    const tree = this.source.tree;
     const flat = new Int32Array(tree.size);
     const indents = new Uint16Array(tree.size);
     let count = 0;
     const stack: number[] = [];
     const stackIndent: number[] = [];
     const hidden = this.source.hidden;
-    const foldsAway = (i: number): boolean =>
-      !marks.showHidden && hidden.has(tree.ids[i]) && !this.onPath.has(i) && !this.onShown.has(i);
+    const showHidden = this.marks.showHidden;
+    const foldsAway = (i: number): boolean => !showHidden && hidden.has(tree.ids[i]) && !this.onPaths[i];
     const shownKids = (kids: number[], i: number): number[] => {
       if (!hidden.size) {
         return kids;
@@ -143,7 +172,6 @@ export class TreeList {
     this.flat = flat.subarray(0, count);
     this.indents = indents.subarray(0, count);
     this.spacer.style.height = `${count * ROW_HEIGHT}px`;
-    this.draw();
   }
 
   /** Scroll so the row of `id` is in view (expanding nothing: it must be visible). */
@@ -198,10 +226,10 @@ export class TreeList {
     const siblings = parent < 0 ? tree.roots : tree.children[parent];
     const role = tree.roles[i];
     const classes = ['jtc-row', `jtc-role-${role}`];
-    if (this.onPath.has(i)) {
+    if (this.onPaths[i] & ON_BRANCH) {
       classes.push('jtc-on-path');
     }
-    if (this.onShown.has(i)) {
+    if (this.onPaths[i] & ON_SHOWN) {
       classes.push('jtc-on-selected-path');
     }
     if (i === this.shownIndex) {
@@ -295,6 +323,7 @@ export class TreeList {
       if (!this.collapsed.delete(i)) {
         this.collapsed.add(i);
       }
+      this.flattened = '';
       this.update();
       return;
     }

@@ -9,7 +9,7 @@
  * when the lab extension's bridge is there (bridge.ts). Both return their cleanup.
  */
 
-import { hostTranslation } from '../bridge';
+import { hostTranslation, insertCodeBelow } from '../bridge';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from './markdown';
@@ -70,12 +70,14 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   const store = stores.get(model.get('uid'))!;
   const trans = hostTranslation();
   const markdown = new Markdown(sanitizedMarkdown, trans);
+  const code = { insert: insertCodeBelow(answer => store.text(answer)?.cell) };
   const view =
     model.get('mode') === 'turn'
-      ? new TurnView(el, store, trans, markdown)
+      ? new TurnView(el, store, trans, markdown, code)
       : new SessionView(el, store, {
           trans,
           markdown,
+          code,
           actions: store,
           fallbackTitle: trans.__('Chat session'),
           emptyText: trans.__('No messages yet: run a %1 cell.', '%%chat')

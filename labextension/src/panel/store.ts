@@ -8,6 +8,7 @@
  * kernel runs the Session action, and its events come back here.
  */
 
+import { Part, partsOf } from '../components/content';
 import { Change, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
@@ -85,6 +86,10 @@ export type KernelMessage =
 export interface FullText {
   text: string;
   meta: Record<string, unknown>;
+  /** the message's images and documents, cut down by the kernel (protocol.media_blocks) */
+  media?: Array<Record<string, unknown>>;
+  /** an answer: the id of the notebook cell that asked (where "Insert below" goes) */
+  cell?: string;
 }
 
 export type Action =
@@ -125,7 +130,9 @@ export function summaryOf(meta: MetaSummary | null): Summary | null {
 
 /** What the kernel sent as a node's full text, as the components' `NodeContent`. */
 function contentOf(full: FullText): NodeContent {
-  return { parts: [{ kind: 'text', name: '', isError: false, text: full.text }], meta: full.meta ?? {}, line: 0, timestamp: null };
+  const media = Array.isArray(full.media) ? partsOf({ content: full.media }) : [];
+  const text: Part = { kind: 'text', name: '', isError: false, text: full.text };
+  return { parts: full.text || !media.length ? [...media, text] : media, meta: full.meta ?? {}, line: 0, timestamp: null };
 }
 
 /**

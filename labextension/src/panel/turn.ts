@@ -1,11 +1,13 @@
 /**
  * The compact control under a `%%chat` turn: `‹ 2/3 ›` between answers (and between
  * versions of the question once it was edited), Retry, Edit and Compare (the sibling
- * answers side by side, rendered, differences a toggle, "Use this" to continue from one).
- * When the answer on the current branch is not the one the cell printed, it is shown
- * below the control, and a retry started here streams into it.
+ * answers side by side, rendered, differences a toggle, "Use this" to continue from one),
+ * and the answer's code blocks, each with "Insert below" (a new cell under this one) and
+ * "Copy". When the answer on the current branch is not the one the cell printed, it is
+ * shown below the control, and a retry started here streams into it.
  */
 
+import { CodeActions, codeBlocks, codeButtons, codeOf, languageOf, runCodeAction } from '../components/code';
 import { renderCompare } from '../components/compare';
 import { button, editBar, editBox, switcher } from '../components/controls';
 import { h, listen } from '../components/dom';
@@ -19,6 +21,9 @@ import { Store, TurnInfo, summaryOf } from './store';
 export class TurnView {
   readonly node: HTMLElement;
   private readonly bar: HTMLElement;
+  private readonly codeRow: HTMLElement;
+  /** the code blocks of the answer the control is about, as rendered */
+  private blocks: HTMLElement[] = [];
   private readonly status: HTMLElement;
   private readonly body: HTMLElement;
   private editing: HTMLTextAreaElement | null = null;
@@ -32,12 +37,14 @@ export class TurnView {
     host: HTMLElement,
     private readonly store: Store,
     private readonly trans: Translation,
-    private readonly markdown: Markdown
+    private readonly markdown: Markdown,
+    private readonly code: CodeActions = {}
   ) {
     this.bar = h('div', { class: 'jtc-turn-bar', tabindex: 0, 'aria-label': trans.__('Answer switcher: arrow keys switch answers') });
     this.status = h('div', { class: 'jtc-status-host' });
     this.body = h('div', { class: 'jtc-turn-body' });
-    this.node = h('div', { class: 'jtc-root jtc-turn' }, this.bar, this.status, this.body);
+    this.codeRow = h('div', { class: 'jtc-turn-code' });
+    this.node = h('div', { class: 'jtc-root jtc-turn' }, this.bar, this.codeRow, this.status, this.body);
     this.stopListening = listen(this.node, {
       click: event => this.handleClick(event),
       keydown: event => this.handleKey(event)
@@ -68,6 +75,7 @@ export class TurnView {
     this.status.replaceChildren(renderStatus(this.store.status(), this.trans));
     if (what !== 'status') {
       this.renderBar();
+      this.renderCode();
       this.renderBody();
     }
   }
@@ -107,6 +115,33 @@ export class TurnView {
           )
     ];
     this.bar.replaceChildren(...parts.filter((part): part is HTMLElement => part !== null));
+  }
+
+  /** One line per code block of the answer: its first line, Insert below, Copy. */
+  private renderCode(): void {
+    const answer = this.turn?.r;
+    const full = answer ? this.store.text(answer.id) : undefined;
+    if (answer && !full) {
+      this.store.requestTexts([answer.id]);
+    }
+    this.blocks = answer && full ? codeBlocks(this.markdown.element(full.text)) : [];
+    if (!answer || !this.blocks.length) {
+      this.codeRow.replaceChildren();
+      return;
+    }
+    const insert = this.code.insert !== undefined;
+    this.codeRow.replaceChildren(
+      ...this.blocks.map((pre, index) => {
+        const first = codeOf(pre).split('\n', 1)[0] ?? '';
+        return h(
+          'div',
+          { class: 'jtc-code-bar' },
+          languageOf(pre) ? h('span', { class: 'jtc-code-language' }, languageOf(pre)) : null,
+          h('code', { class: 'jtc-code-head' }, first.length > 60 ? first.slice(0, 59) + '…' : first),
+          ...codeButtons(this.trans, answer.id, index, insert)
+        );
+      })
+    );
   }
 
   private renderBody(): void {
@@ -212,7 +247,7 @@ export class TurnView {
   private handleClick(event: Event): void {
     const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
     const turn = this.turn;
-    if (!target || !turn) {
+    if (!target || !turn || runCodeAction(target, this.blocks, this.code)) {
       return;
     }
     switch (target.dataset.act) {

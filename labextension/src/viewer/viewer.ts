@@ -65,7 +65,8 @@ export class ChatSessionViewer extends Widget {
       trans,
       markdown: new Markdown(markdownRenderer(rendermime), trans),
       fallbackTitle: trans.__('Chat session'),
-      emptyText: trans.__('No messages in this file.')
+      emptyText: trans.__('No messages in this file.'),
+      code: {} // Copy; a file has no notebook cell to insert below
     });
     context.model.contentChanged.connect(this.reload, this);
     context.pathChanged.connect(this.reload, this);

@@ -1,0 +1,232 @@
+"""Kernel values as context: what ``{name}``, ``{In[3]}``, ``--attach`` and ``--with`` put
+into a question.
+
+The conversion itself is pure and lives in ``jupyter_tree_chat.context``; this module
+knows where things are in a kernel: variables in the user namespace, cells in IPython's
+history, errors in ``Err`` (history.py), files beside the notebook, other nodes in the
+session. Every mistake is one ``UsageError`` line that names the field and the fix, and
+is raised before anything is written or sent.
+
+Fields, in a ``%%chat`` cell and in ``%chat edit``::
+
+    {name}      the variable, by its type (a table, an image, numpy's repr, text)
+    {In[3]}     the source of cell 3          {Out[3]}   its result, by type
+    {Err[3]}    the error cell 3 raised       {Err}      the last error
+    {{name}}    a literal {name}; any other brace is left as written
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..context import Limits, QuestionParts, Sent, attachment, convert_value
+from ..context.files import MAX_FILE_BYTES
+from ..context.images import megabytes
+from ..context.sent import Block, Converted, cut
+from ..errors import AmbiguousId, ContextRefused, NodeNotFound
+from ..session import Session
+from ..textview import fence, path_markdown
+from .history import CellError, CellErrors, cell_output, cell_source, counts
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_CELL = r"(?:In|Out|Err)\[\d+\]"
+#: ``{{field}}`` (a literal), ``{In[3]}``-style cell fields, ``{name}``; nothing else
+FIELD = re.compile(rf"\{{\{{({_CELL}|{_NAME})\}}\}}|\{{(?:(In|Out|Err)\[(\d+)\]|({_NAME}))\}}")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question's content (a string, or blocks) and what went into it."""
+
+    content: str | list[Block]
+    context: list[dict[str, str]]
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        return {"context": self.context} if self.context else None
+
+
+class QuestionBuilder:
+    """Turns a cell's text and options into a ``Question``, reading the kernel's state."""
+
+    def __init__(self, shell: Any, errors: CellErrors, limits: Callable[[], Limits]) -> None:
+        self.shell = shell
+        self.errors = errors
+        self._limits = limits  # read at each question: %config may change them
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits()
+
+    def question(
+        self,
+        text: str,
+        *,
+        where: str = "%%chat",
+        substitute: bool = True,
+        attach: Sequence[str] = (),
+        folder: Path | None = None,
+        with_refs: Sequence[str] = (),
+        with_path: bool = False,
+        session: Session | None = None,
+    ) -> Question:
+        """The question ``text`` asks, with its fields filled in and its files and nodes."""
+        parts = QuestionParts()
+        for ref in with_refs:
+            assert session is not None, "--with needs the session"
+            parts.lead(self._node(where, session, ref, with_path))
+        for path in attach:
+            parts.lead(self._file(where, path, folder or Path.cwd()))
+        if substitute:
+            self._fill(where, text, parts)
+        else:
+            parts.text(text)
+        content = parts.content()
+        if not content:
+            raise UsageError(f"{where}: the question is empty once its fields are filled in")
+        return Question(content, parts.context())
+
+    # -- {fields} ------------------------------------------------------------------------
+
+    def _fill(self, where: str, text: str, parts: QuestionParts) -> None:
+        at = 0
+        for match in FIELD.finditer(text):
+            parts.text(text[at : match.start()])
+            at = match.end()
+            escaped, cell_kind, cell_number, name = match.groups()
+            if escaped is not None:
+                parts.text("{" + escaped + "}")
+                continue
+            try:
+                if cell_kind is not None:
+                    parts.value(self._cell(where, cell_kind, int(cell_number)))
+                elif name == "Err":
+                    parts.value(self._error(where, self.errors.last(), "Err"))
+                else:
+                    parts.value(self._variable(where, name))
+            except ContextRefused as error:
+                raise UsageError(f"{where}: {error}") from None
+        parts.text(text[at:])
+
+    def _variable(self, where: str, name: str) -> Converted:
+        namespace = getattr(self.shell, "user_ns", None) or {}
+        if name not in namespace:
+            raise UsageError(
+                f"{where}: {{{name}}} names no Python variable; define {name}, write "
+                f"{{{{{name}}}}} for literal braces, or use %%chat --raw"
+            )
+        return convert_value(name, namespace[name], self.limits)
+
+    def _cell(self, where: str, kind: str, number: int) -> Converted:
+        field = f"{kind}[{number}]"
+        if kind == "In":
+            source = cell_source(self.shell, number)
+            if source is None:
+                raise UsageError(f"{where}: {{{field}}}: there is no cell {number} yet")
+            kept, note = cut(source.rstrip(), self.limits.max_chars)
+            lines = source.rstrip().count("\n") + 1
+            text = f"In [{number}]:\n\n{fence(kept, 'python')}{note}"
+            sent = Sent(field, "code", f"{lines:,} line{'s' if lines != 1 else ''}", kind="cell")
+            return Converted((text,), sent, paragraph=True)
+        if kind == "Out":
+            found, value = cell_output(self.shell, number)
+            if not found:
+                outputs = getattr(getattr(self.shell, "history_manager", None), "output_hist", {})
+                raise UsageError(
+                    f"{where}: {{{field}}}: cell {number} has no result "
+                    f"(cells with one: {counts(outputs)})"
+                )
+            converted = convert_value(field, value, self.limits)
+            return replace(converted, sent=replace(converted.sent, kind="cell"))
+        error = self.errors.errors.get(number)
+        if error is None:
+            raise UsageError(
+                f"{where}: {{{field}}}: cell {number} raised no error "
+                f"(cells that did: {counts(self.errors.errors)})"
+            )
+        return self._error(where, error, field)
+
+    def _error(self, where: str, error: CellError | None, field: str) -> Converted:
+        if error is None:
+            raise UsageError(
+                f"{where}: {{Err}}: no cell has failed since the extension was loaded; "
+                "run the failing cell again first"
+            )
+        text = f"The error cell {error.count} raised:\n\n{fence(error.traceback)}"
+        sent = Sent(field, error.type, "", f"traceback of In[{error.count}]", "cell")
+        return Converted((text,), sent, paragraph=True)
+
+    # -- --attach and --with ---------------------------------------------------------------
+
+    def _file(self, where: str, written: str, folder: Path) -> Converted:
+        path = Path(written).expanduser()
+        if not path.is_absolute():
+            path = folder / path
+        problem = _unreadable(path)
+        if problem is None:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                problem = f"cannot be read ({error.strerror or error})"
+        if problem is not None:
+            raise UsageError(f"{where} --attach {written}: {problem}")
+        try:
+            return attachment(written, data, self.limits)
+        except ContextRefused as error:
+            raise UsageError(f"{where} --attach: {error}") from None
+
+    def _node(self, where: str, session: Session, ref: str, whole_path: bool) -> Converted:
+        try:
+            node = session.resolve(ref)
+        except AmbiguousId as error:
+            raise UsageError(f"{where} --with {ref}: {error}") from None
+        except NodeNotFound:
+            raise UsageError(
+                f"{where} --with {ref}: no node id or label starts with {ref!r}; "
+                "`%chat tree` shows the ids"
+            ) from None
+        short = node.id[:7]
+        if whole_path:
+            nodes = session.tree.path_nodes(node.id)
+            kept, note = cut(path_markdown(session.tree, node.id), self.limits.max_chars)
+            text = f"From branch {short}, the whole path to it:\n\n{kept}{note}"
+            sent = Sent(short, "path", f"{len(nodes):,} messages", "Markdown", "node")
+        else:
+            kept, note = cut(node.text, self.limits.max_chars)
+            role = "answer" if node.role == "assistant" else "question"
+            said = "an answer" if role == "answer" else "a question"
+            text = f"From branch {short} ({said}):\n\n{_quote(kept + note)}"
+            sent = Sent(short, role, f"{len(node.text):,} chars", "quote", "node")
+        return Converted((text,), sent)
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why ``path`` cannot be attached, judged without reading it, or None."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return f"no such file (looked for {path}); give a path relative to the notebook's folder"
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if path.is_dir():
+        return "is a folder; attach its files one by one"
+    if not path.is_file():
+        return "is not a regular file"
+    if status.st_size > MAX_FILE_BYTES:
+        return (
+            f"is {megabytes(status.st_size)}; files over {megabytes(MAX_FILE_BYTES)} "
+            "are not read: attach a smaller copy"
+        )
+    return None
+
+
+def _quote(text: str) -> str:
+    if not text.strip():
+        return "> (no text)"
+    return "\n".join(f"> {line}".rstrip() for line in text.splitlines())

@@ -1,0 +1,627 @@
+"""Reading session files: the lazy index, and every problem with its line number.
+
+Loading is tolerant: damage (a torn tail, garbage, orphans, duplicates, unknown record
+types) becomes a ``Problem`` and never stops the load. See docs/format.md.
+
+Speed: a file is split into lines and each line is decoded by msgspec straight into a
+``Node`` (its message body left raw, see node.py) in one C-level pass; the Python loop
+that follows only links ids to parents and checks what the index needs. A line that
+does not decode that way (a typed record such as the header or a leaf pointer, a torn
+or garbage line, a node of an odd shape) is read whole with orjson, one line at a time,
+by the same code that reports its problem, so a damaged file is slower, never read
+differently. Each line is decided on its own, so its fate never depends on the others.
+
+``Reader`` keeps its place, so a session shared with other processes can read what
+they appended since (``Reader.feed`` with ``final=False``: a last line still being
+written is left for the next read).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, eq, ge, is_, is_not
+from typing import Any, cast
+
+import msgspec
+import orjson
+
+from .node import Node, RawBody
+from .tree import SessionTree
+
+_decode_node = msgspec.json.Decoder(Node).decode
+_SHORT_RUN = 64  # fewer plain nodes in a row than this are linked one by one
+_ID = attrgetter("id")
+_PARENT = attrgetter("parent_id")
+_LINE = attrgetter("line")
+_ROLE = attrgetter("_message.role")
+_META = attrgetter("_meta")
+_MISS: Any = object()
+_NOWHERE: Any = Node("", None, cast(Any, RawBody(cast(Any, object()), "")), None, 0)
+
+
+class _MetaProbe(msgspec.Struct, gc=False):
+    """An object, its contents skipped: what a node's raw ``meta`` must be."""
+
+
+_check_metas = msgspec.json.Decoder(list[_MetaProbe | None]).decode
+_check_meta = msgspec.json.Decoder(_MetaProbe | None).decode
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in a session file, at a 1-based line number."""
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass
+class LoadResult:
+    """What a session file holds: the tree (its leaf set), labels, hidden branches, the
+    header, problems."""
+
+    tree: SessionTree
+    problems: list[Problem] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    #: ids whose branch is hidden (a ``hidden`` record): folded away in views, never deleted
+    hidden: set[str] = field(default_factory=set)
+    header: dict[str, Any] | None = None
+    #: 1-based line of each node, for reports that point into the file
+    lines: Mapping[str, int] = field(default_factory=dict)
+
+
+class _Lines(Mapping[str, int]):
+    """Node id → line, read from the nodes themselves: no second million-entry dict."""
+
+    def __init__(self, nodes: dict[str, Node]) -> None:
+        self._nodes = nodes
+
+    def __getitem__(self, node_id: str) -> int:
+        line = self._nodes[node_id].line
+        if line is None:
+            raise KeyError(node_id)
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        return (n.id for n in list(self._nodes.values()) if n.line is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for n in list(self._nodes.values()) if n.line is not None)
+
+
+def parse_session(data: bytes) -> LoadResult:
+    """Rebuild the tree from a file's bytes, reporting every problem by line number."""
+    reader = Reader()
+    reader.feed(data)
+    reader.close()
+    return reader.result
+
+
+class Reader:
+    """Reads a session file's lines into one ``LoadResult``, in one go or piece by piece.
+
+    ``feed`` takes the next bytes of the file (any cut: a line split between two feeds
+    is joined), ``close`` reads a last line that has no newline and reports what only
+    the end can tell (orphans and cycles). ``offset`` is how many bytes of the file it
+    was given, so a later read of the file continues there; ``settle`` reports the
+    orphans of what was fed since, leaving a line still being written for later.
+
+    The tree's current leaf follows the file (its last node or leaf record) while
+    ``follow_leaf`` is on; a kernel that keeps a leaf of its own turns it off after the
+    first load, and ``leaf`` still tells what the file says.
+    """
+
+    def __init__(self, result: LoadResult | None = None) -> None:
+        self.result = result if result is not None else LoadResult(SessionTree())
+        self.result.lines = _Lines(self.result.tree._nodes)
+        self.follow_leaf = True
+        self.leaf: str | None = self.result.tree.leaf
+        self.lines_read = 0
+        self.offset = 0
+        self._pending = b""  # the start of a line whose newline has not come yet
+        self._newline_owed = False
+        self._orphans: list[tuple[int, str, str]] = []
+        self._unsorted = False
+        self._problems_from = 0  # where the problems of this load (or tail read) begin
+        self._window: dict[str, Node] = {}  # the nodes of the last run linked at once
+
+    def feed(self, data: bytes) -> list[Node]:
+        """Read the complete lines in ``data``; returns the nodes that were added.
+
+        The cyclic garbage collector is paused meanwhile: it would rescan the new
+        objects over and over as they are made (nodes themselves are not tracked).
+        """
+        self.offset += len(data)
+        if self._newline_owed and data:
+            self._newline_owed = False
+            if data.startswith(b"\n"):  # the end of the last line read by close(growing=True)
+                data = data[1:]
+        if self._pending:
+            data = self._pending + data
+        cut = data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        return self._paused(data[:cut] if cut < len(data) else data, 0)
+
+    def close(self, *, growing: bool = False) -> list[Node]:
+        """The end of the file: a last line without newline counts (torn, if it is not a
+        record); orphans and the order of problems are settled.
+
+        ``growing`` says another process may still be writing that line: it is read and
+        reported as today, and if it was not yet a record it is read again by the next
+        ``feed``, joined with what comes after it.
+        """
+        pending, self._pending = self._pending, b""
+        added: list[Node] = []
+        if pending:
+            lines_before = self.lines_read
+            added = self._paused(pending + b"\n", lines_before + 1)
+            if growing and not added:
+                self._pending, self.lines_read = pending, lines_before
+            self._newline_owed = growing and bool(added)
+        self.settle()
+        return added
+
+    def skip(self, size: int, lines: int) -> None:
+        """Pass over ``size`` bytes holding ``lines`` whole lines already known (a
+        process's own appends); nothing is pending then."""
+        self.offset += size
+        self.lines_read += lines
+
+    def settle(self) -> None:
+        """Report the orphans fed so far and put the new problems in line order."""
+        problems = self.result.problems
+        if self._orphans:
+            problems.extend(_orphan_problems(self._orphans, self.result.lines))
+            self._orphans = []
+            self._unsorted = True
+        if self._unsorted:  # stable: a line's own problems keep their order
+            problems[self._problems_from :] = sorted(
+                problems[self._problems_from :], key=lambda p: p.line
+            )
+            self._unsorted = False
+        self._problems_from = len(problems)
+
+    def _paused(self, data: bytes, torn_line: int) -> list[Node]:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._feed(data, torn_line)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _feed(self, data: bytes, torn_line: int) -> list[Node]:
+        """Read ``data``, whole lines each ending with a newline."""
+        if not data:
+            return []
+        problems = self.result.problems
+        if self.lines_read == 0 and data.startswith(_BOM):
+            problems.append(Problem(1, "starts with a UTF-8 byte order mark (ignored)"))
+            data = data[3:]
+        lines = data.split(b"\n")
+        lines.pop()  # what follows the last newline: nothing
+        first = self.lines_read + 1
+        self.lines_read += len(lines)
+        if b"\r" in data:  # rare: checked once here rather than on every line
+            for number, line in enumerate(lines, first):
+                if line.endswith(b"\r"):
+                    problems.append(Problem(number, "ends with CRLF (read as LF)"))
+                    lines[number - first] = line[:-1]
+                    self._unsorted = True
+        decoded, unread = _decode_lines(lines, data.isascii())
+        del data  # the lines hold the bytes now: do not keep the file twice
+        return self._index(lines, decoded, unread, first, torn_line)
+
+    def _index(
+        self,
+        lines: list[bytes],
+        decoded: list[Any],
+        unread: list[int],
+        first: int,
+        torn_line: int,
+    ) -> list[Node]:
+        """Link the decoded nodes into the tree, in file order.
+
+        Runs of plain nodes are linked by ``_link_run`` in C-level passes; a run it
+        finds anything unusual in (an orphan, a duplicate, an odd role), and every line
+        that is not a plain node, goes through ``_link_one_by_one``, which says why.
+        """
+        tree = self.result.tree
+        nodes = tree._nodes  # the loader is the tree's bulk path: it links children later
+        known = len(nodes)
+        if not known:
+            tree._unlinked()
+        start, end = 0, len(decoded)
+        for stop in [*unread, end]:  # runs of plain nodes, and between them a line to read
+            if stop - start < _SHORT_RUN or not self._link_run(decoded[start:stop], first + start):
+                self._link_one_by_one(lines, decoded, start, stop, first, torn_line)
+            if stop < end:
+                self._link_one_by_one(lines, decoded, stop, stop + 1, first, torn_line)
+            start = stop + 1
+        if self.follow_leaf:
+            tree.leaf = self.leaf
+        added = list(islice(reversed(nodes.values()), len(nodes) - known))[::-1]
+        if known and tree._linked:  # a later feed: link what it added (readers see it now)
+            for node in added:
+                tree._link(node)
+        return added
+
+    def _link_run(self, run: list[Any], number: int) -> bool:
+        """Link plain nodes from line ``number`` on if nothing in them needs a word; else
+        change nothing and return False. Each step is one pass in C over the run."""
+        nodes = self.result.tree._nodes
+        roles = list(map(_ROLE, run))
+        lines = range(number, number + len(run))
+        any(map(setattr, run, repeat("line"), lines))
+        ids = list(map(_ID, run))
+        kept = list(map(nodes.setdefault, ids, run))  # the first of an id wins
+        parents = list(map(_PARENT, run))
+        # parents are nearly always recent: this run's and the last run's few thousand
+        # nodes stay in the CPU's cache, where the big index does not
+        window = dict(zip(ids, run, strict=True))
+        above = list(map(window.get, parents, map(self._window.get, parents, repeat(_MISS))))
+        find = nodes.get
+        for position in compress(count(), map(is_, above, repeat(_MISS))):
+            above[position] = find(parents[position], _NOWHERE)  # a root, an old fork
+        try:
+            if (
+                not any(map(is_not, kept, run))  # no duplicate
+                and sum(map(is_, above, repeat(_NOWHERE)))  # no orphan
+                == sum(map(is_, parents, repeat(None)))
+                and not any(map(ge, map(_LINE, above), lines))  # parents come first
+                and not any(map(eq, map(_ROLE, above), roles))  # roles alternate
+            ):
+                self.leaf = ids[-1]
+                self._window = window
+                return True
+        except AttributeError:  # a parent whose message was decoded already: a dict
+            pass
+        for node_id, node, stored in zip(ids, run, kept, strict=True):
+            if stored is node:
+                del nodes[node_id]
+        return False
+
+    def _link_one_by_one(
+        self,
+        lines: list[bytes],
+        decoded: list[Any],
+        start: int,
+        stop: int,
+        first: int,
+        torn_line: int,
+    ) -> None:
+        """Link ``decoded[start:stop]``, saying what is wrong with each line that is."""
+        nodes = self.result.tree._nodes
+        find = nodes.get
+        setdefault = nodes.setdefault
+        recent: dict[str, Node] = {}
+        older: dict[str, Node] = {}
+        window = 0
+        report = self.result.problems.append
+        orphans = self._orphans
+        leaf = self.leaf
+        number = first + start - 1
+        node: Any  # a Node as decoded: its message a RawBody
+        for node, line in zip(decoded[start:stop], lines[start:stop], strict=True):
+            number += 1
+            if node is None:  # not a plain node: read the line whole
+                self.leaf = leaf
+                node = cast(Any, self._read_slowly(line, number, number == torn_line))
+                leaf = self.leaf  # a leaf record moves it
+                if node is None:
+                    continue
+                role = node._message.get("role")
+                plain = False
+            else:
+                role = node._message.role
+                plain = True
+            node_id = node.id
+            parent = node.parent_id
+            if parent is not None:
+                above = recent.get(parent) or older.get(parent) or find(parent)
+                if above is None:
+                    if node_id not in nodes:  # a duplicate is reported as one, below
+                        orphans.append((number, node_id, parent))
+                        continue
+                else:
+                    up: Any = above._message  # a RawBody, or a dict once decoded
+                    try:
+                        above_role = up.role
+                    except AttributeError:
+                        above_role = up.get("role")
+                    if above_role == role and node_id not in nodes:
+                        why = f"{_a(role)} message under {_a(role)} message (kept as written)"
+                        report(Problem(number, f"node {node_id!r}: {why}"))
+            node.line = number
+            if setdefault(node_id, node) is not node:  # one lookup both checks and inserts
+                first_line = nodes[node_id].line
+                why = f"duplicate id {node_id!r}, first on line {first_line} (ignored)"
+                report(Problem(number, why))
+                continue
+            recent[node_id] = node
+            window += 1
+            if window == 2048:
+                older, recent, window = recent, {}, 0
+            leaf = node_id
+            if not plain and _is_odd(node._message, role, node._meta):
+                _odd_node(node, node._meta, number, report)
+        self.leaf = leaf
+
+    def _read_slowly(self, line: bytes, number: int, torn: bool) -> Node | None:
+        """One line as today's records are read: a node to attach, or None (reported)."""
+        report = self.result.problems.append
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            record = with_lone_surrogates(line)
+            if record is None:
+                report(Problem(number, why_not_json(line, torn)))
+                return None
+            report(Problem(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD"))
+        try:
+            node_id = record["id"]
+            parent = record["parentId"]
+            message = record["message"]
+        except (KeyError, TypeError):
+            self._other_record(record, number)
+            return None
+        if len(record) == 3:  # id, parentId and message only: no type, no meta
+            meta = None
+        elif record.get("type") is not None:  # a typed record that also has node fields
+            self._other_record(record, number)
+            return None
+        else:
+            meta = record.get("meta")
+        if type(node_id) is not str or not node_id or type(message) is not dict:
+            report(Problem(number, _why_not_a_node(record)))
+            return None
+        if parent is not None and type(parent) is not str:
+            nodes = self.result.tree._nodes
+            if node_id in nodes:
+                first = nodes[node_id].line
+                why = f"duplicate id {node_id!r}, first on line {first} (ignored)"
+            else:
+                why = f"node {node_id!r} has a parentId that is not a string (ignored)"
+            report(Problem(number, why))
+            return None
+        return Node(node_id, parent, message, meta)
+
+    def _other_record(self, record: Any, number: int) -> None:
+        """A line that is JSON but not a message node: a typed record, or not a record."""
+        result = self.result
+        report = result.problems.append
+        nodes = result.tree._nodes
+        if type(record) is not dict:
+            report(Problem(number, f"JSON but not a record: {_kind(record)} (ignored)"))
+            return
+        kind = record.get("type")
+        if kind is None:
+            report(Problem(number, _why_not_a_node(record)))
+        elif kind == "leaf":
+            target = record.get("id")
+            if type(target) is str and target in nodes:
+                self.leaf = target
+            else:
+                report(Problem(number, f"leaf record points at unknown node {target!r} (ignored)"))
+        elif kind == "label":
+            target, label = record.get("id"), record.get("label")
+            if type(target) is not str or target not in nodes:
+                report(Problem(number, f"label record for unknown node {target!r} (ignored)"))
+            elif type(label) is not str:
+                why = f"label for {target!r} is {_kind(label)}, not a string (ignored)"
+                report(Problem(number, why))
+            elif label:
+                result.labels[target] = label
+            else:
+                result.labels.pop(target, None)
+        elif kind == "hidden":
+            self._hidden_record(record, number)
+        elif kind == "session":
+            if result.header is None:
+                result.header = record
+            else:
+                report(Problem(number, "a second session header (ignored)"))
+        else:
+            report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+
+    def _hidden_record(self, record: dict[str, Any], number: int) -> None:
+        """``{"type":"hidden","id":ID}`` hides ID's branch; ``"hidden":false`` shows it
+        again (the last record wins, like labels)."""
+        result = self.result
+        target, hidden = record.get("id"), record.get("hidden", True)
+        if type(target) is not str or target not in result.tree._nodes:
+            why = f"hidden record for unknown node {target!r} (ignored)"
+        elif type(hidden) is not bool:
+            why = f"hidden record for {target!r}: 'hidden' is {_kind(hidden)}, not a boolean"
+            why += " (ignored)"
+        elif hidden:
+            result.hidden.add(target)
+            return
+        else:
+            result.hidden.discard(target)
+            return
+        result.problems.append(Problem(number, why))
+
+
+def _decode_lines(lines: list[bytes], ascii_only: bool) -> tuple[list[Any], list[int]]:
+    """Each line as a ``Node``, or None where it is not a plain node; and the positions
+    of those Nones, in order (those lines are read whole)."""
+    decoded: list[Any] = []
+    unread: list[int] = []
+    remaining = iter(lines)
+    while True:
+        try:
+            decoded.extend(map(_decode_node, remaining))  # keeps what it decoded on error
+            break
+        except msgspec.DecodeError:
+            unread.append(len(decoded))
+            decoded.append(None)  # the line that failed; go on with the next one
+    bad: list[int] = []
+    if not ascii_only:  # msgspec skips raw values without checking their UTF-8
+        for position, line in enumerate(lines):
+            if decoded[position] is not None and not line.isascii():
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    bad.append(position)
+    metas = list(filter(None, map(_META, filter(None, decoded))))
+    try:  # every meta an object or null, checked in one call
+        _check_metas(b"".join((b"[", b",".join(metas), b"]")))
+    except msgspec.DecodeError:  # rare: find them, and read those lines whole
+        for position, node in enumerate(decoded):
+            if node is not None and node._meta is not None:
+                try:
+                    _check_meta(node._meta)
+                except msgspec.DecodeError:
+                    bad.append(position)
+    for position in bad:
+        decoded[position] = None
+    return decoded, sorted({*unread, *bad}) if bad else unread
+
+
+def _is_odd(message: dict[str, Any], role: Any, meta: Any) -> bool:
+    """A node read whole whose fields are not what the format says (rare)."""
+    content = message.get("content")
+    return (
+        (role != "user" and role != "assistant")
+        or (type(content) is not str and type(content) is not list)
+        or (meta is not None and type(meta) is not dict)
+    )
+
+
+def _odd_node(node: Node, meta: Any, number: int, report: Callable[[Problem], None]) -> None:
+    """Report a kept node's role, content or meta that the format does not allow.
+
+    The message stays as written (it is the user's data); a meta that is not an
+    object is dropped from the node, as nothing reads it.
+    """
+    message, name = node.message, node.id
+    if "role" not in message:
+        report(Problem(number, f"node {name!r}: message has no role (kept as written)"))
+    elif (role := message["role"]) != "user" and role != "assistant":
+        why = f"role {role!r} is not 'user' or 'assistant' (kept as written)"
+        report(Problem(number, f"node {name!r}: {why}"))
+    if "content" not in message:
+        report(Problem(number, f"node {name!r}: message has no content (kept as written)"))
+    elif type(content := message["content"]) is not str and type(content) is not list:
+        why = f"content is {_kind(content)}, not a string or a list (kept as written)"
+        report(Problem(number, f"node {name!r}: {why}"))
+    if meta is not None and type(meta) is not dict:
+        report(Problem(number, f"node {name!r}: meta is {_kind(meta)}, not an object (ignored)"))
+        node.meta = None
+
+
+def _kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
+    kinds.update({bool: "a boolean", type(None): "null", dict: "an object"})
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _a(role: Any) -> str:
+    return f"an {role}" if role == "assistant" else f"a {role}"
+
+
+def why_not_json(line: bytes, is_last: bool) -> str:
+    if not line.strip():
+        return "blank line (ignored)"
+    if is_last:
+        return f"torn last line: an incomplete record of {len(line)} bytes (ignored)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not valid UTF-8 (ignored)"
+    return "not valid JSON (ignored)"
+
+
+def _orphan_problems(
+    orphans: list[tuple[int, str, str]], lines_of: Mapping[str, int]
+) -> list[Problem]:
+    """Say why each orphan was not attached: a missing parent, a late one, or a cycle.
+
+    Orphans link to each other through ``parentId``; following those links (each node
+    has one, so this is a walk, not a search) finds the ones that loop back.
+    """
+    parent_of: dict[str, str] = {}
+    for _number, node_id, parent in orphans:
+        parent_of.setdefault(node_id, parent)
+    in_cycle: set[str] = set()
+    done: set[str] = set()
+    for start in parent_of:
+        if start in done:
+            continue
+        walk: list[str] = []
+        on_walk: dict[str, int] = {}
+        current: str | None = start
+        while current is not None and current in parent_of and current not in done:
+            if current in on_walk:
+                in_cycle.update(walk[on_walk[current] :])
+                break
+            on_walk[current] = len(walk)
+            walk.append(current)
+            current = parent_of[current]
+        done.update(walk)
+    found: list[Problem] = []
+    for number, node_id, parent in orphans:
+        if parent == node_id:
+            found.append(
+                Problem(
+                    number,
+                    f"node {node_id!r} is its own parent, which would form a cycle (not attached)",
+                )
+            )
+        elif node_id in in_cycle:
+            found.append(
+                Problem(
+                    number,
+                    f"node {node_id!r}: parent {parent!r} would close a cycle (not attached)",
+                )
+            )
+        else:
+            why = f"its parent {parent!r} has not appeared earlier"
+            found.append(Problem(number, f"node {node_id!r} is an orphan: {why} (not attached)"))
+    return found
+
+
+def _why_not_a_node(record: dict[str, Any]) -> str:
+    for key in ("id", "parentId", "message"):
+        if key not in record:
+            return f"not a message record: no {key!r} field (ignored)"
+    if not isinstance(record.get("message"), dict):
+        return "not a message record: 'message' is not an object (ignored)"
+    return "not a message record: 'id' is not a non-empty string (ignored)"
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_surrogates(v) for v in value]
+    return value
+
+
+def with_lone_surrogates(line: bytes) -> Any:
+    """A line orjson refused only for lone ``\\udXXX`` escapes (valid JSON, as written by
+    JavaScript's ``JSON.stringify``), parsed with U+FFFD for them; else ``None``."""
+    if b"\\u" not in line:
+        return None
+    try:
+        value = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    scrubbed = scrub_surrogates(value)
+    return scrubbed if scrubbed != value else None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

@@ -1,0 +1,62 @@
+"""A message's blocks as the front end shows them (labextension/src/components/content.ts).
+
+Run under Node on the file's own block shapes: an image reaches the page only as a
+``data:`` URL of a raster type built from plain base64; every other image (an SVG, a
+``javascript:`` or remote URL, data with markup in it) becomes a part that says why
+nothing is shown, and a document is shown by its title.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from content_blocks import image_block, pdf_block, url_image
+from node_runner import node_module
+
+RUNNER = """
+import { partsOf } from './bundle.mjs';
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const blocks = JSON.parse(Buffer.concat(chunks).toString());
+process.stdout.write(JSON.stringify(partsOf({ content: blocks })));
+"""
+
+
+@pytest.fixture(scope="module")
+def parts_of(tmp_path_factory: pytest.TempPathFactory):
+    work: Path = tmp_path_factory.mktemp("content")
+    return node_module("src/components/content.ts", RUNNER, work)
+
+
+def test_raster_images_become_data_urls_and_documents_chips(parts_of):
+    parts = parts_of(
+        [image_block("iVBORw0KGgo="), image_block("R0lGOD==", "image/gif"), pdf_block(b"%PDF-")]
+    )
+    assert [(p["kind"], p["name"], p.get("src")) for p in parts] == [
+        ("image", "image/png", "data:image/png;base64,iVBORw0KGgo="),
+        ("image", "image/gif", "data:image/gif;base64,R0lGOD=="),
+        ("document", "paper.pdf", None),
+    ]
+
+
+def test_hostile_images_get_no_source_only_a_reason(parts_of):
+    parts = parts_of(
+        [
+            image_block("PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+", "image/svg+xml"),
+            url_image("javascript:alert(1)"),
+            url_image("https://tracker.example/pixel.png"),
+            image_block('AAAA" onerror="alert(1)'),
+            image_block("AAAA", "text/html"),
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png"}},
+        ]
+    )
+    assert [(p.get("hidden"), p.get("src")) for p in parts] == [
+        ("type", None),
+        ("url", None),
+        ("url", None),
+        ("data", None),
+        ("type", None),
+        ("data", None),
+    ]
+    assert "javascript" not in str(parts) and "tracker.example" not in str(parts)
