@@ -275,7 +275,7 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         answer.get_by_role("button", name="Retry ×3").click()
 
         live = panel.locator(".jtc-compare.jtc-live .jtc-compare-column")
-        expect(live).to_have_count(3)
+        expect(live).to_have_count(3, timeout=30_000)  # the kernel may be slow to start them
         expect(live.nth(2)).to_contain_text("Another answer")  # the third streams too
         screenshot("1-streaming")
         columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")
