@@ -49,7 +49,16 @@ from .providers.base import (
     ToolUseReady,
 )
 from .providers.tools import ToolRegistry
-from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
+from .store import (
+    FileStore,
+    LoadResult,
+    MemoryStore,
+    Problem,
+    Store,
+    hidden_record,
+    label_record,
+    leaf_record,
+)
 from .tree import (
     Message,
     Node,
@@ -321,6 +330,7 @@ class Session:
         self.tools = tools if tools is not None else ToolRegistry()
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
+        self.hidden: set[str] = loaded.hidden
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
         #: the model tables (models.py) the session measures with; views may override
@@ -598,6 +608,29 @@ class Session:
             self.labels.pop(node.id, None)
         self._emit(LeafChanged(self.tree.leaf))
         return node
+
+    @exclusive
+    def hide(self, node_ref: str, hidden: bool = True) -> bool:
+        """Hide (or show again) the branch from a node; the nodes stay in the file.
+
+        Returns whether anything changed. The current path cannot be hidden: the
+        conversation under way would vanish from every view.
+        """
+        node = self.resolve(node_ref)
+        if hidden and node.id in {n.id for n in self.path()}:
+            raise TreeError(
+                f"{node.id[:7]} is on the current path, which cannot be hidden; "
+                "switch to another branch first"
+            )
+        if hidden == (node.id in self.hidden):
+            return False
+        self._persist([hidden_record(node.id, hidden)], durable=True)
+        if hidden:
+            self.hidden.add(node.id)
+        else:
+            self.hidden.discard(node.id)
+        self._emit(LeafChanged(self.tree.leaf))
+        return True
 
     # -- the reply loop ---------------------------------------------------------------
 

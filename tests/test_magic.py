@@ -248,10 +248,47 @@ def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
     assert reply_text("original") == "second"
 
 
+def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "", "first")
+    ip.run_line_magic("chat", "edit 1 first, again")
+    tree = load_file(tmp_path / "nb.chat.jsonl").tree
+    old = next(n for n in tree if n.text == "first")
+    capsys.readouterr()
+
+    ip.run_line_magic("chat", f"hide {old.id[:8]}")
+    assert capsys.readouterr().out == (
+        f"Hid the branch from {old.id[:7]} (kept in the file): `%chat unhide {old.id[:7]}`.\n"
+    )
+    ip.run_line_magic("chat", "tree")
+    out = capsys.readouterr().out
+    assert old.id[:7] not in out
+    assert out.splitlines()[-1] == "(1 hidden branch is not shown; `%chat tree --all` shows them)"
+    ip.run_line_magic("chat", "tree --all")
+    assert f"{old.id[:7]} user  first" in capsys.readouterr().out
+    ip.run_line_magic("chat", "branches")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[-1].endswith("`%chat branches --all` lists them)")
+    ip.run_line_magic("chat", "branches --all")
+    assert len(capsys.readouterr().out.splitlines()) == 2  # both leaves
+
+    ip.run_line_magic("chat", f"unhide {old.id[:8]}")
+    ip.run_line_magic("chat", f"unhide {old.id[:8]}")
+    assert capsys.readouterr().out.splitlines() == [
+        f"The branch from {old.id[:7]} shows again.",
+        f"{old.id[:7]} is not hidden.",
+    ]
+    loaded = load_file(tmp_path / "nb.chat.jsonl")
+    assert loaded.hidden == set() and len(loaded.tree) == len(tree)  # nothing was deleted
+
+
 @pytest.mark.parametrize(
     ("line", "fix"),
     [
         ("frobnicate", "`%chat help` lists the commands"),
+        ("hide", "usage: %chat hide ID"),
+        ("hide zzzz", "`%chat tree` shows the ids"),
+        ("tree --svgg", "unknown option '--svgg'; usage: %chat tree [--svg] [--all]"),
+        ("branches a b", "usage: %chat branches [ID] [--all]"),
         ("switch zzzz", "`%chat tree` shows the ids"),
         ("edit 9 new text", "give N from 1 to 1"),
         ("edit one new text", "give N from 1 to 1"),
@@ -264,6 +301,17 @@ def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
 def test_command_mistakes_are_one_line_usage_errors(ip, line, fix):
     ip.run_cell_magic("chat", "", "a question")
     assert fix in one_line_usage_error(ip, line)
+
+
+def test_the_current_path_cannot_be_hidden(ip, tmp_path):
+    ip.run_cell_magic("chat", "", "a question")
+    leaf = load_file(tmp_path / "nb.chat.jsonl").tree.leaf
+    message = one_line_usage_error(ip, f"hide {leaf}")
+    assert message == (
+        f"%chat hide: {leaf[:7]} is on the current path, which cannot be hidden; "
+        "switch to another branch first"
+    )
+    assert load_file(tmp_path / "nb.chat.jsonl").hidden == set()
 
 
 def test_ids_resolve_by_unique_prefix_and_an_ambiguous_one_asks_for_more(ip, tmp_path, capsys):

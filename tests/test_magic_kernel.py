@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,20 @@ def test_from_forks_under_any_node_and_new_starts_a_root(offline):
     assert start.parent_id is None
     assert tree.path_nodes(tree.leaf)[0].id == start.id
     assert "I was sent **1 message**" in fresh.markdown[0]
+
+
+def test_tree_svg_shows_the_picture_as_a_cell_output(offline):
+    run_all(offline, CELLS[:2])
+    offline.chat("A different second question", "c0000002").check()  # an edit: a fork
+    run = offline.run("%chat tree --svg", "c00000ff").check()
+    (output,) = [o for o in run.outputs if "image/svg+xml" in o.get("data", {})]
+    assert output["data"]["text/plain"] == "6 of 6 messages drawn"
+    root = ET.fromstring(output["data"]["image/svg+xml"])
+    svg = "{http://www.w3.org/2000/svg}"
+    nodes = [g for g in root.iter(f"{svg}g") if "node" in (g.get("class") or "").split()]
+    edges = [p for p in root.iter(f"{svg}path") if "edge" in (p.get("class") or "").split()]
+    bold = [p for p in edges if "path" in p.get("class", "").split()]
+    assert (len(nodes), len(edges), len(bold)) == (6, 5, 3)
 
 
 def test_after_a_restart_the_tree_and_leaf_are_the_same_and_cells_continue(offline):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -344,6 +345,29 @@ def test_labels_are_saved_and_name_nodes(session_file, model):
     reopened = open_session(session_file, ScriptedProvider())
     assert reopened.labels == {turn.replies[0].id: "good-answer"}
     assert reopened.resolve("good-answer").id == turn.replies[0].id
+
+
+def test_hide_and_unhide_append_records_and_refuse_the_current_path(session_file, model):
+    session = open_session(session_file, model)
+    first = session.ask("first")
+    session.ask("second", new_root=True)
+    lines_before = session_file.read_bytes().count(b"\n")
+
+    assert session.hide(first.user.id) is True
+    assert session.hide(first.user.id) is False  # already hidden: nothing appended
+    with pytest.raises(TreeError, match="on the current path, which cannot be hidden"):
+        session.hide(session.leaf)
+    assert load_file(session_file).hidden == {first.user.id}
+    assert session_file.read_bytes().count(b"\n") == lines_before + 1
+
+    assert session.hide(first.user.id, hidden=False) is True
+    reopened = open_session(session_file, ScriptedProvider())
+    assert reopened.hidden == set() and len(reopened.tree) == 4  # nothing was deleted
+    tail = session_file.read_text().splitlines()[-2:]
+    assert [json.loads(line) for line in tail] == [
+        {"type": "hidden", "id": first.user.id, "hidden": True},
+        {"type": "hidden", "id": first.user.id, "hidden": False},
+    ]
 
 
 def test_when_the_file_vanishes_the_session_goes_on_and_says_it_is_not_saved(session_file, model):

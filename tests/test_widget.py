@@ -311,6 +311,42 @@ def test_switch_edit_label_and_text_requests(session: Session, provider: Scripte
     assert "nope" not in texts["texts"]
 
 
+def test_hide_from_the_panel_appends_a_record_and_the_current_path_is_refused(
+    session: Session, provider: Scripted, recorder
+):
+    provider.enqueue("A1")
+    first = session.ask("question one")
+    provider.enqueue("A2")
+    session.ask("question two", new_root=True)
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    assert panel.hidden == []
+
+    comm.deliver({"a": "hide", "id": first.user.id, "req": 1})
+    assert panel.hidden == [first.user.id]
+    assert file_records(session)[-1] == {"type": "hidden", "id": first.user.id, "hidden": True}
+    comm.deliver({"a": "hide", "id": first.user.id, "hidden": False, "req": 2})
+    assert panel.hidden == [] and file_records(session)[-1]["hidden"] is False
+
+    recorder.clear()
+    comm.deliver({"a": "hide", "id": session.leaf, "req": 3})
+    (done,) = [m for m in recorder.customs() if m["t"] == "done"]
+    assert "on the current path, which cannot be hidden" in done["err"]
+    assert file_records(session)[-1]["hidden"] is False  # nothing appended
+
+
+def test_compaction_links_reach_the_panel(session: Session, provider: Scripted, recorder):
+    provider.enqueue("A1")
+    session.ask("a long conversation")
+    before = session.leaf
+    panel = TreePanel(session)
+    provider.enqueue("the gist")
+    session.compact()
+    (root,) = [n for n in session.tree.roots() if n.meta]
+    assert panel.links == {root.id: before}
+    assert TreePanel(session).links == panel.links  # a new panel gets them at once
+
+
 def test_a_refused_action_is_one_line_in_the_widget(session: Session, provider, recorder):
     turn = session.ask("hello")
     panel = TreePanel(session)

@@ -193,6 +193,11 @@ def show_markdown(markdown: str, plain: str | None = None) -> None:
     display(_bundle(markdown, markdown if plain is None else plain), raw=True)
 
 
+def show_svg(svg: str, plain: str) -> None:
+    """An SVG drawing as a cell output (built from text nodes only: see picture/svg.py)."""
+    display({"image/svg+xml": svg, "text/plain": plain}, raw=True)
+
+
 def notice_line(message: str, level: str = "info") -> None:
     """One line for the user: errors and warnings on stderr (red in Jupyter), info on stdout."""
     stream = sys.stderr if level in ("error", "warning") else sys.stdout

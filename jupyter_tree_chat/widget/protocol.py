@@ -27,10 +27,11 @@ Kernel -> browser custom messages (``t`` is the type)::
     {"t": "note", "level": L, "x": TEXT}  a session notice
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
-``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``text`` (ids), ``rows``
-(from). A view asks for ``rows`` once when it starts, and again if a row's number shows
-it missed one: messages sent before the front end had loaded are lost, and a panel
-displayed just before a ``%%chat`` cell would otherwise miss that cell's question.
+``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
+false to show the branch again), ``text`` (ids), ``rows`` (from). A view asks for
+``rows`` once when it starts, and again if a row's number shows it missed one: messages
+sent before the front end had loaded are lost, and a panel displayed just before a
+``%%chat`` cell would otherwise miss that cell's question.
 
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
@@ -49,7 +50,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..models import PRICES, Price
@@ -200,6 +201,16 @@ def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] 
     if cost is not None:
         summarised.append(dollars(cost))
     return summarised
+
+
+def compaction_links(roots: Iterable[Node]) -> dict[str, str]:
+    """Root id -> the leaf it summarises, for the roots a compaction made."""
+    links = {}
+    for root in roots:
+        target = (root.meta or {}).get("compacted_from")
+        if isinstance(target, str):
+            links[root.id] = target
+    return links
 
 
 def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES) -> Row:

@@ -50,6 +50,7 @@ from ..tree import Node, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
+    compaction_links,
     context_reading,
     display_text,
     head,
@@ -303,6 +304,9 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "label":
             session.label(node_id, str(content.get("label", "")))
             return None
+        if action == "hide":
+            session.hide(node_id, content.get("hidden", True) is not False)
+            return None
         raise TreeError(f"unknown widget action {action!r}")
 
 
@@ -316,6 +320,10 @@ class TreePanel(_SessionWidget):
 
     nodes: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
     labels = traitlets.Dict().tag(sync=True)
+    #: ids whose branch is hidden (``hidden`` records): the views fold them away
+    hidden: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: compaction root id -> the leaf it summarised, for the picture's dashed links
+    links = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
     context = traitlets.Dict().tag(sync=True)  # protocol.context_reading: the window's use
@@ -333,6 +341,8 @@ class TreePanel(_SessionWidget):
             mode="panel",
             nodes=rows.rows,
             labels=dict(session.labels),
+            hidden=sorted(session.hidden),
+            links=compaction_links(session.tree.roots()),
             leaf=session.leaf,
             title=Path(session.location).name if session.location else "",
             context=context_reading(session),
@@ -356,12 +366,16 @@ class TreePanel(_SessionWidget):
         if self._streamed_text_matches(node):
             message["s"] = 1
         self.send(message)
+        if node.parent_id is None and (link := compaction_links([node])):
+            self.links = {**self.links, **link}
 
     def _follow_leaf(self, leaf: str | None) -> None:
         self.leaf = leaf
         if self.labels != self.session.labels:
             self.labels = dict(self.session.labels)
         self.context = context_reading(self.session)
+        if set(self.hidden) != self.session.hidden:
+            self.hidden = sorted(self.session.hidden)
 
 
 class TurnControl(_SessionWidget):

@@ -94,6 +94,10 @@ export interface SessionSource {
   readonly context?: ContextReading | null;
   /** a fan-out being written (the panel only) */
   readonly fanout?: FanoutState | null;
+  /** ids whose branch a `hidden` record hides (views fold them away; nothing is deleted) */
+  readonly hidden: ReadonlySet<string>;
+  /** compaction root id -> the leaf it summarised (the picture draws the link) */
+  readonly links: ReadonlyMap<string, string>;
   label(id: string): string | undefined;
   content(id: string): NodeContent | undefined;
   /** Ask for the content of these nodes; a `texts` change follows when it arrives. */
@@ -209,4 +213,26 @@ export function siblingPlace(tree: SessionTree, id: string): { pos: number; coun
 /** A short id for display; the whole id goes in the element's title. */
 export function shortId(id: string): string {
   return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+/**
+ * The hidden nodes whose branch a view folds away: off `keep` (the current path, and the
+ * path a view shows) and not inside another hidden branch, which already hides them
+ * (`hidden_branches` in jupyter_tree_chat/textview.py).
+ */
+export function hiddenBranches(tree: SessionTree, hidden: ReadonlySet<string>, keep: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  for (const id of hidden) {
+    if (!tree.has(id) || keep.has(id)) {
+      continue;
+    }
+    let up = tree.parentOf(id);
+    while (up !== null && !keep.has(up) && !hidden.has(up)) {
+      up = tree.parentOf(up);
+    }
+    if (up === null || keep.has(up)) {
+      found.push(id);
+    }
+  }
+  return found;
 }

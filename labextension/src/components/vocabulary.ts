@@ -71,3 +71,11 @@ export function interruptedBadge(trans: Translation): HTMLElement {
 export function labelBadge(label: string, trans: Translation): HTMLElement {
   return h('span', { class: 'jtc-label', title: trans.__('label') }, label);
 }
+
+export function hiddenBadge(trans: Translation): HTMLElement {
+  return h(
+    'span',
+    { class: 'jtc-hidden-badge', title: trans.__('A hidden branch: folded away in every view, kept in the file') },
+    trans.__('hidden')
+  );
+}

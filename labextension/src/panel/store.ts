@@ -47,6 +47,10 @@ export interface Traits {
   /** panel */
   nodes: Row[];
   labels: Record<string, string>;
+  /** ids whose branch is hidden */
+  hidden: string[];
+  /** compaction root id -> the leaf it summarised */
+  links: Record<string, string>;
   leaf: string | null;
   title: string;
   /** the context window's use on the current branch (widget/protocol.py: context_reading) */
@@ -102,6 +106,7 @@ export type Action =
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
+  | { a: 'hide'; id: string; hidden: boolean }
   | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
 
 /**
@@ -177,6 +182,10 @@ export class Store implements SessionSource, PanelActions {
   private listeners = new Set<(what: Change) => void>();
   private busyTimer: ReturnType<typeof setTimeout> | null = null;
   private rowsAsked = false;
+  private hiddenSeen: string[] | null = null;
+  private hiddenSet = new Set<string>();
+  private linksSeen: Record<string, string> | null = null;
+  private linksMap = new Map<string, string>();
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -208,6 +217,24 @@ export class Store implements SessionSource, PanelActions {
       return null;
     }
     return { tokens: reading.tokens, window: typeof reading.window === 'number' ? reading.window : null, exact: reading.exact === true };
+  }
+
+  get hidden(): ReadonlySet<string> {
+    const ids = this.model.get('hidden') ?? [];
+    if (ids !== this.hiddenSeen) {
+      this.hiddenSeen = ids;
+      this.hiddenSet = new Set(ids);
+    }
+    return this.hiddenSet;
+  }
+
+  get links(): ReadonlyMap<string, string> {
+    const links = this.model.get('links') ?? {};
+    if (links !== this.linksSeen) {
+      this.linksSeen = links;
+      this.linksMap = new Map(Object.entries(links));
+    }
+    return this.linksMap;
   }
 
   label(id: string): string | undefined {
@@ -422,6 +449,10 @@ export class Store implements SessionSource, PanelActions {
 
   switchTo(id: string): void {
     this.act({ a: 'switch', id });
+  }
+
+  hide(id: string, hidden: boolean): void {
+    this.act({ a: 'hide', id, hidden });
   }
 
   /** Several answers at once beside `id`'s (a retry as a fan-out). */
