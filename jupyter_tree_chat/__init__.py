@@ -14,8 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .events import Turn
     from .providers.tools import ToolRegistry, tool
-    from .session import ChatSettings, Session, Turn
+    from .session import ChatSettings, Session
     from .tree import Node, SessionTree
     from .usage import node_cost, nodes_cost
 
@@ -29,7 +30,7 @@ _LAZY = {
     "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
     "ChatSettings": ("session", "ChatSettings"),
     "Session": ("session", "Session"),
-    "Turn": ("session", "Turn"),
+    "Turn": ("events", "Turn"),
     "Node": ("tree", "Node"),
     "SessionTree": ("tree", "SessionTree"),
     "node_cost": ("usage", "node_cost"),

@@ -43,6 +43,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ChatError, FanoutTooLarge, ProviderError
+from .events import (
+    FanoutEnded,
+    FanoutStarted,
+    LeafChanged,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    ReplyThinking,
+    Turn,
+    TurnInterrupted,
+)
 from .providers.base import (
     Began,
     Finished,
@@ -56,7 +67,7 @@ from .store import leaf_record
 from .tree import Node, tool_uses
 
 if TYPE_CHECKING:
-    from .session import ChatSettings, Session, Turn
+    from .session import ChatSettings, Session
 
 log = logging.getLogger(__name__)
 
@@ -290,8 +301,6 @@ class _FanoutRun:
         self._committed = 0
 
     def run(self, turn: Turn) -> Turn:
-        from .session import FanoutEnded, FanoutStarted, TurnInterrupted
-
         session = self.session
         session.tree.switch(self.question.id)
         session._emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
@@ -315,8 +324,6 @@ class _FanoutRun:
         return turn
 
     def _handle(self, report: _Report, turn: Turn) -> None:
-        from .session import ReplyDelta, ReplyEnded, ReplyStarted, ReplyThinking
-
         session, i = self.session, report.variant
         answer, parent = self.answers[i], self._parent_of(i)
         if report.kind == "delta":
@@ -362,8 +369,6 @@ class _FanoutRun:
             self._commit_ready(turn)
 
     def _fail(self, i: int, error: ChatError, turn: Turn) -> None:
-        from .session import ReplyEnded
-
         answer = self.answers[i]
         answer.error = error
         node = self._partial_node(i, error.kind if isinstance(error, ProviderError) else "error")
@@ -415,8 +420,6 @@ class _FanoutRun:
             self._committed += 1
 
     def _finish(self, turn: Turn) -> None:
-        from .session import LeafChanged
-
         session = self.session
         self._commit_ready(turn)
         turn.answers = list(self.answers)

@@ -23,9 +23,10 @@ from fake_anthropic import FakeAnthropic, RecordedRequest
 from kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.errors import SessionBusy
+from jupyter_tree_chat.events import ReplyDelta
 from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import ReplyDelta, Session
+from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.store import load_file
 from jupyter_tree_chat.tree import SessionTree, is_tool_result
 

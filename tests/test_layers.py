@@ -1,7 +1,7 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
 - The core (``errors models node tree diff language loader store compare usage preflight
-  session fanout cellrule textview``, ``formats/``, ``context/`` and ``picture/``) and
+  events session fanout cellrule textview``, ``formats/``, ``context/`` and ``picture/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
@@ -40,6 +40,7 @@ CORE_LAYER = {
     "usage": 2,
     "compare": 2,
     "providers": 3,
+    "events": 4,  # what a session announces; names fanout's Answer for type checks only
     "cellrule": 4,
     "preflight": 4,
     "session": 4,

@@ -17,17 +17,16 @@ from jupyter_tree_chat.errors import (
     StreamError,
     TreeError,
 )
-from jupyter_tree_chat.session import (
-    ChatSettings,
+from jupyter_tree_chat.events import (
     LeafChanged,
     NodeAdded,
     Notice,
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
-    Session,
     TurnInterrupted,
 )
+from jupyter_tree_chat.session import ChatSettings, Session
 from jupyter_tree_chat.store import FileStore, MemoryStore, load_file
 from jupyter_tree_chat.tree import is_tool_result
 

@@ -18,14 +18,9 @@ from fake_anthropic import FakeAnthropic
 from fake_cache import prompt_tokens
 
 from jupyter_tree_chat.errors import ContextWindowFull, SettingsError
+from jupyter_tree_chat.events import ReplyDelta, ReplyThinking, TurnInterrupted
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.session import (
-    ChatSettings,
-    ReplyDelta,
-    ReplyThinking,
-    Session,
-    TurnInterrupted,
-)
+from jupyter_tree_chat.session import ChatSettings, Session
 from jupyter_tree_chat.store import FileStore, load_file
 from jupyter_tree_chat.tree import is_tool_result
 from jupyter_tree_chat.usage import node_cost, totals

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..session import (
+from ..events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -33,8 +33,8 @@ from ..session import (
     ReplyEnded,
     ReplyStarted,
     ReplyThinking,
-    Session,
 )
+from ..session import Session
 from ..tree import Node, redacted_thinking_count
 from ..usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..events import Turn
 from ..providers import Provider, choose_provider
 from ..providers.tools import default_registry
-from ..session import Session, Turn
+from ..session import Session
 from ..store import session_path
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path

@@ -18,7 +18,8 @@ from IPython.core.error import UsageError
 
 from ..context import sent_line
 from ..errors import ChatError, ProviderError
-from ..session import FanoutStarted, Session, Turn, TurnInterrupted
+from ..events import FanoutStarted, Turn, TurnInterrupted
+from ..session import Session
 from .columns import FanoutColumns
 from .output import (
     DisplayReply,

@@ -30,8 +30,7 @@ import traitlets
 
 from ..context import with_text
 from ..errors import ChatError, SessionBusy, TreeError
-from ..fanout import Fanout
-from ..session import (
+from ..events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -42,10 +41,11 @@ from ..session import (
     ReplyEnded,
     ReplyStarted,
     ReplyThinking,
-    Session,
     Turn,
     TurnInterrupted,
 )
+from ..fanout import Fanout
+from ..session import Session
 from ..tree import Node, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
