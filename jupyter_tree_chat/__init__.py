@@ -14,9 +14,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .events import Turn
     from .providers.tools import ToolRegistry, tool
-    from .session import ChatSettings, Session, Turn
+    from .session import ChatSettings, Session
     from .tree import Node, SessionTree
+    from .usage import node_cost, nodes_cost
 
     register_tool = tool
 
@@ -28,9 +30,11 @@ _LAZY = {
     "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
     "ChatSettings": ("session", "ChatSettings"),
     "Session": ("session", "Session"),
-    "Turn": ("session", "Turn"),
+    "Turn": ("events", "Turn"),
     "Node": ("tree", "Node"),
     "SessionTree": ("tree", "SessionTree"),
+    "node_cost": ("usage", "node_cost"),
+    "nodes_cost": ("usage", "nodes_cost"),
 }
 
 
@@ -55,6 +59,8 @@ __all__ = [
     "__version__",
     "compare_frame",
     "load_ipython_extension",
+    "node_cost",
+    "nodes_cost",
     "panel",
     "register_tool",
     "reply_text",
@@ -77,7 +83,8 @@ def reply_text(node_id: str | None = None, *, session: str | None = None) -> str
 
 def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
     """The sibling answers of the current question (or of question/answer ``ref``) as a
-    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``).
+    pandas DataFrame, one row per answer in sibling order (columns: ``compare.COLUMNS``;
+    ``cost`` in US dollars at the session's prices, missing where a model has no price).
 
     Add a score with ``df["score"] = df.text.map(my_metric)``, then continue from the
     best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
@@ -94,7 +101,8 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
         ) from None
     current = current_session(session)
     question = None if ref is None else current.resolve(ref).id
-    return pandas.DataFrame(rows(sibling_answers(current.tree, question)), columns=list(COLUMNS))
+    answers = sibling_answers(current.tree, question, current.prices)
+    return pandas.DataFrame(rows(answers), columns=list(COLUMNS))
 
 
 def panel(session: str | None = None) -> Any:

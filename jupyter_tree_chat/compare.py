@@ -2,22 +2,25 @@
 
 ``%chat compare``, ``compare_frame()`` and the views need the same thing: for a question
 (or one of its answers), every answer under it in sibling order, each with its position
-("2/3"), model, temperature, tokens, time and text. An answer can be several nodes (a
-reply asking for a tool, the tool results, the reply after them): its tokens and time
-add up over them, its text is the last reply's. Pure: it reads a tree.
+("2/3"), model, temperature, tokens, cost, time and text. An answer can be several nodes
+(a reply asking for a tool, the tool results, the reply after them): its tokens, cost and
+time add up over them, its text is the last reply's. Pure: it reads a tree (and a price
+table: the session's, so ``%config TreeChat.prices`` counts here too).
 
 ``COLUMNS`` is what a row holds, one line a column: another column is one more line
-(``"cost": lambda a: ...``), and ``compare_frame`` and the compare view pick it up.
+(``"words": lambda a: ...``), and ``compare_frame`` picks it up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import TreeError
+from .models import Price
 from .tree import Node, SessionTree, is_real_user_message
+from .usage import nodes_cost
 
 USAGE_KEYS = (
     "input_tokens",
@@ -35,6 +38,8 @@ class ComparedAnswer:
     nodes: tuple[Node, ...]
     index: int
     count: int
+    prices: Mapping[str, Price] | None = None
+    """The price table its cost is reckoned with (None: models.PRICES)."""
 
     @property
     def final(self) -> Node:
@@ -68,6 +73,12 @@ class ComparedAnswer:
         return round(sum(numbers) / 1000, 3) if numbers else None
 
     @property
+    def cost(self) -> float | None:
+        """US dollars for the answer's replies together; None if a reply has no price
+        or none reported usage (never a partial sum)."""
+        return nodes_cost(self.nodes, self.prices)
+
+    @property
     def interrupted(self) -> bool:
         return any((n.meta or {}).get("interrupted") for n in self.nodes)
 
@@ -80,6 +91,7 @@ COLUMNS: dict[str, Callable[[ComparedAnswer], Any]] = {
     "input_tokens": lambda a: a.usage("input_tokens"),
     "output_tokens": lambda a: a.usage("output_tokens"),
     "cache_read_input_tokens": lambda a: a.usage("cache_read_input_tokens"),
+    "cost": lambda a: a.cost,
     "seconds": lambda a: a.seconds,
     "stop_reason": lambda a: a.meta.get("stop_reason"),
     "interrupted": lambda a: a.interrupted,
@@ -100,12 +112,15 @@ def question_of(tree: SessionTree, ref: str | None) -> Node:
     raise TreeError(f"node {start[:7]} has no question above it")
 
 
-def sibling_answers(tree: SessionTree, ref: str | None = None) -> list[ComparedAnswer]:
-    """Every answer to the question of ``ref`` (see ``question_of``), in sibling order."""
+def sibling_answers(
+    tree: SessionTree, ref: str | None = None, prices: Mapping[str, Price] | None = None
+) -> list[ComparedAnswer]:
+    """Every answer to the question of ``ref`` (see ``question_of``), in sibling order,
+    costed at ``prices`` (default: models.PRICES)."""
     question = question_of(tree, ref)
     heads = [n for n in tree.children(question.id) if n.role == "assistant"]
     return [
-        ComparedAnswer(head, tuple(_answer_nodes(tree, head)), number, len(heads))
+        ComparedAnswer(head, tuple(_answer_nodes(tree, head)), number, len(heads), prices)
         for number, head in enumerate(heads, 1)
     ]
 

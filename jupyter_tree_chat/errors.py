@@ -14,6 +14,9 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   ├── SessionNotSaved         an append failed (disk full, read-only, deleted)
     │   └── FormatError             another tool's file that cannot be read or imported
     ├── SessionBusy                 another action is still running on this session
+    ├── RequestRefused              a request the API would refuse, stopped before it is sent
+    │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
+    │   └── ContextWindowFull       the path and the question would not fit the window
     ├── ToolError                   a tool name that is not registered, or a bad function
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
@@ -95,6 +98,20 @@ class MissingExtra(ChatError, ImportError):
 
 class SessionBusy(ChatError):
     """An action arrived (say, from the panel) while another turn was still running."""
+
+
+class RequestRefused(ChatError):
+    """A request the Messages API would refuse, refused here before anything is sent or
+    stored; the message says the fix."""
+
+
+class SettingsError(RequestRefused):
+    """Settings that break one of the API's rules (the thinking budget, temperature with
+    thinking, one thinking setting per tool turn)."""
+
+
+class ContextWindowFull(RequestRefused):
+    """The active path and the new question would not fit the model's context window."""
 
 
 class ProviderError(ChatError):

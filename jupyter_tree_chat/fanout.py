@@ -25,6 +25,10 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   stream, an ``error`` event) keeps what it received (marked ``interrupted`` with the
   error) and the others go on. Ctrl-C keeps what every answer had received, each
   unfinished one marked interrupted, then raises ``TurnInterrupted``.
+- **Each answer may think.** With thinking on, every variant asks for it (the session
+  refused, before any request, a fan-out over temperatures: the API takes none with
+  thinking); an answer's thinking streams as ``ReplyThinking`` with its variant and is
+  kept like a single reply's, unsigned if cut short.
 """
 
 from __future__ import annotations
@@ -39,12 +43,31 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ChatError, FanoutTooLarge, ProviderError
-from .providers.base import Began, Finished, Message, ReplyRequest, TextDelta
+from .events import (
+    FanoutEnded,
+    FanoutStarted,
+    LeafChanged,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    ReplyThinking,
+    Turn,
+    TurnInterrupted,
+)
+from .providers.base import (
+    Began,
+    Finished,
+    Message,
+    ReplyRequest,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+)
 from .store import leaf_record
 from .tree import Node, tool_uses
 
 if TYPE_CHECKING:
-    from .session import ChatSettings, Session, Turn
+    from .session import ChatSettings, Session
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +174,8 @@ class Answer:
 @dataclass(frozen=True)
 class _Report:
     variant: int
-    kind: str  # "start" | "delta" | "finished" | "tools" | "limit" | "failed" | "done"
+    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" | "limit" |
+    # "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -219,6 +243,10 @@ class _Worker:
                     return None
                 if isinstance(event, TextDelta):
                     self.report("delta", event.text)
+                elif isinstance(event, ThinkingDelta):
+                    self.report("think", event)
+                elif isinstance(event, ThinkingReady):
+                    self.report("thought", event)
                 elif isinstance(event, Began):
                     if self.index == 0:
                         self.run.first_began.set()
@@ -260,7 +288,7 @@ class _FanoutRun:
         self.session = session
         self.question = question
         self.path: list[Message] = session.tree.active_path(question.id)
-        self.specs = session.tools.specs(variants[0].settings.tools) if len(session.tools) else ()
+        self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
         self.partials = [_PartialReply() for _ in variants]
@@ -273,8 +301,6 @@ class _FanoutRun:
         self._committed = 0
 
     def run(self, turn: Turn) -> Turn:
-        from .session import FanoutEnded, FanoutStarted, TurnInterrupted
-
         session = self.session
         session.tree.switch(self.question.id)
         session._emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
@@ -298,13 +324,16 @@ class _FanoutRun:
         return turn
 
     def _handle(self, report: _Report, turn: Turn) -> None:
-        from .session import ReplyDelta, ReplyEnded, ReplyStarted
-
         session, i = self.session, report.variant
         answer, parent = self.answers[i], self._parent_of(i)
         if report.kind == "delta":
             self.partials[i].add(TextDelta(report.payload))
             session._emit(ReplyDelta(parent, report.payload, variant=i))
+        elif report.kind == "think":
+            self.partials[i].think(report.payload)
+            session._emit(ReplyThinking(parent, report.payload.text, variant=i))
+        elif report.kind == "thought":
+            self.partials[i].thought(report.payload)
         elif report.kind == "start":
             self.partials[i] = type(self.partials[i])()
             self.started[i] = time.monotonic()
@@ -340,8 +369,6 @@ class _FanoutRun:
             self._commit_ready(turn)
 
     def _fail(self, i: int, error: ChatError, turn: Turn) -> None:
-        from .session import ReplyEnded
-
         answer = self.answers[i]
         answer.error = error
         node = self._partial_node(i, error.kind if isinstance(error, ProviderError) else "error")
@@ -393,8 +420,6 @@ class _FanoutRun:
             self._committed += 1
 
     def _finish(self, turn: Turn) -> None:
-        from .session import LeafChanged
-
         session = self.session
         self._commit_ready(turn)
         turn.answers = list(self.answers)

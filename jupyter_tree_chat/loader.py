@@ -68,11 +68,14 @@ class Problem:
 
 @dataclass
 class LoadResult:
-    """What a session file holds: the tree (its leaf set), labels, the header, problems."""
+    """What a session file holds: the tree (its leaf set), labels, hidden branches, the
+    header, problems."""
 
     tree: SessionTree
     problems: list[Problem] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    #: ids whose branch is hidden (a ``hidden`` record): folded away in views, never deleted
+    hidden: set[str] = field(default_factory=set)
     header: dict[str, Any] | None = None
     #: 1-based line of each node, for reports that point into the file
     lines: Mapping[str, int] = field(default_factory=dict)
@@ -426,6 +429,8 @@ class Reader:
                 result.labels[target] = label
             else:
                 result.labels.pop(target, None)
+        elif kind == "hidden":
+            self._hidden_record(record, number)
         elif kind == "session":
             if result.header is None:
                 result.header = record
@@ -433,6 +438,24 @@ class Reader:
                 report(Problem(number, "a second session header (ignored)"))
         else:
             report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+
+    def _hidden_record(self, record: dict[str, Any], number: int) -> None:
+        """``{"type":"hidden","id":ID}`` hides ID's branch; ``"hidden":false`` shows it
+        again (the last record wins, like labels)."""
+        result = self.result
+        target, hidden = record.get("id"), record.get("hidden", True)
+        if type(target) is not str or target not in result.tree._nodes:
+            why = f"hidden record for unknown node {target!r} (ignored)"
+        elif type(hidden) is not bool:
+            why = f"hidden record for {target!r}: 'hidden' is {_kind(hidden)}, not a boolean"
+            why += " (ignored)"
+        elif hidden:
+            result.hidden.add(target)
+            return
+        else:
+            result.hidden.discard(target)
+            return
+        result.problems.append(Problem(number, why))
 
 
 def _pieces(data: bytes) -> Iterator[bytes]:

@@ -6,8 +6,11 @@ fork-before-tool-use, compact, label), and it announces every change as an event
 the views (the magic, the panel, ...) can redraw without touching the tree themselves.
 
 Reliability: a user message is on disk (fsynced) before the request is sent; a reply
-cut short by an error or by KeyboardInterrupt is kept, marked ``interrupted``; if the
-file cannot be written, the conversation goes on in memory and says so.
+cut short by an error or by KeyboardInterrupt is kept, marked ``interrupted`` (with the
+thinking that had arrived, unsigned, so it is never sent back); if the file cannot be
+written, the conversation goes on in memory and says so. A request the API would refuse
+(preflight.py: the thinking budget, temperature with thinking, a tool turn's thinking, a
+question over the context window) is refused before anything is stored or sent.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from . import cellrule
+from . import cellrule, preflight
 from .errors import (
     ChatError,
     MaxTokensReached,
@@ -32,10 +35,43 @@ from .errors import (
     SessionNotSaved,
     TreeError,
 )
+from .events import (
+    Event,
+    LeafChanged,
+    Listener,
+    NodeAdded,
+    Notice,
+    ReplyDelta,
+    ReplyEnded,
+    ReplyStarted,
+    ReplyThinking,
+    Turn,
+    TurnInterrupted,
+)
 from .language import COMPACTION, path_language
-from .providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolUseReady
+from .models import CONTEXT_WINDOWS, PRICES, Price
+from .providers.base import (
+    Finished,
+    Provider,
+    ReplyRequest,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ThinkingReady,
+    TokenCounter,
+    ToolUseReady,
+)
 from .providers.tools import ToolRegistry
-from .store import FileStore, LoadResult, MemoryStore, Problem, Store, label_record, leaf_record
+from .store import (
+    FileStore,
+    LoadResult,
+    MemoryStore,
+    Problem,
+    Store,
+    hidden_record,
+    label_record,
+    leaf_record,
+)
 from .tree import (
     Message,
     Node,
@@ -43,11 +79,13 @@ from .tree import (
     is_real_user_message,
     is_tool_result,
     message_text,
+    only_thinking,
     tool_uses,
 )
+from .usage import Meter, exact_meter, meter
 
 if TYPE_CHECKING:
-    from .fanout import Answer, Fanout, Variant
+    from .fanout import Fanout
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +133,7 @@ class ChatSettings:
     temperature: float | None = None
     tools: tuple[str, ...] | None = None  # names of registered tools; None = all
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+    thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
 
     def merged(self, **changes: Any) -> ChatSettings:
         """These settings with every non-``None`` change applied."""
@@ -110,150 +149,38 @@ def _with_root_system(settings: ChatSettings, path: list[Node]) -> ChatSettings:
     return settings.merged(system=system) if isinstance(system, str) and system else settings
 
 
-# -- events ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeAdded:
-    node: Node
-
-
-@dataclass(frozen=True)
-class LeafChanged:
-    leaf: str | None
-
-
-@dataclass(frozen=True)
-class ReplyStarted:
-    """A model call began for the user node ``parent_id``.
-
-    ``variant`` is the answer's index in a fan-out (``None`` for a single answer): in a
-    fan-out, several replies stream under one question at once."""
-
-    parent_id: str
-    variant: int | None = None
-
-
-@dataclass(frozen=True)
-class ReplyDelta:
-    """Text arrived for the reply being written under ``parent_id``."""
-
-    parent_id: str
-    text: str
-    variant: int | None = None
-
-
-@dataclass(frozen=True)
-class ReplyEnded:
-    """The call under ``parent_id`` ended; ``node`` is the reply (None if nothing came).
-
-    In a fan-out the node is appended to the tree later, in variant order (NodeAdded)."""
-
-    parent_id: str
-    node: Node | None
-    error: ChatError | None = None
-    variant: int | None = None
-
-
-@dataclass(frozen=True)
-class FanoutStarted:
-    """Several answers to the question ``parent_id`` begin, one per variant, in order."""
-
-    parent_id: str
-    variants: tuple[Variant, ...]
-
-
-@dataclass(frozen=True)
-class FanoutEnded:
-    """Every answer of the fan-out under ``parent_id`` ended and was stored."""
-
-    parent_id: str
-    answers: tuple[Answer, ...]
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One line for the user: an error, a warning or information."""
-
-    message: str
-    level: str = "info"  # "info" | "warning" | "error"
-
-
-Event = (
-    NodeAdded
-    | LeafChanged
-    | ReplyStarted
-    | ReplyDelta
-    | ReplyEnded
-    | FanoutStarted
-    | FanoutEnded
-    | Notice
-)
-Listener = Callable[[Event], None]
-
-
-@dataclass
-class Turn:
-    """What one action produced: the user node (if new), the replies, and what went wrong.
-
-    A fan-out also fills ``answers`` (one per variant, in order); its ``last`` reply and
-    ``text`` are then the first answer's, the one the current leaf follows."""
-
-    user: Node | None
-    replies: list[Node] = field(default_factory=list)
-    error: ChatError | None = None
-    notices: list[str] = field(default_factory=list)
-    answers: list[Answer] = field(default_factory=list)
-
-    @property
-    def interrupted(self) -> bool:
-        return (
-            any(n.meta and n.meta.get("interrupted") for n in self.replies)
-            or self.error is not None
-        )
-
-    @property
-    def last(self) -> Node | None:
-        return self._final or self.user
-
-    @property
-    def text(self) -> str:
-        """The text of the final reply (what a person reads as "the answer")."""
-        final = self._final
-        return final.text if final is not None else ""
-
-    @property
-    def _final(self) -> Node | None:
-        for answer in self.answers:
-            if answer.final is not None:
-                return answer.final
-        return self.replies[-1] if self.replies else None
-
-
-class TurnInterrupted(KeyboardInterrupt):
-    """KeyboardInterrupt during a turn, raised after what arrived was saved."""
-
-    def __init__(self, turn: Turn) -> None:
-        super().__init__("interrupted; the partial reply was kept")
-        self.turn = turn
-
-
 class _PartialReply:
     """Collects streamed pieces so a cut reply can still be stored."""
 
     def __init__(self) -> None:
         self.texts: dict[int, str] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
         self.tools: list[dict[str, Any]] = []
 
     def add(self, delta: TextDelta) -> None:
         self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
 
+    def think(self, delta: ThinkingDelta) -> None:
+        """Thinking so far, unsigned until its block completes (``ThinkingReady``)."""
+        block = self.thinking.setdefault(
+            delta.index, {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        block["thinking"] += delta.text
+
+    def thought(self, ready: ThinkingReady) -> None:
+        self.thinking[ready.index] = ready.block
+
     def message(self) -> Message | None:
-        """Only the text: an unanswered tool_use would make the path unsendable."""
-        text = "".join(self.texts[i] for i in sorted(self.texts))
-        if not text:
+        """The thinking and the text: an unanswered tool_use would make the path unsendable.
+
+        Thinking cut short keeps an empty signature, so it is never sent back."""
+        blocks: dict[int, dict[str, Any]] = dict(self.thinking)
+        for index, text in self.texts.items():
+            if text:
+                blocks[index] = {"type": "text", "text": text}
+        if not blocks:
             return None
-        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
 
 
 class Session:
@@ -277,8 +204,12 @@ class Session:
         self.tools = tools if tools is not None else ToolRegistry()
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
+        self.hidden: set[str] = loaded.hidden
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
+        #: the model tables (models.py) the session measures with; views may override
+        self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
+        self.prices: dict[str, Price] = dict(PRICES)
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -403,12 +334,22 @@ class Session:
                     "the last tool round got no answer from the model; "
                     "run `%chat retry` to let the model continue, or fork from an earlier reply"
                 )
+            if above.role == "assistant" and only_thinking(above.message):
+                notices.append(
+                    f"The reply {above.id[:7]} was cut short while the model was thinking; "
+                    "this question is asked beside its question."
+                )
+                above = self.tree.get(above.parent_id) if above.parent_id else above
+                parent_id = above.id
             if above.role == "user":
                 parent_id = above.parent_id
-                notices.append(
-                    f"The question {above.id[:7]} got no answer; this one is asked beside it."
-                )
+                if not notices:
+                    notices.append(
+                        f"The question {above.id[:7]} got no answer; this one is asked beside it."
+                    )
+        settings = self._settings(settings)
         message: Message = {"role": "user", "content": content, "timestamp": self._now()}
+        self._preflight(self.path(parent_id) if parent_id else [], message, settings, fanout)
         user = self._add(parent_id, message, meta, durable=True)
         turn = Turn(user)
         for line in notices:
@@ -432,6 +373,9 @@ class Session:
                 f"node {original.id[:7]} is a {original.role} message; only your own "
                 "messages can be edited (retry an answer instead)"
             )
+        settings = self._settings(settings)
+        above = self.path(original.parent_id) if original.parent_id else []
+        self._preflight(above, {"role": "user", "content": content}, settings, fanout)
         node = Node(
             self._new_id(),
             original.parent_id,
@@ -455,6 +399,8 @@ class Session:
         if ref is None:
             raise TreeError("the session is empty; ask something first")
         point = self.tree.retry_point(self.resolve(ref).id)
+        settings = self._settings(settings)
+        self._preflight(self.path(point.id), None, settings, fanout)
         return self._respond(point, Turn(None), settings, fanout)
 
     @exclusive
@@ -478,6 +424,9 @@ class Session:
         """
         point = self.tree.fork_before_tool_use_point()
         new_content = point.message.get("content") if content is None else content
+        settings = self._settings(settings)
+        above = self.path(point.parent_id) if point.parent_id else []
+        self._preflight(above, {"role": "user", "content": new_content}, settings)
         node = Node(
             self._new_id(),
             point.parent_id,
@@ -496,13 +445,13 @@ class Session:
             raise TreeError("the session is empty; there is nothing to compact")
         summarised = self.tree.leaf
         path = self.path()
-        while path and path[-1].role == "user":
+        while path and (path[-1].role == "user" or only_thinking(path[-1].message)):
             path.pop()  # an unanswered question cannot be followed by the request below
         # in the conversation's own language, so the summary and its frame are too
         texts = COMPACTION[path_language([n.message for n in path])]
         ask = texts.request + (" " + instructions if instructions else "")
         request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
-        settings = self._settings(settings)
+        settings = replace(self._settings(settings), thinking=None)  # a summary needs none
         text, error = self._collect_text(request_path, settings)
         if error is not None:
             self._notice(f"Compaction failed: {error}", "error")
@@ -534,6 +483,29 @@ class Session:
         self._emit(LeafChanged(self.tree.leaf))
         return node
 
+    @exclusive
+    def hide(self, node_ref: str, hidden: bool = True) -> bool:
+        """Hide (or show again) the branch from a node; the nodes stay in the file.
+
+        Returns whether anything changed. The current path cannot be hidden: the
+        conversation under way would vanish from every view.
+        """
+        node = self.resolve(node_ref)
+        if hidden and node.id in {n.id for n in self.path()}:
+            raise TreeError(
+                f"{node.id[:7]} is on the current path, which cannot be hidden; "
+                "switch to another branch first"
+            )
+        if hidden == (node.id in self.hidden):
+            return False
+        self._persist([hidden_record(node.id, hidden)], durable=True)
+        if hidden:
+            self.hidden.add(node.id)
+        else:
+            self.hidden.discard(node.id)
+        self._emit(LeafChanged(self.tree.leaf))
+        return True
+
     # -- the reply loop ---------------------------------------------------------------
 
     def _respond(
@@ -548,7 +520,7 @@ class Session:
             if len(variants) > 1:
                 return answer_all(self, user, turn, variants)
             settings = variants[0].settings
-        specs = self.tools.specs(settings.tools) if len(self.tools) else ()
+        specs = self.tool_specs(settings)
         parent = user
         for round_number in range(settings.max_tool_rounds + 1):
             reply = self._stream_reply(parent, settings, specs, turn)
@@ -589,6 +561,11 @@ class Session:
                 if isinstance(event, TextDelta):
                     partial.add(event)
                     self._emit(ReplyDelta(parent.id, event.text))
+                elif isinstance(event, ThinkingDelta):
+                    partial.think(event)
+                    self._emit(ReplyThinking(parent.id, event.text))
+                elif isinstance(event, ThinkingReady):
+                    partial.thought(event)
                 elif isinstance(event, ToolUseReady):
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
@@ -646,18 +623,18 @@ class Session:
             stop_reason=finished.stop_reason,
             duration_ms=round(seconds * 1000),
         )
-        return meta
+        return meta | _thinking_meta(settings)
 
     def _partial_meta(self, settings: ChatSettings, why: str, seconds: float) -> dict[str, Any]:
         """The meta of a reply cut short: what was asked, and why it ended."""
         meta: dict[str, Any] = {
             "provider": self.provider.name,
-            "model": settings.model or self.provider.default_model,
+            "model": self._model(settings),
         }
         if settings.temperature is not None:
             meta["temperature"] = settings.temperature
         meta.update(interrupted=True, error=why, duration_ms=round(seconds * 1000))
-        return meta
+        return meta | _thinking_meta(settings)
 
     @staticmethod
     def _stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError | None:
@@ -694,12 +671,92 @@ class Session:
     ) -> ReplyRequest:
         return ReplyRequest(
             messages=messages,
-            model=settings.model or self.provider.default_model,
+            model=self._model(settings),
             max_tokens=settings.max_tokens,
             system=settings.system,
             temperature=settings.temperature,
             tools=tools,
+            thinking=settings.thinking,
         )
+
+    def _preflight(
+        self,
+        path: list[Node],
+        question: Message | None,
+        settings: ChatSettings,
+        fanout: Fanout | None = None,
+    ) -> None:
+        """Refuse, before anything is stored or sent, a request the API would refuse.
+
+        ``path`` leads to where the reply will hang; ``question`` is the new user
+        message (None for a retry, which may continue a tool turn). A fan-out is
+        checked variant by variant: each is a request of its own."""
+        if fanout is not None:
+            preflight.check_fanout_thinking(settings.thinking, fanout.temperatures)
+            variants = [v.settings for v in fanout.variants(settings, self.provider.default_model)]
+        else:
+            variants = [settings]
+        extra = [] if question is None else [question]
+        measured: set[str] = set()
+        for asked in variants:
+            preflight.check_thinking(
+                asked.thinking, max_tokens=asked.max_tokens, temperature=asked.temperature
+            )
+            if question is None:
+                preflight.check_tool_turn(path, asked.thinking)
+            model = self._model(asked)
+            if model not in measured:  # the window is the model's: one reading each
+                measured.add(model)
+                preflight.check_fits(self.meter(path, asked, extra=extra), model=model)
+
+    # -- measuring ---------------------------------------------------------------------
+
+    def meter(
+        self,
+        path: list[Node] | None = None,
+        settings: ChatSettings | None = None,
+        *,
+        extra: Iterable[Message] = (),
+    ) -> Meter:
+        """How full the context window is for ``path`` (default: the current path) and
+        ``extra`` messages, for the model ``settings`` name (see usage.py)."""
+        settings = self._settings(settings)
+        nodes = self.path() if path is None else path
+        return meter(
+            nodes,
+            model=self._model(settings),
+            windows=self.context_windows,
+            system=settings.system,
+            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            extra=extra,
+        )
+
+    def count_tokens(
+        self, question: str | None = None, *, settings: ChatSettings | None = None
+    ) -> Meter | None:
+        """The API's own count of the current path (and ``question``, if given), by
+        count_tokens; None if the provider cannot count or the path ends with a reply
+        and no question is given (a count needs a request that ends with a user turn)."""
+        settings = self._settings(settings)
+        if not isinstance(self.provider, TokenCounter):
+            return None
+        messages = self.tree.active_path()
+        if question is not None:
+            messages = [*messages, {"role": "user", "content": question}]
+        if not messages or messages[-1].get("role") != "user":
+            return None
+        request = self._request(messages, settings, self.tool_specs(settings))
+        tokens = self.provider.count_tokens(request)
+        window = self.meter(settings=settings).window
+        return exact_meter(tokens, window)
+
+    def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
+        """The tools a request with ``settings`` offers the model (all registered by default)."""
+        settings = self._settings(settings)
+        return self.tools.specs(settings.tools) if len(self.tools) else ()
+
+    def _model(self, settings: ChatSettings) -> str:
+        return settings.model or self.provider.default_model
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:
         return self.settings if settings is None else settings
@@ -779,3 +836,8 @@ class Session:
         if decision.action == "edit" and decision.node is not None:
             return self.edit(decision.node.id, text, meta=meta, **how)
         return self.ask(text, meta=meta, **how)
+
+
+def _thinking_meta(settings: ChatSettings) -> dict[str, Any]:
+    """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
+    return {} if settings.thinking is None else {"thinking": settings.thinking}

@@ -125,6 +125,10 @@ def label_record(node_id: str, label: str) -> dict[str, Any]:
     return {"type": "label", "id": node_id, "label": label}
 
 
+def hidden_record(node_id: str, hidden: bool = True) -> dict[str, Any]:
+    return {"type": "hidden", "id": node_id, "hidden": hidden}
+
+
 # -- stores ----------------------------------------------------------------------------
 
 

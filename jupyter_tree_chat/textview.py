@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -72,17 +72,46 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return message_text({"content": content}) if isinstance(content, list) else ""
 
 
+def hidden_branches(tree: SessionTree, hidden: Collection[str], leaf: str | None) -> set[str]:
+    """The hidden nodes whose branch a view folds away: in the tree, off the current
+    path, and not inside another hidden branch (which already hides them)."""
+    on_path = {n.id for n in tree.path_nodes(leaf)} if leaf is not None and hidden else set()
+    found = set()
+    for node_id in hidden:
+        if node_id not in tree or node_id in on_path:
+            continue
+        up = tree.get(node_id).parent_id
+        while up is not None and up not in on_path and up not in hidden:
+            up = tree.get(up).parent_id
+        if up is None or up in on_path:
+            found.add(node_id)
+    return found
+
+
+def hidden_note(count: int, how: str) -> str:
+    """The line under a view that left hidden branches out: how many, and how to see them."""
+    plural = "branch is" if count == 1 else "branches are"
+    return f"({count} hidden {plural} not shown; {how})"
+
+
 def draw_tree(
     tree: SessionTree,
     labels: Mapping[str, str] | None = None,
     leaf: str | None = None,
+    hidden: Collection[str] = (),
+    show_hidden: bool = False,
 ) -> str:
-    """The whole tree, one node a line: short id, role, first line, reply counts."""
+    """The whole tree, one node a line: short id, role, first line, reply counts.
+
+    A branch in ``hidden`` is left out (its parent says ``[1 hidden]``), unless
+    ``show_hidden``, which marks it ``(hidden)`` instead.
+    """
     labels = labels or {}
+    folded = set() if show_hidden else hidden_branches(tree, hidden, leaf)
     width = short_id_length(node.id for node in tree)
     lines: list[str] = []
     # (node id, this line's prefix, the prefix its descendants continue with)
-    stack = [(root.id, "", "") for root in reversed(tree.roots())]
+    stack = [(root.id, "", "") for root in reversed(tree.roots()) if root.id not in folded]
     while stack:
         node_id, prefix, below = stack.pop()
         node = tree.get(node_id)
@@ -91,8 +120,15 @@ def draw_tree(
         notes = []
         if len(children) > 1:
             notes.append(f"[{len(children)} replies]")
+        if folded:
+            out_of_view = sum(1 for child in children if child.id in folded)
+            children = [child for child in children if child.id not in folded]
+            if out_of_view:
+                notes.append(f"[{out_of_view} hidden]")
         if node_id in labels:
             notes.append(f"({labels[node_id]})")
+        if show_hidden and node_id in hidden:
+            notes.append("(hidden)")
         if node_id == leaf:
             notes.append("← current")
         lines.append(f"{_pad(head, COLUMN)}  {' '.join(notes)}" if notes else head)
@@ -154,6 +190,11 @@ def _content_markdown(message: Message) -> str:
             parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{fence(body, 'json')}")
         elif kind == "tool_result":
             parts.append(fence(_result_text(block)))
+        elif kind == "thinking" and block.get("thinking"):
+            quoted = "\n".join(f"> {line}".rstrip() for line in str(block["thinking"]).splitlines())
+            parts.append(f"*Thinking:*\n\n{quoted}\n")
+        elif kind == "redacted_thinking":
+            parts.append("*[thinking encrypted by the API]*\n")
         else:
             parts.append(f"[{kind} block]\n")
     return "\n".join(parts) if parts else "(empty)\n"

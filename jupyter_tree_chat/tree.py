@@ -45,13 +45,43 @@ def is_real_user_message(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "user" and not is_tool_result(message)
 
 
-def api_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """The message as the Messages API accepts it: ``role`` and ``content`` only.
+THINKING_TYPES = ("thinking", "redacted_thinking")
 
-    ``timestamp`` (the chapter keeps one in every message) and anything else a file
-    may carry stay out of the request.
+
+def is_thinking(block: Any) -> bool:
+    """A ``thinking`` or ``redacted_thinking`` block (the model's reasoning, as it came)."""
+    return isinstance(block, dict) and block.get("type") in THINKING_TYPES
+
+
+def thinking_text(message: Mapping[str, Any]) -> str:
+    """What the model thought before its answer: its thinking blocks' text, joined."""
+    parts = [
+        block["thinking"]
+        for block in _blocks(message)
+        if block.get("type") == "thinking" and isinstance(block.get("thinking"), str)
+    ]
+    return "\n\n".join(part for part in parts if part)
+
+
+def redacted_thinking_count(message: Mapping[str, Any]) -> int:
+    """How many ``redacted_thinking`` blocks (encrypted by the API, kept as they came)."""
+    return sum(1 for block in _blocks(message) if block.get("type") == "redacted_thinking")
+
+
+def only_thinking(message: Mapping[str, Any]) -> bool:
+    """A reply that holds thinking and nothing else (no text, no tool call).
+
+    A reply cut short while the model was still thinking is one: it is kept, but a
+    question cannot follow it, since the path would send an assistant turn with nothing
+    the API counts as content.
     """
-    return {"role": message.get("role"), "content": message.get("content")}
+    blocks = _blocks(message)
+    if not any(is_thinking(block) for block in blocks):
+        return False
+    return all(
+        is_thinking(block) or (block.get("type") == "text" and not block.get("text"))
+        for block in blocks
+    )
 
 
 @dataclass(frozen=True)

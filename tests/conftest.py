@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
 from kernel_harness import Kernel
+
+from jupyter_tree_chat import load_ipython_extension
+from jupyter_tree_chat.kernel import sessions as kernel_sessions
 
 # -- the local fake Anthropic Messages API ---------------------------------------------
 
@@ -17,6 +23,26 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A started fake Messages API server on 127.0.0.1; ``.base_url`` for the client."""
     with FakeAnthropic() as server:
         yield server
+
+
+# -- an in-process IPython shell -------------------------------------------------------
+
+
+@pytest.fixture
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A shell with the extension loaded and ``__session__`` set to a tmp notebook
+    (offline: no API key; set ``ANTHROPIC_API_KEY`` before the first cell for Claude)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    shell = start_ipython() or get_ipython()
+    assert shell is not None
+    load_ipython_extension(shell)
+    shell.user_ns["__session__"] = str(tmp_path / "nb.ipynb")
+    yield shell
+    shell.user_ns.pop("__session__", None)
+    shell.config.pop("TreeChat", None)  # %config settings stay in the test that made them
+    kernel_sessions.install(None)
 
 
 @pytest.fixture

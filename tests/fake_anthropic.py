@@ -3,7 +3,8 @@
 Mocking the SDK would test our idea of the SDK; this server lets the official client do
 its own HTTP, server-sent-event parsing, retries and error mapping, offline. It serves
 ``POST /v1/messages`` (streaming and not), with scripted replies, injected faults and
-prompt-cache accounting, and records every request so tests can check what was sent.
+prompt-cache accounting, and ``POST /v1/messages/count_tokens``, and records every
+request so tests can check what was sent.
 
     with FakeAnthropic() as server:                      # or the ``fake_anthropic`` fixture
         server.enqueue(text="Hi there")                  # next reply
@@ -11,10 +12,13 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.enqueue(replay="basic_response.sse")      # a recorded real stream
         server.enqueue(stop_reason="max_tokens")         # or refusal=True
         server.enqueue(tokens=2000)                      # a long reply, one token a delta
+        server.enqueue(thinking="Hmm...", text="Hi")      # thinking first, if the request asks
+        server.enqueue(redacted=1, text="Hi")            # a redacted_thinking block too
+        server.enqueue(usage={"input_tokens": 150_000})  # the usage reported, scripted
         server.enqueue(text="cut", drop_after=4)         # connection dropped after 4 events
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
-        server.enqueue_error(429, retry_after_ms=1, times=3)
+        server.enqueue_error(429, retry_after_ms=1, times=3)  # count_tokens gets these too
         server.tokens_per_second = 100                   # each text delta waits 10 ms
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
@@ -22,6 +26,14 @@ prompt-cache accounting, and records every request so tests can check what was s
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
+
+Thinking streams as the real API streams it (``content_block_start`` of a ``thinking``
+block, ``thinking_delta`` pieces, one ``signature_delta``, ``content_block_stop``), only
+when the request asks for thinking: with ``enabled`` thinking a reply always thinks (a
+default text if none is scripted), with ``adaptive`` only when scripted. Signatures are
+``fake_rules.sign_thinking``'s, so the rules can tell an altered or unsigned block.
+count_tokens answers the prompt's size as the cache accounting measures it (characters
+/ 4), so a count equals the input, cache-write and cache-read tokens of the same request.
 
 Prompt caching follows the real API's rules (``fake_cache.py``), including when an entry
 becomes readable: once the response that wrote it has sent its first event. Like the real API it
@@ -44,8 +56,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from fake_cache import PromptCache, estimate_tokens
-from fake_rules import validate
+from fake_cache import PromptCache, estimate_tokens, prompt_tokens
+from fake_rules import COUNT_RULES, redacted_data, sign_thinking, thinking_mode, validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -95,6 +107,9 @@ class ScriptedReply:
     error_event_after: int | None = None
     error_event_type: str = "overloaded_error"
     malformed_after: int | None = None
+    thinking: str | None = None
+    redacted: int = 0
+    usage: dict[str, int] | None = None
     when: Callable[[Any], bool] | None = None
 
     @property
@@ -202,13 +217,19 @@ class FakeAnthropic:
         error_event_after: int | None = None,
         error_event_type: str = "overloaded_error",
         malformed_after: int | None = None,
+        thinking: str | None = None,
+        redacted: int = 0,
+        usage: dict[str, int] | None = None,
         when: Callable[[Any], bool] | None = None,
     ) -> None:
         """Script the next reply. ``tool_use`` is ``{"name", "input"}`` (an ``id`` is
         made up if absent); ``replay`` names a file in fixtures/anthropic-sse/. The
-        ``*_after`` faults count events sent (``message_start`` is event 1). With
-        ``when``, it answers the first request whose body ``when`` accepts (concurrent
-        requests arrive in no fixed order)."""
+        ``*_after`` faults count events sent (``message_start`` is event 1).
+        ``thinking`` and ``redacted`` (a number of ``redacted_thinking`` blocks) stream
+        before the text when the request asks for thinking; ``usage`` replaces the
+        counts the cache accounting would report. With ``when``, it answers the first
+        request whose body ``when`` accepts (concurrent requests arrive in no fixed
+        order)."""
         tool_uses = [tool_use] if isinstance(tool_use, dict) else list(tool_use or [])
         if refusal:
             stop_reason = "refusal"
@@ -224,6 +245,9 @@ class FakeAnthropic:
                 error_event_after=error_event_after,
                 error_event_type=error_event_type,
                 malformed_after=malformed_after,
+                thinking=thinking,
+                redacted=redacted,
+                usage=usage,
                 when=when,
             )
         )
@@ -265,6 +289,16 @@ class FakeAnthropic:
         with self._lock:
             self._script.append(item)
 
+    def _next_error(self, body: Any) -> ScriptedError | None:
+        """The next scripted error (that ``when`` accepts), for a count, which never
+        takes a scripted reply: a reply first in line stays there for its request."""
+        with self._lock:
+            item = next((i for i in self._script if i.when is None or i.when(body)), None)
+            if isinstance(item, ScriptedError):
+                self._script.remove(item)
+                return item
+        return None
+
     def _next(self, body: Any) -> ScriptedReply | ScriptedError:
         with self._lock:
             self._message_count += 1
@@ -287,9 +321,12 @@ class FakeAnthropic:
             return list(read_recording(FIXTURES / reply.replay))
         with self._lock:
             number = self._message_count
+        reply_id = f"msg_fake{number:06d}"
         usage = self.cache.usage(body, pending)
+        if reply.usage is not None:
+            usage = {**usage, **{k: v for k, v in reply.usage.items() if k != "output_tokens"}}
         start_message = {
-            "id": f"msg_fake{number:06d}",
+            "id": reply_id,
             "type": "message",
             "role": "assistant",
             "model": reply.model or body.get("model", DEFAULT_MODEL),
@@ -300,6 +337,10 @@ class FakeAnthropic:
         }
         events = [_event("message_start", {"type": "message_start", "message": start_message})]
         index, output_tokens = 0, 0
+        for block_events, tokens in self._thinking_blocks(reply, body, reply_id):
+            events += block_events
+            output_tokens += tokens
+            index += 1
         pieces = self._text_pieces(reply)
         if pieces is not None:
             events += self._text_block(index, pieces)
@@ -316,12 +357,40 @@ class FakeAnthropic:
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                    "usage": {"output_tokens": max(output_tokens, 1)},
+                    "usage": {"output_tokens": _scripted_output(reply, output_tokens)},
                 },
             )
         )
         events.append(_event("message_stop", {"type": "message_stop"}))
         return events
+
+    def _thinking_blocks(
+        self, reply: ScriptedReply, body: dict[str, Any], reply_id: str
+    ) -> list[tuple[list[SseEvent], int]]:
+        """Each thinking block's events and output tokens, if the request asks to think."""
+        mode = thinking_mode(body)
+        thought = reply.thinking
+        if mode == "enabled" and thought is None:
+            thought = f"Thinking about {len(body.get('messages', []))} message(s)."
+        if mode is None or (thought is None and not reply.redacted):
+            return []
+        count = (1 if thought is not None else 0) + reply.redacted
+        blocks: list[tuple[list[SseEvent], int]] = []
+        if thought is not None:
+            step = self.chunk_chars
+            pieces = [thought[i : i + step] for i in range(0, len(thought), step)]
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            signature = sign_thinking(reply_id, 0, count, thought)
+            events = [_block_start(0, start)]
+            events += _deltas(0, "thinking_delta", "thinking", pieces)
+            events += _deltas(0, "signature_delta", "signature", [signature])
+            events.append(_block_stop(0))
+            blocks.append((events, estimate_tokens(thought)))
+        for position in range(count - reply.redacted, count):
+            data = redacted_data(reply_id, position, count)
+            start = {"type": "redacted_thinking", "data": data}
+            blocks.append(([_block_start(position, start), _block_stop(position)], 100))
+        return blocks
 
     def _text_pieces(self, reply: ScriptedReply) -> list[str] | None:
         if reply.tokens is not None:
@@ -366,14 +435,32 @@ class FakeAnthropic:
 
 def _deltas_and_stop(index: int, kind: str, field: str, pieces: list[str]) -> list[SseEvent]:
     """A block's content_block_delta events, one a piece, then its content_block_stop."""
-    deltas = [
+    return [*_deltas(index, kind, field, pieces), _block_stop(index)]
+
+
+def _deltas(index: int, kind: str, field: str, pieces: list[str]) -> list[SseEvent]:
+    return [
         _event(
             "content_block_delta",
             {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}},
         )
         for piece in pieces
     ]
-    return [*deltas, _event("content_block_stop", {"type": "content_block_stop", "index": index})]
+
+
+def _block_start(index: int, block: dict[str, Any]) -> SseEvent:
+    payload = {"type": "content_block_start", "index": index, "content_block": block}
+    return _event("content_block_start", payload)
+
+
+def _block_stop(index: int) -> SseEvent:
+    return _event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _scripted_output(reply: ScriptedReply, counted: int) -> int:
+    if reply.usage is not None and "output_tokens" in reply.usage:
+        return reply.usage["output_tokens"]
+    return max(counted, 1)
 
 
 def _event(name: str, data: dict[str, Any]) -> SseEvent:
@@ -403,6 +490,10 @@ def message_from_events(events: list[SseEvent]) -> dict[str, Any]:
             delta, block = data["delta"], message["content"][data["index"]]
             if delta["type"] == "text_delta":
                 block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] = delta["signature"]
             elif delta["type"] == "input_json_delta":
                 partial_json[data["index"]] = (
                     partial_json.get(data["index"], "") + delta["partial_json"]
@@ -463,7 +554,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, record: RecordedRequest) -> None:
         headers, body = record.headers, record.body
-        if self.path.split("?")[0] != "/v1/messages":
+        route = self.path.split("?")[0]
+        if route not in ("/v1/messages", "/v1/messages/count_tokens"):
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
@@ -472,7 +564,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
             )
-        problem = validate(body, headers.get("anthropic-version"))
+        if route == "/v1/messages/count_tokens":
+            problem = validate(body, COUNT_RULES, headers.get("anthropic-version"))
+            if problem:
+                return self._send_error(400, "invalid_request_error", problem)
+            error = self.fake._next_error(body)
+            if error is not None:
+                return self._send_error(
+                    error.status, error.error_type, error.message, error.headers
+                )
+            return self._send_json(200, {"input_tokens": prompt_tokens(body)})
+        problem = validate(body, api_version=headers.get("anthropic-version"))
         if problem:
             return self._send_error(400, "invalid_request_error", problem)
         item = self.fake._next(body)

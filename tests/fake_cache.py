@@ -111,6 +111,14 @@ class PromptCache:
         return best
 
 
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The whole prompt's tokens as ``PromptCache.usage`` counts them (what count_tokens says)."""
+    return sum(
+        block_tokens(block, json.dumps(block, sort_keys=True, separators=(",", ":")))
+        for block, _ in prompt_blocks(body)
+    )
+
+
 def prompt_blocks(body: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
     """The prompt in cache order (tools, system, messages), each block without its
     ``cache_control`` and whether it carried one."""

@@ -16,34 +16,55 @@ The rules (from the API reference and the errors it returns):
   tool results come first in their message's content;
 - tool-use ids match ``^[a-zA-Z0-9_-]+$``;
 - content blocks are objects of a known type with only that type's keys (the API says
-  "Extra inputs are not permitted"), text blocks are not empty, and a thinking block
-  carries a signature (the real API checks it; the fake checks there is one);
+  "Extra inputs are not permitted": a thinking block has no ``cache_control``), and text
+  blocks are not empty;
 - at most 4 blocks carry ``cache_control``, never an empty text block;
+- ``thinking`` is ``enabled`` (with ``budget_tokens`` at least 1024 and below
+  ``max_tokens``), ``adaptive`` or ``disabled``; with thinking on, ``temperature`` may only
+  be 1 and ``top_k`` is unset;
+- thinking blocks are in assistant messages only; every ``thinking`` block carries the
+  signature the server gave it for exactly that text, every ``redacted_thinking`` block
+  its ``data`` (``sign_thinking``: a signature names its reply and its place among that
+  reply's thinking blocks, so the check needs no memory of past replies);
+- in a tool loop (the last message holds tool results) with ``enabled`` thinking, the
+  assistant message before it starts with a thinking block; with any thinking, that
+  message's thinking blocks come back complete, in order, none left out;
 - an image block's base64 source is a PNG, JPEG, GIF or WebP, says so in ``media_type``
   (the bytes are checked, not the name), is valid base64, at most 5 MB as base64 text,
   and at most 8000 px a side (2000 px when a request has more than 20 images);
 - a document block's base64 source is ``application/pdf`` holding a PDF; a text source
   is ``text/plain``.
 - since API version 2026-10-21 (``anthropic-version``), ``temperature``, ``top_p`` and
-  ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them.
+  ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them (this rule
+  reads a header, so ``validate`` takes the version beside the body).
+
+``count_tokens`` bodies (``POST /v1/messages/count_tokens``) follow ``COUNT_RULES``: the
+same, but with no ``max_tokens``.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import io
+import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 MAX_CACHE_BREAKPOINTS = 4
+MIN_THINKING_BUDGET = 1024
 IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_IMAGE_SIDE = 8000
 MANY_IMAGES, MANY_IMAGES_SIDE = 20, 2000
 _PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+THINKING_TYPES = ("thinking", "redacted_thinking")
+_SIGNING_KEY = b"the fake Messages API signs its thinking"
+_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 Rule = Callable[[dict[str, Any]], "str | None"]
 
@@ -52,11 +73,13 @@ LEGACY_API_VERSION = "2023-06-01"
 SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
 
 
-def validate(body: Any, api_version: str | None = None) -> str | None:
+def validate(
+    body: Any, rules: Sequence[Rule] | None = None, api_version: str | None = None
+) -> str | None:
     """The first reason the real API would refuse this body with a 400, or None."""
     if not isinstance(body, dict):
         return "request body must be a JSON object"
-    for rule in RULES:
+    for rule in RULES if rules is None else rules:
         problem = rule(body)
         if problem:
             return problem
@@ -74,7 +97,15 @@ def sampling_parameters(body: dict[str, Any], api_version: str | None) -> str | 
 
 
 def required_fields(body: dict[str, Any]) -> str | None:
-    for key in ("model", "max_tokens", "messages"):
+    return _required(body, ("model", "max_tokens", "messages"))
+
+
+def count_required_fields(body: dict[str, Any]) -> str | None:
+    return _required(body, ("model", "messages"))
+
+
+def _required(body: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
         if key not in body:
             return f"{key}: Field required"
     if not isinstance(body["messages"], list) or not body["messages"]:
@@ -208,8 +239,6 @@ def _block_problem(block: Any, where: str) -> str | None:
         return f"{where}.{kind}.{extra[0]}: Extra inputs are not permitted"
     if kind == "text" and not block.get("text"):
         return "messages: text content blocks must be non-empty"
-    if kind == "thinking" and not (isinstance(block.get("signature"), str) and block["signature"]):
-        return f"{where}: Invalid `signature` in `thinking` block"
     if kind == "tool_use" and not isinstance(block.get("input"), dict):
         return f"{where}.tool_use.input: Input should be a valid dictionary"
     return None
@@ -224,6 +253,160 @@ def cache_breakpoints(body: dict[str, Any]) -> str | None:
         )
     if any(block.get("type") == "text" and not block.get("text") for block in marked):
         return "cache_control cannot be set for empty text blocks"
+    return None
+
+
+# -- thinking ------------------------------------------------------------------------------
+
+
+def thinking_mode(body: dict[str, Any]) -> str | None:
+    """``"enabled"``, ``"adaptive"``, or None (no thinking, or ``disabled``)."""
+    config = body.get("thinking")
+    if isinstance(config, dict) and config.get("type") in ("enabled", "adaptive"):
+        return str(config["type"])
+    return None
+
+
+def thinking_config(body: dict[str, Any]) -> str | None:
+    config = body.get("thinking")
+    if config is None:
+        return None
+    if not isinstance(config, dict) or config.get("type") not in (
+        "enabled",
+        "adaptive",
+        "disabled",
+    ):
+        return "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'"
+    if config["type"] != "enabled":
+        return None
+    budget = config.get("budget_tokens")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        return "thinking.enabled.budget_tokens: Field required"
+    if budget < MIN_THINKING_BUDGET:
+        return (
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to "
+            f"{MIN_THINKING_BUDGET}"
+        )
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens <= budget:
+        return (
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+            f"documentation at {_DOCS}#max-tokens-and-context-window-size"
+        )
+    return None
+
+
+def sampling_with_thinking(body: dict[str, Any]) -> str | None:
+    if thinking_mode(body) is None:
+        return None
+    if body.get("temperature", 1) != 1:
+        return (
+            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. "
+            f"Please consult our documentation at {_DOCS}#feature-compatibility"
+        )
+    if body.get("top_k") is not None:
+        return "`top_k` must be unset when thinking is enabled"
+    return None
+
+
+def sign_thinking(reply_id: str, position: int, count: int, thinking: str) -> str:
+    """The signature of thinking block ``position`` of ``count`` in reply ``reply_id``."""
+    fields = {
+        "r": reply_id,
+        "i": position,
+        "n": count,
+        "m": _mac(reply_id, position, count, thinking),
+    }
+    return base64.b64encode(json.dumps(fields).encode()).decode()
+
+
+def redacted_data(reply_id: str, position: int, count: int) -> str:
+    """The encrypted ``data`` of a ``redacted_thinking`` block (signed like a signature)."""
+    return sign_thinking(reply_id, position, count, "\0redacted")
+
+
+def read_signature(signature: Any) -> dict[str, Any] | None:
+    """The fields a valid-looking signature holds, or None."""
+    if not isinstance(signature, str) or not signature:
+        return None
+    try:
+        fields = json.loads(base64.b64decode(signature.encode(), validate=True))
+    except ValueError:
+        return None
+    if not isinstance(fields, dict) or set(fields) != {"r", "i", "n", "m"}:
+        return None
+    return fields
+
+
+def _mac(reply_id: str, position: int, count: int, thinking: str) -> str:
+    message = json.dumps([reply_id, position, count, thinking]).encode()
+    return hmac.new(_SIGNING_KEY, message, hashlib.sha256).hexdigest()[:32]
+
+
+def _signed_by_us(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The signature fields of a thinking block if its signature (or data) is valid."""
+    redacted = block.get("type") == "redacted_thinking"
+    fields = read_signature(block.get("data") if redacted else block.get("signature"))
+    if fields is None:
+        return None
+    thinking = "\0redacted" if redacted else block.get("thinking")
+    if not isinstance(thinking, str):
+        return None
+    expected = _mac(str(fields["r"]), fields["i"], fields["n"], thinking)
+    return fields if hmac.compare_digest(str(fields["m"]), expected) else None
+
+
+def thinking_signatures(body: dict[str, Any]) -> str | None:
+    for n, message in enumerate(body["messages"]):
+        content = message.get("content")
+        for k, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict) or block.get("type") not in THINKING_TYPES:
+                continue
+            if message.get("role") != "assistant":
+                return (
+                    f"messages.{n}.content.{k}: thinking blocks are only allowed in "
+                    "assistant messages"
+                )
+            if _signed_by_us(block) is None:
+                field = "data" if block["type"] == "redacted_thinking" else "signature"
+                return f"messages.{n}.content.{k}: Invalid `{field}` in `{block['type']}` block"
+    return None
+
+
+def thinking_in_tool_loop(body: dict[str, Any]) -> str | None:
+    mode = thinking_mode(body)
+    messages = body["messages"]
+    if mode is None or len(messages) < 2 or not blocks_of(messages[-1], "tool_result"):
+        return None
+    n = len(messages) - 2
+    turn = messages[n]
+    content = turn.get("content") if isinstance(turn.get("content"), list) else []
+    first = content[0] if content and isinstance(content[0], dict) else {}
+    if mode == "enabled" and first.get("type") not in THINKING_TYPES:
+        return (
+            f"messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must "
+            "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+            "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
+            "To avoid this requirement, disable `thinking`. Please consult our documentation "
+            f"at {_DOCS}"
+        )
+    signed = [
+        _signed_by_us(block)
+        for block in content
+        if isinstance(block, dict) and block.get("type") in THINKING_TYPES
+    ]
+    if not signed:
+        return None
+    places = [(fields["r"], fields["i"], fields["n"]) for fields in signed if fields]
+    if not places:
+        return None
+    reply, _, count = places[0]
+    if places != [(reply, i, count) for i in range(count)]:
+        return (
+            f"messages.{n}: the thinking and redacted_thinking blocks of an assistant turn that "
+            "used tools must be passed back exactly as they were received, none left out"
+        )
     return None
 
 
@@ -300,9 +483,14 @@ RULES: list[Rule] = [
     tool_pairs,
     block_shapes,
     cache_breakpoints,
+    thinking_config,
+    sampling_with_thinking,
+    thinking_signatures,
+    thinking_in_tool_loop,
     image_blocks,
     document_blocks,
 ]
+COUNT_RULES: list[Rule] = [count_required_fields, *RULES[1:]]
 
 
 def blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -57,6 +57,15 @@ class CellRun:
         ]
 
     @property
+    def html(self) -> list[str]:
+        """Every HTML output's final HTML, in order (what JupyterLab renders)."""
+        return [
+            o["data"]["text/html"]
+            for o in self.outputs
+            if o["output_type"] == "display_data" and "text/html" in o["data"]
+        ]
+
+    @property
     def plain(self) -> list[str]:
         return [
             o["data"].get("text/plain", "")

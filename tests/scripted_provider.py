@@ -17,6 +17,7 @@ from jupyter_tree_chat.providers.base import (
     ReplyEvent,
     ReplyRequest,
     TextDelta,
+    ThinkingDelta,
     ToolUseReady,
 )
 from jupyter_tree_chat.tree import message_text
@@ -29,6 +30,7 @@ class Script:
     stop_reason: str | None = None
     fail_after: int | None = None  # chunks sent before the fault
     fault: BaseException | None = None
+    thinking: str | None = None  # streamed (unsigned) before the text when set
 
 
 @dataclass
@@ -55,6 +57,8 @@ class ScriptedProvider:
         words = [w + " " for w in script.text.split(" ")] if script.text else []
         if words:
             words[-1] = words[-1][:-1]
+        if script.thinking is not None:
+            yield ThinkingDelta(script.thinking)
         for number, word in enumerate(words):
             if script.fail_after is not None and number == script.fail_after:
                 raise script.fault or ProviderError("scripted failure")

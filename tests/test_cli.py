@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,7 @@ CHAPTER = (
 )
 SCRIPT = Path(sys.executable).with_name("jupyter-tree-chat")
 JUPYTER = Path(sys.executable).with_name("jupyter")
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
@@ -170,6 +172,53 @@ def test_export_md_writes_the_path_as_markdown(
     assert status == 0
     assert "## User `msg_003`\n\n继续\n" in out
     assert "换一种问法" not in out
+
+
+def test_export_svg_draws_the_tree_to_a_file_or_stdout(
+    chapter: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / "slides" / "tree.svg"
+    out_file.parent.mkdir()
+    status, out, err = run(capsys, "export", str(chapter), "--format", "svg", "-o", str(out_file))
+    assert (status, out, err) == (0, "", "")
+    root = ET.parse(out_file).getroot()
+    nodes = [g for g in root.iter(f"{SVG}g") if "node" in (g.get("class") or "").split()]
+    edges = [p for p in root.iter(f"{SVG}path") if "edge" in (p.get("class") or "").split()]
+    assert len(nodes) == 4 and len(edges) == 3
+    current = [g for g in nodes if "current" in g.get("class", "").split()]
+    assert "msg_004" in current[0].find(f"{SVG}title").text
+    status, out, _ = run(capsys, "export", str(chapter), "--format", "svg", "--leaf", "msg_003")
+    assert status == 0 and ET.fromstring(out).tag == f"{SVG}svg"
+    assert "msg_003" in next(
+        g.find(f"{SVG}title").text
+        for g in ET.fromstring(out).iter(f"{SVG}g")
+        if "current" in (g.get("class") or "").split()
+    )
+
+
+def test_export_never_overwrites_a_session_file_and_says_why_in_one_line(
+    chapter: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = chapter.read_bytes()
+    other = tmp_path / "other.chat.jsonl"
+    for target in (str(chapter), str(other), str(tmp_path / "no" / "such" / "dir.svg")):
+        status, out, err = run(capsys, "export", str(chapter), "--format", "svg", "-o", target)
+        assert status == 2 and out == "" and err.count("\n") == 1
+    assert chapter.read_bytes() == before and not other.exists()
+
+
+def test_show_leaves_hidden_branches_out_and_all_shows_them(
+    chapter: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with chapter.open("a") as f:
+        f.write('{"type":"hidden","id":"msg_003","hidden":true}\n')
+    status, out, _ = run(capsys, "show", str(chapter))
+    assert status == 0 and "msg_003" not in out
+    assert out.splitlines()[-1] == "(1 hidden branch is not shown; `show --all` shows them)"
+    status, out, _ = run(capsys, "show", str(chapter), "--all")
+    assert "msg_003" in out and "(hidden)" in out and "not shown" not in out
+    status, out, _ = run(capsys, "export", str(chapter), "--format", "svg")
+    assert "1 hidden branch is not shown" in out
 
 
 def test_missing_file_directory_and_binary_are_one_line_exit_2(

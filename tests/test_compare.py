@@ -13,6 +13,7 @@ import pytest
 
 from jupyter_tree_chat.compare import COLUMNS, question_of, rows, sibling_answers
 from jupyter_tree_chat.errors import TreeError
+from jupyter_tree_chat.models import Price
 from jupyter_tree_chat.tree import Node, SessionTree
 
 
@@ -94,12 +95,23 @@ def test_rows_hold_every_column_in_order(tree):
         "input_tokens": 10,
         "output_tokens": 5,
         "cache_read_input_tokens": None,
+        "cost": None,  # model "m" has no price in the built-in table
         "seconds": 1.5,
         "stop_reason": "end_turn",
         "interrupted": False,
         "text": "Blue.",
     }
     assert table[2]["interrupted"] is True and table[2]["temperature"] is None
+
+
+def test_each_answer_costs_its_replies_at_the_prices_given(tree):
+    prices = {"m": Price(input=3, output=15, cache_write=3.75, cache_read=0.30)}
+    costs = [row["cost"] for row in rows(sibling_answers(tree, "q1", prices))]
+    # 10 in + 5 out; with its tool round 10 + 20 in, 3 + 4 out, 7 cache read; 10 in + 5 out
+    assert costs == pytest.approx([105e-6, (30 * 3 + 7 * 15 + 7 * 0.30) / 1e6, 105e-6])
+    assert costs[1] == pytest.approx(197.1e-6)
+    tree.get("f2").meta["model"] = "unpriced"  # one reply without a price: no partial sum
+    assert rows(sibling_answers(tree, "q1", prices))[1]["cost"] is None
 
 
 def test_adding_a_column_is_one_line(tree, monkeypatch):

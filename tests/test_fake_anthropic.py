@@ -225,6 +225,78 @@ def test_usable_without_pytest_as_a_context_manager() -> None:
         client.messages.create(model="m", max_tokens=5, messages=USER_HI)
 
 
+THINK = {"type": "enabled", "budget_tokens": 1024}
+
+
+def stream_data(raw: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+
+
+def test_thinking_streams_first_with_one_signature_then_the_text(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    fake_anthropic.enqueue(thinking="Two and two make four.", redacted=1, text="Four.")
+    body = {
+        "model": "m",
+        "max_tokens": 2048,
+        "messages": USER_HI,
+        "stream": True,
+        "thinking": THINK,
+    }
+
+    _, _, raw = raw_post(fake_anthropic, body)
+
+    events = stream_data(raw)
+    starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
+    assert [block["type"] for block in starts] == ["thinking", "redacted_thinking", "text"]
+    deltas = [e["delta"] for e in events if e["type"] == "content_block_delta" and e["index"] == 0]
+    kinds = [delta["type"] for delta in deltas]
+    assert kinds[-1] == "signature_delta" and kinds.count("signature_delta") == 1
+    assert set(kinds[:-1]) == {"thinking_delta"} and len(kinds) > 2
+    assert "".join(d["thinking"] for d in deltas[:-1]) == "Two and two make four."
+    assert starts[1]["data"]
+
+
+def test_no_thinking_unless_the_request_asks_and_enabled_always_thinks(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    client = client_for(fake_anthropic)
+    fake_anthropic.enqueue(thinking="unasked", text="Hi")
+    plain = client.messages.create(model="m", max_tokens=5, messages=USER_HI)
+    asked = client.messages.create(model="m", max_tokens=2048, messages=USER_HI, thinking=THINK)
+
+    assert [block.type for block in plain.content] == ["text"]
+    assert [block.type for block in asked.content] == ["thinking", "text"]
+    assert asked.content[0].signature  # type: ignore[union-attr]
+
+
+def test_count_tokens_equals_what_the_same_request_is_charged_for_input(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    client = client_for(fake_anthropic)
+    messages = [{"role": "user", "content": "count these words please"}]
+
+    counted = client.messages.count_tokens(model="m", messages=messages, system="Be brief.")
+    reply = client.messages.create(model="m", max_tokens=5, messages=messages, system="Be brief.")
+
+    usage = reply.usage
+    charged = (
+        usage.input_tokens
+        + (usage.cache_creation_input_tokens or 0)
+        + (usage.cache_read_input_tokens or 0)
+    )
+    assert counted.input_tokens == charged > 0
+    assert fake_anthropic.requests[0].path == "/v1/messages/count_tokens"
+
+
+def test_scripted_usage_is_reported_as_scripted(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(text="ok", usage={"input_tokens": 150_000, "output_tokens": 7})
+
+    reply = client_for(fake_anthropic).messages.create(model="m", max_tokens=5, messages=USER_HI)
+
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (150_000, 7)
+
+
 # -- when a cache entry becomes readable, the pace of a stream, the request log ------------
 
 

@@ -23,9 +23,10 @@ from fake_anthropic import FakeAnthropic, RecordedRequest
 from kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.errors import SessionBusy
+from jupyter_tree_chat.events import ReplyDelta
 from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import ReplyDelta, Session
+from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.store import load_file
 from jupyter_tree_chat.tree import SessionTree, is_tool_result
 
@@ -350,6 +351,88 @@ def test_each_answer_runs_its_own_tool_loop_one_tool_call_at_a_time(claude, fake
     assert len(calls(fake_anthropic)) == 6
 
 
+# -- thinking and cost ----------------------------------------------------------------------
+
+TWO_MODELS = "--models claude-sonnet-4-6,claude-haiku-4-5"
+
+
+def test_each_answer_thinks_and_its_column_shows_its_thinking_and_cost(claude, fake_anthropic):
+    sonnet, haiku = model_is("claude-sonnet-4-6"), model_is("claude-haiku-4-5")
+    usage = {"input_tokens": 2_000, "output_tokens": 500}
+    fake_anthropic.enqueue("Blue.", thinking="The sky comes first.", usage=usage, when=sonnet)
+    usage = {"input_tokens": 1_000, "output_tokens": 100}
+    fake_anthropic.enqueue("Red.", thinking="Roses come next.", usage=usage, when=haiku)
+
+    run = claude.chat("Name a colour", "c0000001", f"{TWO_MODELS} --thinking 2048").check()
+
+    assert [r.body["thinking"] for r in calls(fake_anthropic)] == [
+        {"type": "enabled", "budget_tokens": 2048}
+    ] * 2
+    assert all("temperature" not in r.body for r in calls(fake_anthropic))
+    tree = tree_of(claude)
+    answers = tree.children(question_node(tree, "Name a colour").id)
+    for answer, thought in zip(answers, ("The sky comes first.", "Roses come next."), strict=True):
+        block = answer.message["content"][0]
+        assert block["type"] == "thinking" and block["thinking"] == thought
+        assert block["signature"]  # signed by the API, so it can be sent back
+        assert answer.meta["thinking"] == 2048
+    shown = sections(columns_html(run))
+    assert '<details class="jtc-thinking"><summary>Thinking</summary>' in shown[0]
+    assert "The sky comes first." in shown[0] and "Roses come next." in shown[1]
+    assert shown[0].index("The sky comes first.") < shown[0].index("Blue.")
+    # $3 / $15 a million tokens: 2,000 in, 500 out; $1 / $5: 1,000 in, 100 out
+    assert "· 2,000 in · 500 out · $0.0135 ·" in shown[0]
+    assert "· 1,000 in · 100 out · $0.0015 ·" in shown[1]
+
+
+def test_an_answer_cut_short_while_thinking_keeps_its_thinking_unsigned(claude, fake_anthropic):
+    thought = "Weighing every colour there is. " * 8
+    sonnet, haiku = model_is("claude-sonnet-4-6"), model_is("claude-haiku-4-5")
+    fake_anthropic.enqueue("Blue.", when=sonnet)
+    fake_anthropic.enqueue("Red.", thinking=thought, drop_after=6, when=haiku)
+
+    run = claude.chat("Name a colour", "c0000001", f"{TWO_MODELS} --thinking 2048").check()
+
+    tree = tree_of(claude)
+    good, cut = tree.children(question_node(tree, "Name a colour").id)
+    assert good.meta["stop_reason"] == "end_turn" and good.text == "Blue."
+    assert cut.meta["interrupted"] is True and cut.meta["error"] == "connection_failed"
+    assert cut.meta["thinking"] == 2048
+    (block,) = cut.message["content"]
+    assert block["type"] == "thinking" and block["signature"] == ""  # never sent back
+    assert block["thinking"] and thought.startswith(block["thinking"])
+    assert tree.leaf == good.id
+    shown = sections(columns_html(run))
+    assert "<summary>Thinking (cut short)</summary>" in shown[1]
+    assert "failed: The connection to the Anthropic API dropped mid-reply" in shown[1]
+
+
+def test_a_fan_out_over_temperatures_with_thinking_is_refused_before_any_request(
+    claude, fake_anthropic
+):
+    claude.chat("Hi", "c0000001").check()
+    before = claude.session_file().read_bytes()
+
+    cell = claude.chat("Hi again", "c0000002", "--temperatures 0,1 --thinking 2048")
+    claude.run("%config TreeChat.thinking = 2048").check()
+    retry = claude.run("%chat retry --temperatures 0,1")
+    claude.run("%config TreeChat.context_windows = {'tiny': 50}").check()
+    variant = claude.chat("Hi again " * 30, "c0000002", "--models claude-sonnet-4-6,tiny")
+
+    fix = (
+        "UsageError: --temperatures cannot be used with thinking (the API accepts no "
+        "temperature but 1 there): drop --temperatures (compare --n samples or --models "
+        "instead), or turn thinking off with --thinking off"
+    )
+    assert cell.status == retry.status == "error"
+    assert cell.stderr.strip() == retry.stderr.strip() == fix
+    assert variant.status == "error"  # each variant is checked as a request of its own
+    assert variant.stderr.strip().startswith("UsageError: this question would not fit: ")
+    assert "over tiny's 50 window" in variant.stderr
+    assert claude.session_file().read_bytes() == before  # nothing was stored...
+    assert len(calls(fake_anthropic)) == 1  # ...nor sent
+
+
 # -- the other ways in: retry and edit -----------------------------------------------------
 
 
@@ -413,6 +496,7 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
         "input_tokens",
         "output_tokens",
         "cache_read_input_tokens",
+        "cost",
         "seconds",
         "stop_reason",
         "interrupted",
@@ -432,6 +516,37 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert [r["interrupted"] for r in more] == [False, False]
     assert more[0]["cache_read_input_tokens"] == 0 and more[1]["cache_read_input_tokens"] > 0
     assert all(r["seconds"] > 0 for r in more)
+
+
+COSTS = """
+import jupyter_tree_chat
+print(jupyter_tree_chat.compare_frame()[["model", "cost"]].to_json(orient="records"))
+"""
+
+
+def test_compare_frame_costs_each_answer_at_the_session_prices(claude, fake_anthropic):
+    for model, usage in (
+        ("claude-sonnet-4-6", {"input_tokens": 2_000, "output_tokens": 500}),
+        ("house-model", {"input_tokens": 1_000, "output_tokens": 100}),
+        ("unpriced-model", {"input_tokens": 1_000, "output_tokens": 100}),
+    ):
+        fake_anthropic.enqueue("An answer.", usage=usage, when=model_is(model))
+    claude.run("%config TreeChat.prices = {'house-model': {'input': 10, 'output': 20}}").check()
+
+    models = "claude-sonnet-4-6,house-model,unpriced-model"
+    run = claude.chat("Name a colour", "c0000001", f"--models {models}").check()
+    rows = json.loads(claude.run(COSTS).check().stdout)
+
+    # $3 / $15 a million: 2,000 in, 500 out; the configured $10 / $20: 1,000 in, 100 out
+    assert rows == [
+        {"model": "claude-sonnet-4-6", "cost": pytest.approx(0.0135)},
+        {"model": "house-model", "cost": pytest.approx(0.012)},
+        {"model": "unpriced-model", "cost": None},  # no price: no figure, never $0
+    ]
+    html = columns_html(run)
+    footers = [re.findall(r"<footer[^>]*>(.*?)</footer>", s)[0] for s in sections(html)]
+    assert "· 500 out · $0.0135 ·" in footers[0] and "· 100 out · $0.0120 ·" in footers[1]
+    assert "$" not in footers[2]
 
 
 def test_compare_frame_without_pandas_says_how_to_get_it_in_one_line(offline):

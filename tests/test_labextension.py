@@ -1,5 +1,6 @@
 """The browser's `*.chat.jsonl` reader (labextension/src/format/parse.ts) agrees with
-`store.parse_session`: same tree, same leaf, same labels, and the same problem lines,
+`store.parse_session`: same tree, same leaf, same labels and hidden branches, and the
+same problem lines,
 word for word, as the command line's `check` prints them.
 
 The TypeScript is bundled with the project's esbuild and run under Node on a corpus of
@@ -32,6 +33,7 @@ const out = files.map(b64 => {
     nodes: [...s.nodes.values()].map(n => [n.id, n.parentId, n.line]),
     leaf: s.leaf,
     labels: Object.fromEntries(s.labels),
+    hidden: [...s.hidden].sort(),
     header: s.header !== null,
   };
 });
@@ -57,6 +59,7 @@ def python_view(data: bytes) -> dict:
         "nodes": [[n.id, n.parent_id, result.lines[n.id]] for n in result.tree],
         "leaf": result.tree.leaf,
         "labels": result.labels,
+        "hidden": sorted(result.hidden),
         "header": result.header is not None,
     }
 
@@ -195,6 +198,16 @@ EDGE_CASES: list[bytes] = [
     b'"meta":"\\ud800","content":"x"}\n'
     + b'{"id":"m12","parentId":null,"message":{"role":"user","role":"x","content":[]}}\n',
     GOOD
+    + line({"type": "hidden", "id": "a1", "hidden": True})
+    + line({"type": "hidden", "id": "u2"})  # "hidden" left out: true
+    + line({"type": "hidden", "id": "u2", "hidden": False})  # shown again
+    + line({"type": "hidden", "id": "zz", "hidden": True})
+    + line({"type": "hidden", "hidden": True})
+    + line({"type": "hidden", "id": "a2", "hidden": "yes"})
+    + line({"type": "hidden", "id": "a2", "hidden": None})
+    + line({"type": "hidden", "id": "a2", "hidden": 1})
+    + line({"type": "hidden", "id": "a2", "hidden": [True]}),
+    GOOD
     + line({"type": "label", "id": "u1", "label": {"a": 1}})
     + line({"type": "label", "id": "u1", "label": None})
     + line(node("a9", "a1", "assistant")),
@@ -218,7 +231,17 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
             del lines[i]
         elif choice == 4:
             lines.insert(
-                i, rng.choice([b"", b"\r", b"\xef\xbb\xbf{}", b'{"type":"leaf","id":"a1"}'])
+                i,
+                rng.choice(
+                    [
+                        b"",
+                        b"\r",
+                        b"\xef\xbb\xbf{}",
+                        b'{"type":"leaf","id":"a1"}',
+                        b'{"type":"hidden","id":"a1"}',
+                        b'{"type":"hidden","id":"u2","hidden":false}',
+                    ]
+                ),
             )
         else:
             lines[i] = lines[i].replace(b'"u1"', rng.choice([b'"a2"', b'"zz"', b"null", b"1"]))

@@ -1,15 +1,16 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors node tree diff language loader store compare session fanout cellrule
-  textview``, ``formats/`` and ``context/``) and ``providers/`` import nothing from
-  IPython, ipykernel, ipywidgets, anywidget or Jupyter.
+- The core (``errors models node tree diff language loader store compare usage preflight
+  events session fanout cellrule textview``, ``formats/``, ``context/`` and ``picture/``) and
+  ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
   that reads other tools' files for the viewer) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
   which the package root wires up, so only ``__init__`` names both.
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
-  ``components/`` (the views, framework-free) import no package; the kernel-connected
+  ``components/`` (the views, framework-free) import no package but the d3 modules the
+  tree picture lays out and zooms with; the kernel-connected
   ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
   bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
   notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
@@ -28,6 +29,7 @@ PREFIX = "jupyter_tree_chat."
 
 CORE_LAYER = {
     "errors": 0,
+    "models": 0,
     "node": 1,
     "tree": 1,
     "loader": 2,
@@ -35,13 +37,17 @@ CORE_LAYER = {
     "formats": 2,
     "language": 2,
     "store": 2,
+    "usage": 2,
     "compare": 2,
     "providers": 3,
+    "events": 4,  # what a session announces; names fanout's Answer for type checks only
     "cellrule": 4,
+    "preflight": 4,
     "session": 4,
     "fanout": 4,  # Session's own helper: each imports the other inside functions
     "textview": 4,
     "context": 4,
+    "picture": 4,
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
@@ -152,7 +158,7 @@ FRONT_END = PACKAGE.parent / "labextension" / "src"
 #: each room of labextension/src: the rooms and the npm packages it may import
 FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "format": ({"format"}, ()),
-    "components": ({"components", "format"}, ()),
+    "components": ({"components", "format"}, ("d3-hierarchy", "d3-selection", "d3-zoom")),
     "bridge": ({"components"}, ()),
     "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),

@@ -10,11 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 
-from jupyter_tree_chat import load_ipython_extension, reply_text
+from jupyter_tree_chat import reply_text
 from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat
@@ -22,21 +20,6 @@ from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_pa
 from jupyter_tree_chat.kernel.options import fanout_words, parse_cell_line, parse_tool_names
 from jupyter_tree_chat.kernel.output import DisplayReply, footer
 from jupyter_tree_chat.store import load_file
-
-
-@pytest.fixture
-def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A shell with the extension loaded and ``__session__`` set to a tmp notebook."""
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    monkeypatch.chdir(tmp_path)
-    shell = start_ipython() or get_ipython()
-    assert shell is not None
-    load_ipython_extension(shell)
-    shell.user_ns["__session__"] = str(tmp_path / "nb.ipynb")
-    yield shell
-    shell.user_ns.pop("__session__", None)
-    kernel_sessions.install(None)
 
 
 def nodes(path: Path) -> list[dict]:
@@ -118,6 +101,28 @@ def test_bad_options_are_one_line_usage_errors_with_the_fix(line, fix):
         parse_cell_line(line)
     assert fix in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "thinking", "temperature", "tools"),
+    [
+        ("--thinking 2048", 2048, None, None),
+        ("--thinking adaptive", "adaptive", None, None),
+        ("--thinking OFF", "off", None, None),
+        ("--thinking 4096 --temperature 0.5 --tools add", 4096, 0.5, ("add",)),
+    ],
+)
+def test_thinking_parses_beside_the_other_options(line, thinking, temperature, tools):
+    options = parse_cell_line(line)
+    assert (options.thinking, options.temperature, options.tools) == (thinking, temperature, tools)
+
+
+def test_a_bad_thinking_value_and_an_abbreviation_are_one_line_errors():
+    with pytest.raises(UsageError, match=r"give a budget of tokens .* 'adaptive' or 'off'"):
+        parse_cell_line("--thinking lots")
+    for abbreviation in ("--th 4096", "--t 1"):  # abbreviations are off: not --thinking
+        with pytest.raises(UsageError, match=r"unrecognized arguments: .* lists the options"):
+            parse_cell_line(abbreviation)
 
 
 def test_fan_out_options_are_never_read_as_an_abbreviation():
@@ -243,10 +248,47 @@ def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
     assert reply_text("original") == "second"
 
 
+def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_path, capsys):
+    ip.run_cell_magic("chat", "", "first")
+    ip.run_line_magic("chat", "edit 1 first, again")
+    tree = load_file(tmp_path / "nb.chat.jsonl").tree
+    old = next(n for n in tree if n.text == "first")
+    capsys.readouterr()
+
+    ip.run_line_magic("chat", f"hide {old.id[:8]}")
+    assert capsys.readouterr().out == (
+        f"Hid the branch from {old.id[:7]} (kept in the file): `%chat unhide {old.id[:7]}`.\n"
+    )
+    ip.run_line_magic("chat", "tree")
+    out = capsys.readouterr().out
+    assert old.id[:7] not in out
+    assert out.splitlines()[-1] == "(1 hidden branch is not shown; `%chat tree --all` shows them)"
+    ip.run_line_magic("chat", "tree --all")
+    assert f"{old.id[:7]} user  first" in capsys.readouterr().out
+    ip.run_line_magic("chat", "branches")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[-1].endswith("`%chat branches --all` lists them)")
+    ip.run_line_magic("chat", "branches --all")
+    assert len(capsys.readouterr().out.splitlines()) == 2  # both leaves
+
+    ip.run_line_magic("chat", f"unhide {old.id[:8]}")
+    ip.run_line_magic("chat", f"unhide {old.id[:8]}")
+    assert capsys.readouterr().out.splitlines() == [
+        f"The branch from {old.id[:7]} shows again.",
+        f"{old.id[:7]} is not hidden.",
+    ]
+    loaded = load_file(tmp_path / "nb.chat.jsonl")
+    assert loaded.hidden == set() and len(loaded.tree) == len(tree)  # nothing was deleted
+
+
 @pytest.mark.parametrize(
     ("line", "fix"),
     [
         ("frobnicate", "`%chat help` lists the commands"),
+        ("hide", "usage: %chat hide ID"),
+        ("hide zzzz", "`%chat tree` shows the ids"),
+        ("tree --svgg", "unknown option '--svgg'; usage: %chat tree [--svg] [--all]"),
+        ("branches a b", "usage: %chat branches [ID] [--all]"),
         ("switch zzzz", "`%chat tree` shows the ids"),
         ("edit 9 new text", "give N from 1 to 1"),
         ("edit one new text", "give N from 1 to 1"),
@@ -259,6 +301,17 @@ def test_edit_retry_switch_and_label_commands(ip, tmp_path, capsys):
 def test_command_mistakes_are_one_line_usage_errors(ip, line, fix):
     ip.run_cell_magic("chat", "", "a question")
     assert fix in one_line_usage_error(ip, line)
+
+
+def test_the_current_path_cannot_be_hidden(ip, tmp_path):
+    ip.run_cell_magic("chat", "", "a question")
+    leaf = load_file(tmp_path / "nb.chat.jsonl").tree.leaf
+    message = one_line_usage_error(ip, f"hide {leaf}")
+    assert message == (
+        f"%chat hide: {leaf[:7]} is on the current path, which cannot be hidden; "
+        "switch to another branch first"
+    )
+    assert load_file(tmp_path / "nb.chat.jsonl").hidden == set()
 
 
 def test_ids_resolve_by_unique_prefix_and_an_ambiguous_one_asks_for_more(ip, tmp_path, capsys):
@@ -317,6 +370,37 @@ def test_settings_are_traitlets():
         config.session = "a/b"
 
 
+def test_thinking_is_a_setting_a_cell_can_turn_off(ip, tmp_path):
+    ip.run_line_magic("config", "TreeChat.thinking = 2048")
+    ip.run_cell_magic("chat", "", "think first")
+    ip.run_cell_magic("chat", "--thinking off", "no thinking now")
+    replies = [n for n in nodes(tmp_path / "nb.chat.jsonl") if n["message"]["role"] == "assistant"]
+    assert replies[0]["meta"]["thinking"] == 2048
+    assert replies[0]["message"]["content"][0]["type"] == "thinking"
+    assert "thinking" not in replies[1]["meta"]
+    assert [b["type"] for b in replies[1]["message"]["content"]] == ["text"]
+    with pytest.raises(UsageError, match="at least 1024 tokens"):
+        ip.run_cell_magic("chat", "--thinking 100", "too little")
+
+
+def test_prices_and_windows_from_config_reach_the_footer(ip, capsys):
+    ip.run_line_magic("config", "TreeChat.model = 'priced-teacher'")
+    ip.run_line_magic(
+        "config", "TreeChat.prices = {'priced-teacher': {'input': 1000, 'output': 1000}}"
+    )
+    ip.run_line_magic("config", "TreeChat.context_windows = {'priced-teacher': 1000}")
+    ip.run_cell_magic("chat", "", "what does this cost?")
+    footer_line = capsys.readouterr().out.strip().splitlines()[-1]
+    usage = kernel_sessions.current_session().path()[-1].meta["usage"]
+    cost = (usage["input_tokens"] + usage["output_tokens"]) * 1000 / 1_000_000
+    assert f" · ${cost:.4f} · context " in footer_line and " of 1k" in footer_line
+    config = TreeChat()
+    with pytest.raises(Exception, match="must be a dict like"):
+        config.prices = {"m": 3}
+    with pytest.raises(Exception, match="needs at least 'input' and 'output'"):
+        config.prices = {"m": {"input": 3}}
+
+
 # -- output -------------------------------------------------------------------------------
 
 
@@ -357,7 +441,80 @@ def test_footer_shows_id_model_tokens_cache_and_position():
     }
     line = footer(session, reply)
     assert line.startswith(reply.id[:7] + " · ")
-    assert "12 in · 3,400 out · 2,048 cache read · reply 1/1" in line
+    # an unknown model: no cost, and the context in tokens (12 + 2,048 in, 3,400 out)
+    assert "12 in · 3,400 out · 2,048 cache read · context 5,460 tokens · reply 1/1" in line
+
+
+def test_the_footer_prices_a_reply_and_suggests_compacting_past_80_percent():
+    from scripted_provider import ScriptedProvider
+
+    from jupyter_tree_chat.models import Price
+    from jupyter_tree_chat.session import Session
+
+    session = Session.in_memory(ScriptedProvider())
+    session.prices = {"scripted-1": Price(3, 15, 3.75, 0.30)}
+    session.context_windows = {"scripted-1": 10_000}
+    reply = session.ask("hi").replies[0]
+    reply.meta["usage"] = {"input_tokens": 1_000, "output_tokens": 200}
+    assert " · $0.0060 · context 12% of 10k · reply 1/1" in footer(session, reply)
+    reply.meta["usage"] = {"input_tokens": 8_000, "output_tokens": 200}
+    assert "context 82% of 10k: `%chat compact` makes room" in footer(session, reply)
+
+
+def capture_display(monkeypatch) -> dict[str, list[dict[str, str]]]:
+    """Each display output's bundles by display id, in the order the outputs appeared."""
+    outputs: dict[str, list[dict[str, str]]] = {}
+
+    def show(bundle, **kwargs):
+        display_id = f"d{len(outputs) + 1}"
+        outputs[display_id] = [bundle]
+        return type("H", (), {"display_id": display_id})()
+
+    monkeypatch.setattr("jupyter_tree_chat.kernel.output.display", show)
+    monkeypatch.setattr(
+        "jupyter_tree_chat.kernel.output.update_display",
+        lambda bundle, display_id, **k: outputs[display_id].append(bundle),
+    )
+    return outputs
+
+
+def test_thinking_streams_into_a_folded_section_above_the_answer(monkeypatch):
+    outputs = capture_display(monkeypatch)
+    view = DisplayReply(throttle=0)
+    view.start()
+    view.think("Two and *two*.")
+    view.think(' <img src=x onerror="alert(1)">')
+    assert list(outputs) == ["d1"]  # the output shown at the start holds the thinking
+    assert outputs["d1"][-1]["text/html"].startswith(
+        '<details class="jtc-thinking"><summary>Thinking…</summary>'
+    )
+    view.delta("Four")
+    view.delta(".")
+    thinking_updates = len(outputs["d1"])
+    view.end(redacted=1)
+
+    assert list(outputs) == ["d1", "d2"]  # the answer below, in an output of its own
+    html = outputs["d1"][-1]["text/html"]
+    assert html.startswith('<details class="jtc-thinking"><summary>Thinking (1 block')
+    assert "encrypted by the API" in html and "<em>two</em>" in html
+    assert "<img" not in html and "&lt;img" in html  # thinking is model output: escaped
+    assert len(outputs["d1"]) == thinking_updates + 1  # unchanged while the answer streamed
+    assert outputs["d2"][-1] == {"text/html": "<p>Four.</p>\n", "text/plain": "Four."}
+
+
+def test_thinking_cut_short_says_so_and_no_thinking_shows_no_section(monkeypatch):
+    outputs = capture_display(monkeypatch)
+    cut = DisplayReply(throttle=0)
+    cut.start()
+    cut.think("I was about to")
+    cut.end(interrupted=True)
+    html = outputs["d1"][-1]["text/html"]
+    assert "<summary>Thinking (cut short)</summary>" in html and "cut short: what arrived" in html
+    plain = DisplayReply(throttle=0)
+    plain.start()
+    plain.delta("Hi")
+    plain.end()
+    assert "details" not in outputs["d2"][-1]["text/html"]
 
 
 def test_tree_and_export_show_what_the_user_built(ip, tmp_path, capsys):

@@ -3,7 +3,8 @@
 Each test runs cells through a real ipykernel, looks at what a user would see (the
 streamed Markdown, the footer, one-line errors) and then reads the session's JSONL file
 to check the tree: run all; edit cell 1 then run all; re-run unchanged; --from; --new;
-restart then continue; interrupt mid-stream; a provider error mid-stream. The offline
+restart then continue; interrupt mid-stream (and mid-thinking); a provider error
+mid-stream; thinking folded above the answer, the footer's cost and context. The offline
 provider needs no network; the Anthropic cases use the real SDK against the local fake
 Messages API server.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,6 +136,20 @@ def test_from_forks_under_any_node_and_new_starts_a_root(offline):
     assert "I was sent **1 message**" in fresh.markdown[0]
 
 
+def test_tree_svg_shows_the_picture_as_a_cell_output(offline):
+    run_all(offline, CELLS[:2])
+    offline.chat("A different second question", "c0000002").check()  # an edit: a fork
+    run = offline.run("%chat tree --svg", "c00000ff").check()
+    (output,) = [o for o in run.outputs if "image/svg+xml" in o.get("data", {})]
+    assert output["data"]["text/plain"] == "6 of 6 messages drawn"
+    root = ET.fromstring(output["data"]["image/svg+xml"])
+    svg = "{http://www.w3.org/2000/svg}"
+    nodes = [g for g in root.iter(f"{svg}g") if "node" in (g.get("class") or "").split()]
+    edges = [p for p in root.iter(f"{svg}path") if "edge" in (p.get("class") or "").split()]
+    bold = [p for p in edges if "path" in p.get("class", "").split()]
+    assert (len(nodes), len(edges), len(bold)) == (6, 5, 3)
+
+
 def test_after_a_restart_the_tree_and_leaf_are_the_same_and_cells_continue(offline):
     run_all(offline, CELLS[:2])
     old_leaf = tree_of(offline).get(tree_of(offline).leaf)
@@ -170,12 +186,17 @@ def test_several_sessions_per_notebook(offline):
 # -- interruption and errors --------------------------------------------------------------
 
 
+def press_stop_mid_reply(kernel: Kernel, cell: str, delay: float) -> CellRun:
+    """Run ``cell`` with the offline model slowed down, and press stop once it streams."""
+    kernel.run(f"%config TreeChat.offline_delay = {delay}").check()
+    msg_id = kernel.send(cell, "c0000001")
+    run = kernel.collect(msg_id, until=lambda r: r.updates >= 2)
+    kernel.interrupt()
+    return kernel.collect(msg_id, run=run)
+
+
 def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
-    offline.run("%config TreeChat.offline_delay = 0.05").check()
-    msg_id = offline.send("%%chat\nTell me a long story about trees", "c0000001")
-    run = offline.collect(msg_id, until=lambda r: r.updates >= 2)
-    offline.interrupt()
-    run = offline.collect(msg_id, run=run)
+    run = press_stop_mid_reply(offline, "%%chat\nTell me a long story about trees", 0.05)
 
     assert run.status == "error"  # so Run All stops here
     assert len(run.error_lines) == 1
@@ -193,6 +214,20 @@ def test_the_stop_button_ends_the_stream_and_keeps_what_arrived(offline):
     assert tree_of(offline).get(tree_of(offline).leaf).parent_id is not None
     assert next(n for n in tree_of(offline) if n.text == "Go on").parent_id == reply.id
     assert nxt.error_lines == []
+
+
+def test_the_stop_button_while_the_model_thinks_keeps_the_thinking_marked(offline):
+    run = press_stop_mid_reply(offline, "%%chat --thinking 2048\nThink about trees", 0.1)
+
+    assert run.status == "error" and len(run.error_lines) == 1
+    assert run.error_lines[0].startswith("Interrupted: the partial reply is kept as ")
+    assert "<summary>Thinking (cut short)</summary>" in run.html[0]
+    reply = tree_of(offline).get(tree_of(offline).leaf)
+    assert reply.meta["interrupted"] is True and reply.meta["thinking"] == 2048
+    (block,) = reply.message["content"]
+    assert block["type"] == "thinking" and block["signature"] == ""
+    assert block["thinking"] and block["thinking"].strip() in run.html[0]
+    assert reply.id[:7] in run.error_lines[0]
 
 
 def test_a_provider_error_mid_stream_is_one_line_and_the_cut_reply_is_kept(claude, fake_anthropic):
@@ -278,6 +313,30 @@ def test_streaming_updates_are_throttled(claude, fake_anthropic):
     elapsed = time.monotonic() - started
     assert run.updates <= elapsed / 0.1 + 3  # ~one update per 0.1 s, plus the last ones
     assert run.markdown[0].count(" ") == 1999  # every piece arrived in the final text
+
+
+def test_thinking_is_folded_above_the_answer_and_the_footer_has_cost_and_context(
+    claude, fake_anthropic
+):
+    fake_anthropic.enqueue(
+        text="A leaf is where a branch ends.",
+        thinking="The user asks what a **leaf** is. <script>alert(1)</script>",
+        usage={"input_tokens": 2_000, "output_tokens": 500},
+    )
+
+    run = claude.chat("What is a leaf?", "c0000001", options="--thinking 2048").check()
+
+    thinking, answer = run.html[:2]  # the thinking's output, the answer's below it
+    assert thinking.startswith('<details class="jtc-thinking"><summary>Thinking</summary>')
+    assert thinking.endswith("</details>")
+    assert "<strong>leaf</strong>" in thinking and "<script>" not in thinking
+    assert answer == "<p>A leaf is where a branch ends.</p>\n"
+    sent = fake_anthropic.requests[-1].body
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    # $3 / $15 a million tokens: 2,000 in and 500 out cost $0.0135; 2,500 of 1M is <1%
+    assert " · 2,000 in · 500 out · $0.0135 · context <1% of 1M · reply 1/1" in footer_of(run)
+    reply = tree_of(claude).get(tree_of(claude).leaf)
+    assert reply.message["content"][0]["signature"]
 
 
 # -- %chat import ----------------------------------------------------------------------------

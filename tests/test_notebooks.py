@@ -10,13 +10,16 @@ user would see: the session files each notebook leaves behind and the trees in t
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tokenize
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +230,8 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     english_lesson: tuple[Path, str], tmp_path: Path
 ) -> None:
     english, _ = english_lesson
-    shown = outputs_text(execute(LESSONS["zh"], tmp_path))
+    executed = execute(LESSONS["zh"], tmp_path)
+    shown = outputs_text(executed)
     assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
     assert "我只看得到这一条路径" in shown and "I was sent" not in shown
     for session in ("format", "lesson"):
@@ -244,6 +248,64 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     ]
     summary = next(node for node in lesson.tree if "compacted_from" in (node.meta or {}))
     assert summary.text.startswith("到目前为止的对话总结：")
+    # and it draws the same pictures: the same shapes and edges in the same cells
+    en_pictures = pictures_of(nbformat.read(english / f"{LESSONS['en']}.ipynb", as_version=4))
+    zh_pictures = pictures_of(executed)
+    assert {k: drawn(v) for k, v in zh_pictures.items()} == {
+        k: drawn(v) for k, v in en_pictures.items()
+    }
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+#: cell id -> (messages drawn, roots) for each tree the lesson draws
+PICTURES = {
+    "chapter-10-draw": (5, 1),  # the linear chain A → B → C → D → E
+    "chapter-11-draw": (7, 1),  # C' → D' forked at B
+    "chapter-34-draw": (7, 1),  # the edit: C, C' and C2 under B
+    "chapter-45-draw": (8, 1),  # scenario 1: the edited question beside the original
+    "chapter-53-draw": (16, 3),  # scenario 2: the tool call, and the fork before it
+    "chapter-57-draw": (20, 4),  # scenario 3: three retry siblings
+}
+
+
+def drawn(svg: str) -> tuple[int, int, int]:
+    """(message shapes, edges, compaction links) in a picture, parsed as strict XML."""
+    root = ET.fromstring(svg)
+    nodes = [g for g in root.iter(f"{SVG}g") if "node" in (g.get("class") or "").split()]
+    edges = [p for p in root.iter(f"{SVG}path") if "edge" in (p.get("class") or "").split()]
+    links = [p for p in root.iter(f"{SVG}path") if p.get("class") == "compaction"]
+    return len(nodes), len(edges), len(links)
+
+
+def pictures_of(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Cell id -> the SVG picture it output, for each cell that drew one."""
+    return {
+        cell.id: output["data"]["image/svg+xml"]
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if "image/svg+xml" in output.get("data", {})
+    }
+
+
+@pytest.mark.kernel
+def test_the_lesson_draws_each_tree_and_keeps_the_pictures_in_its_html(
+    english_lesson: tuple[Path, str],
+) -> None:
+    folder, _ = english_lesson
+    nb = nbformat.read(folder / f"{LESSONS['en']}.ipynb", as_version=4)  # as executed
+    pictures = pictures_of(nb)
+    assert set(pictures) == {*PICTURES, "chapter-73-draw"}
+    for cell_id, (messages, roots) in PICTURES.items():
+        assert drawn(pictures[cell_id]) == (messages, messages - roots, 0), cell_id
+    final = load_file(folder / "session-tree-chapter.lesson.chat.jsonl").tree
+    nodes, edges, links = drawn(pictures["chapter-73-draw"])
+    assert (nodes, links) == (len(final), 1) and edges == nodes - len(final.roots())
+
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter().from_notebook_node(nb)  # a static page: no kernel behind it
+    images = re.findall(r'<img[^>]* src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
+    assert [base64.b64decode(image).decode() for image in images] == list(pictures.values())
 
 
 @pytest.mark.kernel

@@ -29,6 +29,9 @@ from jupyter_tree_chat.providers.base import (
     ReplyEvent,
     ReplyRequest,
     TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+    TokenCounter,
     ToolSpec,
     ToolUseReady,
 )
@@ -277,6 +280,98 @@ def test_replay_refusal_recording_is_a_stop_reason_not_an_error(
     assert end.stop_reason == "refusal"
     assert end.message["content"] == [{"type": "text", "text": ""}]
     assert streamed_text(events) == ""
+
+
+def test_a_thinking_stream_yields_thinking_then_signed_blocks_then_text(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    fake_anthropic.enqueue(replay="thinking_response.sse")
+
+    events = collect(provider_for(fake_anthropic), ask("27 * 453?", thinking=2048, max_tokens=4096))
+
+    thinking = [e.text for e in events if isinstance(e, ThinkingDelta)]
+    assert thinking == ["The user asks for 27 * 453. ", "27 * 453 = 12231."]
+    signed = {
+        "type": "thinking",
+        "thinking": "The user asks for 27 * 453. 27 * 453 = 12231.",
+        "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+    }
+    redacted = {
+        "type": "redacted_thinking",
+        "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+    }
+    assert [(e.index, e.block) for e in events if isinstance(e, ThinkingReady)] == [
+        (0, signed),
+        (1, redacted),
+    ]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ThinkingReady") < kinds.index("TextDelta")
+    end = finished(events)
+    assert end.message["content"] == [
+        signed,
+        redacted,
+        {"type": "text", "text": "27 * 453 = 12,231"},
+    ]
+    assert end.usage["output_tokens"] == 85
+
+
+def test_thinking_asks_for_a_budget_or_adaptive_with_its_thinking_shown() -> None:
+    assert "thinking" not in build_kwargs(ask())
+    assert build_kwargs(ask(thinking=2048))["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 2048,
+    }
+    assert build_kwargs(ask(thinking="adaptive"))["thinking"] == {
+        "type": "adaptive",
+        "display": "summarized",
+    }
+
+
+def test_signed_thinking_goes_back_unchanged_and_unsigned_thinking_stays_home() -> None:
+    signed = {"type": "thinking", "thinking": "Add.", "signature": "c2ln"}
+    redacted = {"type": "redacted_thinking", "data": "ZW5j"}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}
+    cut = {"type": "thinking", "thinking": "Hm", "signature": ""}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [cut, {"type": "text", "text": "Partial"}]},
+        {"role": "user", "content": "add"},
+        {"role": "assistant", "content": [signed, redacted, use]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3"}],
+        },
+    ]
+
+    sent = build_kwargs(ReplyRequest(messages=copy.deepcopy(messages), model="m", thinking=2048))
+
+    assert sent["messages"][1]["content"] == [{"type": "text", "text": "Partial"}]
+    assert sent["messages"][3]["content"][:2] == [signed, redacted]  # as they came
+    assert sent["messages"][3]["content"][2] == {**use, "cache_control": {"type": "ephemeral"}}
+
+
+def test_count_tokens_asks_the_api_and_leaves_out_what_counting_takes_not(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    provider = provider_for(fake_anthropic)
+    request = ask("count me", temperature=0.5, system="Be brief.", tools=(ADD_TOOL,))
+
+    tokens = provider.count_tokens(request)
+
+    assert isinstance(provider, TokenCounter)
+    body = fake_anthropic.last_request.body
+    assert fake_anthropic.last_request.path == "/v1/messages/count_tokens"
+    assert sorted(body) == ["messages", "model", "system", "tools"]
+    assert tokens > 0
+
+
+def test_a_refused_count_is_the_projects_error_without_the_key(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    fake_anthropic.enqueue_error(500, times=3)
+    with pytest.raises(ServerError) as caught:
+        provider_for(fake_anthropic, max_retries=0).count_tokens(ask())
+    assert SENTINEL_KEY not in str(caught.value)
 
 
 def test_max_tokens_is_a_stop_reason_not_an_error(fake_anthropic: FakeAnthropic) -> None:

@@ -15,6 +15,8 @@ from jupyter_tree_chat.providers.base import (
     ReplyEvent,
     ReplyRequest,
     TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
     ToolUseReady,
 )
 from jupyter_tree_chat.providers.offline import OfflineProvider, offline_notice
@@ -256,6 +258,33 @@ def test_two_branches_sharing_a_prefix_each_see_only_their_own_path() -> None:
         assert word not in kyoto
     for word in ("Kyoto", "temples"):
         assert word not in quantum
+
+
+def test_asked_to_think_it_thinks_first_with_no_signature_so_it_is_never_sent_back() -> None:
+    request = ReplyRequest([user("2 + 2?")], model="offline-teacher", thinking=2048)
+
+    streamed = events(request)
+
+    thought = "".join(e.text for e in streamed if isinstance(e, ThinkingDelta))
+    assert thought.startswith("Thinking (2048 tokens): the path holds 1 message(s).")
+    (ready,) = [e for e in streamed if isinstance(e, ThinkingReady)]
+    assert ready.block == {"type": "thinking", "thinking": thought, "signature": ""}
+    kinds = [type(e).__name__ for e in streamed]
+    assert kinds.index("ThinkingReady") < kinds.index("TextDelta")
+    content = finished(request).message["content"]
+    assert content[0] == ready.block and content[1]["type"] == "text"
+    assert {e.index for e in streamed if isinstance(e, TextDelta)} == {1}
+    plain = finished(ReplyRequest([user("2 + 2?")], model="offline-teacher")).message
+    assert [b["type"] for b in plain["content"]] == ["text"]
+
+
+def test_asked_in_chinese_it_thinks_in_chinese() -> None:
+    request = ReplyRequest([user("什么是会话树？")], model="offline-teacher", thinking="adaptive")
+    thought = "".join(e.text for e in events(request) if isinstance(e, ThinkingDelta))
+    assert thought == (
+        "思考（自适应）：这条路径上有 1 条消息。"
+        "我回答其中最后一条用户消息；别的分支从来没有发给我。"
+    )
 
 
 def test_the_offline_model_says_which_images_and_documents_it_was_given():

@@ -29,7 +29,8 @@ from reliability_helpers import fill_disk, make_readonly, readonly_dir, small_tm
 from scripted_provider import ScriptedProvider
 
 from jupyter_tree_chat.errors import StoreError
-from jupyter_tree_chat.session import Notice, Session
+from jupyter_tree_chat.events import Notice
+from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.store import FileStore, LoadResult, load_file
 from jupyter_tree_chat.tree import SessionTree
 

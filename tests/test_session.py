@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,17 +17,16 @@ from jupyter_tree_chat.errors import (
     StreamError,
     TreeError,
 )
-from jupyter_tree_chat.session import (
-    ChatSettings,
+from jupyter_tree_chat.events import (
     LeafChanged,
     NodeAdded,
     Notice,
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
-    Session,
     TurnInterrupted,
 )
+from jupyter_tree_chat.session import ChatSettings, Session
 from jupyter_tree_chat.store import FileStore, MemoryStore, load_file
 from jupyter_tree_chat.tree import is_tool_result
 
@@ -291,6 +291,23 @@ def test_compaction_is_a_new_root_and_the_old_branch_stays(model):
     assert nxt.user.parent_id == turn.replies[0].id
 
 
+def test_compaction_asks_without_thinking_and_skips_a_reply_cut_while_thinking(model):
+    session = Session.in_memory(model)
+    session.ask("A")
+    model.enqueue("never finished", thinking="I wonder", fail_after=0, fault=KeyboardInterrupt())
+    with pytest.raises(TurnInterrupted) as stopped:
+        session.ask("B", settings=ChatSettings(thinking=2048))
+    cut = stopped.value.turn.replies[0]
+    assert cut.message["content"] == [{"type": "thinking", "thinking": "I wonder", "signature": ""}]
+    model.enqueue("We talked about A.")
+
+    session.compact(settings=ChatSettings(thinking=2048))
+
+    assert model.requests[-1].thinking is None
+    assert model.seen_texts()[:2] == ["A", "echo: A"]
+    assert model.seen_texts()[2].startswith("Summarise our conversation")
+
+
 def test_a_chinese_conversation_is_compacted_in_chinese(model):
     session = Session.in_memory(model)
     session.ask("什么是会话树？")
@@ -327,6 +344,29 @@ def test_labels_are_saved_and_name_nodes(session_file, model):
     reopened = open_session(session_file, ScriptedProvider())
     assert reopened.labels == {turn.replies[0].id: "good-answer"}
     assert reopened.resolve("good-answer").id == turn.replies[0].id
+
+
+def test_hide_and_unhide_append_records_and_refuse_the_current_path(session_file, model):
+    session = open_session(session_file, model)
+    first = session.ask("first")
+    session.ask("second", new_root=True)
+    lines_before = session_file.read_bytes().count(b"\n")
+
+    assert session.hide(first.user.id) is True
+    assert session.hide(first.user.id) is False  # already hidden: nothing appended
+    with pytest.raises(TreeError, match="on the current path, which cannot be hidden"):
+        session.hide(session.leaf)
+    assert load_file(session_file).hidden == {first.user.id}
+    assert session_file.read_bytes().count(b"\n") == lines_before + 1
+
+    assert session.hide(first.user.id, hidden=False) is True
+    reopened = open_session(session_file, ScriptedProvider())
+    assert reopened.hidden == set() and len(reopened.tree) == 4  # nothing was deleted
+    tail = session_file.read_text().splitlines()[-2:]
+    assert [json.loads(line) for line in tail] == [
+        {"type": "hidden", "id": first.user.id, "hidden": True},
+        {"type": "hidden", "id": first.user.id, "hidden": False},
+    ]
 
 
 def test_when_the_file_vanishes_the_session_goes_on_and_says_it_is_not_saved(session_file, model):

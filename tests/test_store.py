@@ -18,6 +18,7 @@ from jupyter_tree_chat.store import (
     create_session_file,
     encode_record,
     header_record,
+    hidden_record,
     label_record,
     leaf_record,
     list_sessions,
@@ -280,6 +281,28 @@ def test_leaf_and_label_records_restore_the_switch_and_names() -> None:
     assert result.labels == {"a1": "before the fork"}
     assert [str(p) for p in result.problems] == [
         "line 7: leaf record points at unknown node 'missing' (ignored)"
+    ]
+
+
+def test_hidden_records_hide_and_show_branches_and_keep_every_node() -> None:
+    data = (
+        GOOD
+        + node("u2", "a1")
+        + node("u3", "a1")
+        + encode_record(hidden_record("u2"))
+        + encode_record(hidden_record("u3"))
+        + encode_record(hidden_record("u3", False))  # the opposite record shows it again
+        + encode_record({"type": "hidden", "id": "a1"})  # "hidden" left out means true
+        + encode_record(hidden_record("missing"))
+        + encode_record({"type": "hidden", "id": "u1", "hidden": "yes"})
+    )
+    result = parse_session(data)
+    assert result.hidden == {"u2", "a1"}
+    assert [n.id for n in result.tree] == ["u1", "a1", "u2", "u3"]  # nothing is deleted
+    assert result.tree.leaf == "u3"  # a hidden record is not a node: the leaf stays
+    assert [str(p) for p in result.problems] == [
+        "line 9: hidden record for unknown node 'missing' (ignored)",
+        "line 10: hidden record for 'u1': 'hidden' is a string, not a boolean (ignored)",
     ]
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from jupyter_tree_chat.textview import draw_tree, path_markdown, short_id_length, summary
+from jupyter_tree_chat.textview import (
+    draw_tree,
+    hidden_branches,
+    hidden_note,
+    path_markdown,
+    short_id_length,
+    summary,
+)
 from jupyter_tree_chat.tree import SessionTree
 
 
@@ -34,6 +41,39 @@ def test_the_tree_shows_ids_roles_first_lines_reply_counts_labels_and_the_leaf()
         "├─ msg_003 user  continue",
         "└─ msg_004 user  ask another way".ljust(56) + "  ← current",
     ]
+
+
+def test_a_hidden_branch_is_left_out_counted_on_its_parent_and_shown_with_all() -> None:
+    tree = chapter_tree()
+    tree.switch("msg_003")
+    tree.append("msg_005", assistant("under the hidden one"))
+    tree.switch("msg_003")
+    drawing = draw_tree(tree, leaf="msg_003", hidden={"msg_004", "msg_005", "unknown"})
+    assert drawing.splitlines() == [
+        "msg_001 user  hello",
+        "msg_002 assistant  Hi! …".ljust(56) + "  [2 replies] [1 hidden]",
+        "msg_003 user  continue".ljust(56) + "  [1 hidden] ← current",
+    ]
+    assert hidden_branches(tree, {"msg_004", "msg_005", "unknown"}, "msg_003") == {
+        "msg_004",
+        "msg_005",
+    }
+    everything = draw_tree(tree, leaf="msg_003", hidden={"msg_004"}, show_hidden=True)
+    assert (
+        everything.splitlines()[-1] == "└─ msg_004 user  ask another way".ljust(56) + "  (hidden)"
+    )
+    assert hidden_note(2, "`show --all` shows them") == (
+        "(2 hidden branches are not shown; `show --all` shows them)"
+    )
+
+
+def test_the_current_path_is_never_hidden_and_nested_hidden_branches_count_once() -> None:
+    tree = chapter_tree()
+    tree.switch("msg_003")
+    tree.append("msg_005", assistant("deeper"))
+    assert hidden_branches(tree, {"msg_003", "msg_005"}, "msg_004") == {"msg_003"}
+    assert hidden_branches(tree, {"msg_003", "msg_004"}, "msg_005") == {"msg_004"}
+    assert "msg_005" in draw_tree(tree, leaf="msg_005", hidden={"msg_003"})
 
 
 def test_chains_inside_a_branch_continue_under_their_connector() -> None:
@@ -104,3 +144,17 @@ def test_the_markdown_export_fences_tool_calls_and_results() -> None:
     markdown = path_markdown(tree, "r1")
     assert 'Tool call `run`:\n\n```json\n{\n  "cmd": "ls"\n}\n```\n' in markdown
     assert "## Tool result `r1`\n\n````\n```x```\n````\n" in markdown
+
+
+def test_the_markdown_export_quotes_thinking_and_names_redacted_thinking() -> None:
+    tree = SessionTree()
+    tree.append("u1", user("2 + 2?"))
+    thought = {"type": "thinking", "thinking": "Two and two.\nFour.", "signature": "s"}
+    hidden = {"type": "redacted_thinking", "data": "d"}
+    tree.append(
+        "a1", {"role": "assistant", "content": [thought, hidden, assistant("4")["content"][0]]}
+    )
+    markdown = path_markdown(tree, "a1")
+    assert "*Thinking:*\n\n> Two and two.\n> Four.\n" in markdown
+    assert "*[thinking encrypted by the API]*\n" in markdown
+    assert markdown.rstrip().endswith("4")

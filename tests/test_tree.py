@@ -11,10 +11,12 @@ from jupyter_tree_chat.errors import AmbiguousId, NodeNotFound, RoleOrderError, 
 from jupyter_tree_chat.tree import (
     Node,
     SessionTree,
-    api_message,
     check_role_order,
     is_tool_result,
     message_text,
+    only_thinking,
+    redacted_thinking_count,
+    thinking_text,
 )
 
 
@@ -267,10 +269,25 @@ def test_resolve_takes_a_whole_id_or_a_unique_prefix_and_a_whole_id_wins() -> No
         tree.resolve("z")
 
 
-def test_api_message_keeps_only_role_and_content() -> None:
-    message = {"role": "user", "content": "hi", "timestamp": 1718400000, "extra": 1}
-    assert api_message(message) == {"role": "user", "content": "hi"}
-    assert message["timestamp"] == 1718400000  # the stored message is left alone
+SIGNED = {"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}
+UNSIGNED = {"type": "thinking", "thinking": "Let me s", "signature": ""}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5j"}
+TEXT = {"type": "text", "text": "Five."}
+
+
+def test_a_reply_cut_while_thinking_holds_only_thinking() -> None:
+    assert only_thinking({"role": "assistant", "content": [UNSIGNED]})
+    assert only_thinking({"role": "assistant", "content": [SIGNED, {"type": "text", "text": ""}]})
+    assert not only_thinking({"role": "assistant", "content": [SIGNED, TEXT]})
+    assert not only_thinking({"role": "assistant", "content": [{"type": "text", "text": ""}]})
+    assert not only_thinking(user("hi"))
+
+
+def test_thinking_text_joins_the_thinking_and_message_text_leaves_it_out() -> None:
+    message = {"role": "assistant", "content": [SIGNED, REDACTED, UNSIGNED, TEXT]}
+    assert thinking_text(message) == "Let me see.\n\nLet me s"
+    assert redacted_thinking_count(message) == 1
+    assert message_text(message) == "Five."
 
 
 # -- depth -------------------------------------------------------------------------------

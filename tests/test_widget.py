@@ -18,14 +18,20 @@ from content_blocks import image_block, pdf_block, url_image
 from widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.errors import Overloaded
+from jupyter_tree_chat.models import Price
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
-from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.session import ChatSettings, Session
+from jupyter_tree_chat.tree import Node, thinking_text
+from jupyter_tree_chat.usage import dollars, node_cost
 from jupyter_tree_chat.widget.protocol import (
     HEAD_CHARS,
     DeltaCoalescer,
     head,
+    meta_summary,
     plain_text,
     summary,
+    text_payload,
 )
 from jupyter_tree_chat.widget.widgets import BUSY_TEXT, TreePanel, TurnControl
 
@@ -305,6 +311,42 @@ def test_switch_edit_label_and_text_requests(session: Session, provider: Scripte
     assert "nope" not in texts["texts"]
 
 
+def test_hide_from_the_panel_appends_a_record_and_the_current_path_is_refused(
+    session: Session, provider: Scripted, recorder
+):
+    provider.enqueue("A1")
+    first = session.ask("question one")
+    provider.enqueue("A2")
+    session.ask("question two", new_root=True)
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    assert panel.hidden == []
+
+    comm.deliver({"a": "hide", "id": first.user.id, "req": 1})
+    assert panel.hidden == [first.user.id]
+    assert file_records(session)[-1] == {"type": "hidden", "id": first.user.id, "hidden": True}
+    comm.deliver({"a": "hide", "id": first.user.id, "hidden": False, "req": 2})
+    assert panel.hidden == [] and file_records(session)[-1]["hidden"] is False
+
+    recorder.clear()
+    comm.deliver({"a": "hide", "id": session.leaf, "req": 3})
+    (done,) = [m for m in recorder.customs() if m["t"] == "done"]
+    assert "on the current path, which cannot be hidden" in done["err"]
+    assert file_records(session)[-1]["hidden"] is False  # nothing appended
+
+
+def test_compaction_links_reach_the_panel(session: Session, provider: Scripted, recorder):
+    provider.enqueue("A1")
+    session.ask("a long conversation")
+    before = session.leaf
+    panel = TreePanel(session)
+    provider.enqueue("the gist")
+    session.compact()
+    (root,) = [n for n in session.tree.roots() if n.meta]
+    assert panel.links == {root.id: before}
+    assert TreePanel(session).links == panel.links  # a new panel gets them at once
+
+
 def test_a_refused_action_is_one_line_in_the_widget(session: Session, provider, recorder):
     turn = session.ask("hello")
     panel = TreePanel(session)
@@ -445,6 +487,57 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     assert recorder.sent == []
 
 
+# -- thinking, the context meter, cost ----------------------------------------------------
+
+
+def test_thinking_streams_before_the_answer_and_comes_with_the_full_text(tmp_path, recorder):
+    session = Session.open(tmp_path / "t.chat.jsonl", OfflineProvider())
+    panel = TreePanel(session)
+
+    turn = session.ask("What is 2 + 3?", settings=ChatSettings(thinking=2048))
+
+    kinds = [m["t"] for m in recorder.customs()]
+    thought = "".join(m["x"] for m in recorder.customs() if m["t"] == "k")
+    assert thought == thinking_text(turn.replies[0].message) != ""
+    assert kinds.index("s") < kinds.index("k") < kinds.index("d")
+    assert max(i for i, k in enumerate(kinds) if k == "k") < kinds.index("d")
+    comm_of(recorder, panel).deliver({"a": "text", "ids": [turn.replies[0].id], "req": 1})
+    texts = next(m for m in recorder.customs() if m["t"] == "texts")["texts"]
+    assert texts[turn.replies[0].id]["thinking"] == thought
+    assert texts[turn.replies[0].id]["text"] == turn.replies[0].text  # the answer alone
+
+
+def test_the_full_text_of_a_reply_counts_its_redacted_thinking():
+    content = [
+        {"type": "redacted_thinking", "data": "ZW5j"},
+        {"type": "redacted_thinking", "data": "ZW5k"},
+        {"type": "text", "text": "Done."},
+    ]
+    payload = text_payload(Node("a", "q", {"role": "assistant", "content": content}))
+    assert payload == {"text": "Done.", "meta": {}, "redacted": 2}
+
+
+def test_the_panel_knows_how_full_the_window_is_and_what_each_reply_cost(
+    session: Session, provider: Scripted, recorder
+):
+    session.prices = {"scripted-1": Price(3, 15, 3.75, 0.30)}
+    session.context_windows = {"scripted-1": 1_000}
+    first = session.ask("hello").replies[0]
+    panel = TreePanel(session)
+    assert panel.context == {"tokens": 11, "window": 1_000, "exact": True}  # 10 in, 1 out
+    assert panel.nodes[1][4][5] == dollars(node_cost(first, session.prices)) == "<$0.0001"
+    recorder.clear()
+
+    provider.enqueue("a", "b", "c")
+    second = session.ask("more").replies[0]
+
+    assert panel.context == {"tokens": 13, "window": 1_000, "exact": True}
+    assert {"context"} <= {key for state in updates(recorder) for key in state}
+    row = next(m["r"] for m in recorder.customs() if m["t"] == "n" and m["r"][0] == second.id)
+    assert row[4][5] == dollars(node_cost(second, session.prices))
+    assert meta_summary(second, {}) == row[4][:5]  # no price: the five items only
+
+
 # -- images, documents and the asking cell ---------------------------------------------------
 
 PNG_BLOCK = image_block("iVBORw0KGgo=")
@@ -568,3 +661,27 @@ def test_a_fan_out_the_panel_cannot_ask_for_is_one_line(session: Session, record
     assert done[0]["err"].startswith("13 samples is 13 answers; at most 12 at once")
     assert done[1]["err"] == "temperatures go from 0 to 1; pick again"
     assert len(session.tree) == 2
+
+
+def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(
+    tmp_path, recorder: Recorder
+):
+    settings = ChatSettings(thinking=2048)
+    session = Session.open(tmp_path / "t.chat.jsonl", OfflineProvider(), settings=settings)
+    session.ask("What is 2 + 3?")
+    panel = TreePanel(session)
+    question = session.path()[0]
+    recorder.clear()
+
+    comm_of(recorder, panel).deliver({"a": "fanout", "id": question.id, "n": 2, "req": 6})
+
+    kinds = [m["t"] for m in recorder.customs()]
+    assert "k" not in kinds and "d" not in kinds  # no thinking mixed into a single stream
+    streamed = "".join(m["x"] for m in recorder.customs() if m["t"] == "vd")
+    answers = session.tree.children(question.id)[1:]
+    assert streamed == "".join(a.text for a in answers)  # the columns get the answers alone
+    comm_of(recorder, panel).deliver({"a": "text", "ids": [a.id for a in answers], "req": 7})
+    texts = next(m for m in recorder.customs() if m["t"] == "texts")["texts"]
+    for answer in answers:
+        assert answer.meta["thinking"] == 2048
+        assert texts[answer.id]["thinking"] == thinking_text(answer.message) != ""

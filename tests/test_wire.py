@@ -10,11 +10,17 @@ import copy
 from typing import Any
 
 from fake_anthropic import FakeAnthropic
-from fake_rules import validate
+from fake_rules import redacted_data, sign_thinking, validate
 
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest
-from jupyter_tree_chat.providers.wire import EMPTY, NO_RESULT, api_messages, api_tool_id
+from jupyter_tree_chat.providers.wire import (
+    EMPTY,
+    NO_RESULT,
+    api_messages,
+    api_tool_id,
+    sends_thinking,
+)
 
 PI_ID = "call_abc|fc_123"
 
@@ -48,6 +54,56 @@ def test_unsigned_thinking_is_left_out_and_signed_thinking_sent():
     assert sent[1] == assistant([{"type": "text", "text": "a"}])
     sent = api_messages([user("q"), assistant([signed, {"type": "text", "text": "a"}]), user("b")])
     assert sent[1]["content"][0] == signed
+
+
+SIGNED = {"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}
+UNSIGNED = {"type": "thinking", "thinking": "Let me s", "signature": ""}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5j"}
+TEXT = {"type": "text", "text": "Five."}
+
+
+def test_signed_thinking_and_redacted_thinking_with_data_are_sent_in_an_assistant_turn():
+    assert sends_thinking(SIGNED, "assistant") and sends_thinking(REDACTED, "assistant")
+    assert not sends_thinking(UNSIGNED, "assistant")  # a reply cut short mid-thinking
+    assert not sends_thinking({"type": "thinking", "thinking": "x"}, "assistant")  # imported
+    assert not sends_thinking({"type": "redacted_thinking", "data": ""}, "assistant")
+    assert not sends_thinking(SIGNED, "user")  # the API takes thinking from the model only
+
+
+def test_the_path_keeps_every_signed_thinking_block_as_it_came_and_the_stored_reply_too():
+    cut = {"role": "assistant", "content": [UNSIGNED, TEXT], "timestamp": 5}
+    earlier = assistant([SIGNED, REDACTED, TEXT])
+    sent = api_messages([user("q"), earlier, user("again"), cut, user("more")])
+    assert sent[1] == assistant([SIGNED, REDACTED, TEXT])  # earlier turns too, unchanged
+    assert sent[3] == assistant([TEXT])
+    assert cut["content"] == [UNSIGNED, TEXT]  # the stored reply keeps what arrived
+    assert api_messages([{**user("hi"), "timestamp": 1718400000, "extra": 1}]) == [user("hi")]
+
+
+def test_the_fake_api_takes_a_tool_loop_sent_by_the_rule_and_refuses_it_sent_raw():
+    """One path holding both kinds: this project's signed reply, mid tool loop, and an
+    imported reply whose thinking has no signature."""
+    thought = "Add them."
+    ours = assistant(
+        [
+            {
+                "type": "thinking",
+                "thinking": thought,
+                "signature": sign_thinking("r", 0, 2, thought),
+            },
+            {"type": "redacted_thinking", "data": redacted_data("r", 1, 2)},
+            use("t1"),
+        ]
+    )
+    imported = assistant([UNSIGNED, TEXT])
+    path = [user("q"), imported, user("add 2 and 3"), ours, user([result("t1", "5")])]
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048}
+    sent = api_messages(path)
+    assert sent[3] == ours  # the tool loop's thinking, whole and unchanged
+    assert validate({"model": "m", "messages": sent, **thinking}) is None
+    raw = [{"role": m["role"], "content": m["content"]} for m in path]
+    problem = validate({"model": "m", "messages": raw, **thinking})
+    assert problem == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
 
 def test_a_refused_tool_use_id_is_mapped_the_same_in_use_and_result_and_stays_stable():

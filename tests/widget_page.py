@@ -109,5 +109,17 @@ def answer_text_requests(page: Any, texts: dict[str, Any]) -> None:
 
 def panel_traits(panel: Any) -> dict[str, Any]:
     """The synced traits of a ``TreePanel`` as the browser would get them."""
-    names = ["uid", "mode", "busy", "error", "nodes", "labels", "leaf", "title"]
+    names = [
+        "uid",
+        "mode",
+        "busy",
+        "error",
+        "nodes",
+        "labels",
+        "hidden",
+        "links",
+        "leaf",
+        "title",
+        "context",
+    ]
     return {name: getattr(panel, name) for name in names}

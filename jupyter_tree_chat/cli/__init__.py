@@ -1,7 +1,8 @@
 """``jupyter-tree-chat`` (also ``jupyter tree-chat``): read session files, import others'.
 
-``show``, ``path``, ``check`` and ``export`` only read: they never write to a file, so
-they are safe on one a kernel is appending to, and they read Claude Code, pi, ChatGPT
+``show``, ``path``, ``check`` and ``export`` only read: they never write to a session
+file (``export -o`` writes its Markdown or SVG picture elsewhere), so they are safe on
+one a kernel is appending to, and they read Claude Code, pi, ChatGPT
 and Open WebUI files directly (detected, converted in memory). ``import`` writes one new
 ``*.chat.jsonl`` and never touches its sources. Every user mistake (a missing file, an
 unknown id, an output that exists) is one line on stderr and exit status 2; ``check``
@@ -16,7 +17,7 @@ import sys
 
 from .. import formats
 from ..errors import ChatError
-from ..textview import path_markdown
+from .export import export_text, write_output
 from .reading import CliError, leaf_of, load, path, show
 
 PROG = "jupyter-tree-chat"
@@ -34,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
 
     show_ = commands.add_parser("show", help="draw the tree, the current leaf marked")
     show_.add_argument("file", metavar="FILE")
+    show_.add_argument("--all", action="store_true", help="hidden branches too")
 
     path_ = commands.add_parser("path", help="print the active path (what the model sees)")
     path_.add_argument("file", metavar="FILE")
@@ -45,10 +47,19 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
     check.add_argument("file", metavar="FILE")
 
-    export = commands.add_parser("export", help="write the active path as Markdown")
+    export = commands.add_parser(
+        "export", help="the active path as Markdown, or the tree as an SVG picture"
+    )
     export.add_argument("file", metavar="FILE")
     export.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
-    export.add_argument("--format", choices=["md"], required=True, help="md (Markdown)")
+    export.add_argument(
+        "--format",
+        choices=["md", "svg"],
+        required=True,
+        help="md (the path as Markdown) or svg (the tree drawn, the path bold)",
+    )
+    export.add_argument("-o", "--output", metavar="OUT", help="write to OUT, not stdout")
+    export.add_argument("--all", action="store_true", help="svg: hidden branches too")
 
     imports = commands.add_parser(
         "import", help="write another tool's session as a new *.chat.jsonl (SRC is only read)"
@@ -100,11 +111,15 @@ def run(argv: list[str]) -> tuple[int, str]:
     if args.command == "check":
         return (1 if reading.problems else 0), "\n".join(reading.problems)
     if args.command == "show":
-        return 0, show(reading)
+        return 0, show(reading, args.all)
     leaf = leaf_of(result.tree, args.leaf)
     if args.command == "path":
         return 0, path(result, leaf, args.json)
-    return 0, path_markdown(result.tree, leaf).rstrip("\n")
+    text = export_text(result, args.format, leaf, source=args.file, show_all=args.all)
+    if args.output is None:
+        return 0, text
+    write_output(text, args.output, args.file)
+    return 0, ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from .. import formats
 from ..errors import ChatError, StoreError
 from ..formats.detect import SCAN_BYTES
 from ..store import LoadResult, load_file, open_session_file, read_session_bytes
-from ..textview import draw_tree, short_id_length, summary
+from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
 from ..tree import SessionTree
 
 
@@ -91,13 +91,20 @@ def leaf_of(tree: SessionTree, ref: str | None) -> str | None:
         raise CliError(str(exc)) from None
 
 
-def show(reading: Reading) -> str:
+def show(reading: Reading, show_all: bool = False) -> str:
+    """The text tree; hidden branches left out (and counted) unless ``show_all``."""
     result = reading.result
+    tree = result.tree
     drawing = (
-        draw_tree(result.tree, labels=result.labels, leaf=result.tree.leaf)
-        if len(result.tree)
+        draw_tree(
+            tree, labels=result.labels, leaf=tree.leaf, hidden=result.hidden, show_hidden=show_all
+        )
+        if len(tree)
         else "(empty session)"
     )
+    count = 0 if show_all else len(hidden_branches(tree, result.hidden, tree.leaf))
+    if count:
+        drawing += "\n" + hidden_note(count, "`show --all` shows them")
     if not reading.foreign:
         return drawing
     label = formats.LABELS[reading.format]

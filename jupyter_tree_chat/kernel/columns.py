@@ -2,15 +2,17 @@
 
 Both show the same thing, one column per answer (wrapping to rows above three), each
 headed by its position and settings, its text rendered as Markdown through the kernel's
-safe HTML (``safe_html``: model output never reaches the browser as raw HTML), and a
-footer with tokens, cache reads and seconds. The compare view adds the differences: a
+safe HTML (``safe_html``: model output never reaches the browser as raw HTML), below
+its folded thinking when the model thought, and a footer with tokens, cache reads, cost
+(where the model's price is known) and seconds. The compare view adds the differences: a
 second set of columns with what each answer says that the others do not marked
 (``diff.unique_marks`` on the rendered units), inside a ``<details>`` element so it is
 off until opened. No script and no stylesheet: JupyterLab trusts the outputs of the
 running session, so nothing here may need either; inline styles only.
 
 The streaming view is one display output updated in place, throttled as a single
-reply's is (``output.DisplayReply``): each update re-renders every column.
+reply's is (``output.DisplayReply``): each update re-renders every column (so a
+thinking section opened while the answers stream closes again; once they end, it stays).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 from IPython.display import display, update_display
@@ -26,8 +28,10 @@ from IPython.display import display, update_display
 from ..compare import ComparedAnswer
 from ..diff import unique_marks
 from ..fanout import Answer, Variant
-from ..tree import Node
-from .safe_html import comparison_units, markdown_to_html, marked_html
+from ..models import Price
+from ..tree import Node, redacted_thinking_count, thinking_text
+from ..usage import dollars
+from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3
 
@@ -63,12 +67,15 @@ def card(title: str, body_html: str, footer: str, *, variant: int) -> str:
     )
 
 
-def facts(nodes: Sequence[Node], error: str | None = None) -> str:
-    """``claude-sonnet-4-6 · temperature 0.7 · 12 in · 345 out · 1,024 cache read · 3.2 s``."""
+def facts(
+    nodes: Sequence[Node], error: str | None = None, prices: Mapping[str, Price] | None = None
+) -> str:
+    """``claude-sonnet-4-6 · temperature 0.7 · 12 in · 345 out · 1,024 cache read · $0.0052
+    · 3.2 s`` (the cost at ``prices``, default models.PRICES, when every reply has one)."""
     replies = [n for n in nodes if n.role == "assistant"]
     if not replies:
         return f"failed: {error}" if error else "no answer"
-    answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1)
+    answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1, prices)
     meta = answer.meta
     parts = [str(meta.get("model", "?"))]
     if meta.get("temperature") is not None:
@@ -79,6 +86,8 @@ def facts(nodes: Sequence[Node], error: str | None = None) -> str:
     cached = answer.usage("cache_read_input_tokens")
     if cached:
         parts.append(f"{_n(cached)} cache read")
+    if answer.cost is not None:
+        parts.append(dollars(answer.cost))
     if answer.seconds is not None:
         parts.append(f"{answer.seconds:.1f} s")
     if error:
@@ -100,6 +109,8 @@ class _Column:
         self.variant = variant
         self.rounds: list[str] = []  # the text of each finished reply
         self.pieces: list[str] = []  # the reply streaming now
+        self.thoughts: list[str] = []  # the thinking of each finished reply
+        self.thinking: list[str] = []  # the thinking of the reply streaming now
         self.nodes: list[Node] = []
         self.error: str | None = None
         self.done = False
@@ -107,6 +118,16 @@ class _Column:
     @property
     def text(self) -> str:
         return "\n\n".join(p for p in [*self.rounds, "".join(self.pieces)] if p)
+
+    def section(self) -> ThinkingSection:
+        """The column's folded thinking (empty, and so not shown, if the model did not think)."""
+        thought = "\n\n".join(p for p in [*self.thoughts, "".join(self.thinking)] if p)
+        redacted = sum(redacted_thinking_count(node.message) for node in self.nodes)
+        interrupted = self.error is not None or any(
+            (node.meta or {}).get("interrupted") for node in self.nodes
+        )
+        state = "streaming" if not self.done else "cut" if interrupted else "done"
+        return ThinkingSection(thought, state, redacted)
 
 
 class FanoutColumns:
@@ -119,9 +140,11 @@ class FanoutColumns:
         live: bool,
         throttle: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.columns = [_Column(v) for v in variants]
         self.live = live
+        self.prices = prices
         self.throttle = throttle
         self._clock = clock
         self._display_id: str | None = None
@@ -137,10 +160,16 @@ class FanoutColumns:
         column = self.columns[i]
         if column.pieces:
             column.rounds.append("".join(column.pieces))
-        column.pieces = []
+        if column.thinking:
+            column.thoughts.append("".join(column.thinking))
+        column.pieces, column.thinking = [], []
 
     def delta(self, i: int, text: str) -> None:
         self.columns[i].pieces.append(text)
+        self._maybe_update()
+
+    def think(self, i: int, text: str) -> None:
+        self.columns[i].thinking.append(text)
         self._maybe_update()
 
     def ended(self, i: int, node: Node | None, error: str | None) -> None:
@@ -148,6 +177,8 @@ class FanoutColumns:
         if node is not None:
             column.nodes.append(node)
             column.pieces = [node.text] if node.text else []
+            thought = thinking_text(node.message)
+            column.thinking = [thought] if thought else []
         if error is not None:
             column.error = error
         if error is not None or node is None or (node.meta or {}).get("stop_reason") != "tool_use":
@@ -181,24 +212,30 @@ class FanoutColumns:
     def _footer(self, column: _Column) -> str:
         if not column.done:
             return "writing…"
-        return facts(column.nodes, column.error)
+        return facts(column.nodes, column.error, self.prices)
 
     def _bundle(self) -> dict[str, str]:
-        cards = [
-            card(title, markdown_to_html(column.text or "*…*"), self._footer(column), variant=i)
-            for i, (title, column) in enumerate(zip(self.titles, self.columns, strict=True))
-        ]
+        cards = []
+        for i, (title, column) in enumerate(zip(self.titles, self.columns, strict=True)):
+            section = column.section()
+            body = (section.html() if section else "") + markdown_to_html(column.text or "*…*")
+            cards.append(card(title, body, self._footer(column), variant=i))
         return {"text/html": grid(cards, "jtc-fanout"), "text/plain": self._plain()}
 
     def _plain(self) -> str:
         return "\n\n".join(
-            f"── {title} ──\n{column.text}\n({self._footer(column)})"
+            f"── {title} ──\n{_plain_thinking(column)}{column.text}\n({self._footer(column)})"
             for title, column in zip(self.titles, self.columns, strict=True)
         )
 
     def _print(self) -> None:
         sys.stdout.write(self._plain() + "\n")
         sys.stdout.flush()
+
+
+def _plain_thinking(column: _Column) -> str:
+    section = column.section()
+    return f"[{section.summary()}]\n" if section else ""
 
 
 # -- %chat compare ----------------------------------------------------------------------
@@ -209,7 +246,7 @@ def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str,
     differences as a second view inside ``<details>`` (closed: switched off)."""
     texts = [a.text for a in answers]
     marks = unique_marks([comparison_units(t) for t in texts])
-    titles = [f"{a.position} · {facts(a.nodes)}" for a in answers]
+    titles = [f"{a.position} · {facts(a.nodes, prices=a.prices)}" for a in answers]
     footers = [f"{a.head.id[:7]} · %chat switch {a.head.id[:7]} continues from it" for a in answers]
     plain_cards, diff_cards = [], []
     for i in range(len(answers)):

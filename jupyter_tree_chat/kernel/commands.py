@@ -18,23 +18,25 @@ from IPython.core.error import UsageError
 from ..compare import question_of, sibling_answers
 from ..context import code_blocks
 from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..picture import draw
 from ..session import Session
 from ..store import SESSION_SUFFIX, list_sessions
-from ..textview import draw_tree, path_markdown
+from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from ..tree import Node
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
 from .importing import import_session
+from .measures import MeasureCommands
 from .options import fanout_words
-from .output import show_markdown
+from .output import show_markdown, show_svg
 from .sessions import KernelSessions
 
 HELP = """\
 %chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
 
-  tree                  the whole tree; * marks the current path
-  branches [ID]         the branches leaving ID (default: every branch, by its leaf)
+  tree [--svg] [--all]  the whole tree (--svg: as a picture; --all: hidden ones too)
+  branches [ID] [--all] the branches leaving ID (default: every branch, by its leaf)
   switch ID             make ID's branch current (its newest leaf)
   edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
   retry [ID]            a new answer to the last question (or ID's), beside the old one
@@ -44,6 +46,8 @@ HELP = """\
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
+  context [QUESTION]    how full the context window is (QUESTION: counted by the API)
+  usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   code [ID] [K]         put code block K (default: the last) of answer ID (default:
                         the last answer) into a new cell below
@@ -54,13 +58,14 @@ HELP = """\
                         session of this notebook (SRC is only read), then use it
   model [NAME]          show or set the model (same as %config TreeChat.model)
   label ID NAME         name a node (an empty NAME removes the label)
+  hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
   panel                 the session as an interactive panel (tree, edit, retry, compare)
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
 
 
-class Commands:
+class Commands(MeasureCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:
@@ -124,21 +129,50 @@ class Commands:
 
     # -- reading the tree ----------------------------------------------------------------
 
+    def _flags(self, args: list[str], allowed: tuple[str, ...], usage: str) -> list[str]:
+        """``args`` without the ``--flags`` in ``allowed``; any other ``--flag`` is an error."""
+        for word in args:
+            if word.startswith("--") and word not in allowed:
+                raise UsageError(f"%chat: unknown option {word!r}; usage: %chat {usage}")
+        return [word for word in args if word not in allowed]
+
     def do_tree(self, args: list[str]) -> None:
-        self._expect(args, 0, 0, "tree")
+        usage = "tree [--svg] [--all]"
+        self._expect(self._flags(args, ("--svg", "--all"), usage), 0, 0, usage)
         session = self.session
+        show_all = "--all" in args
         if not len(session.tree):
             print(f"The session is empty ({session.location}); run a %%chat cell.")
             return
-        print(draw_tree(session.tree, labels=session.labels, leaf=session.leaf))
+        count = len(hidden_branches(session.tree, session.hidden, session.leaf))
+        if "--svg" in args:
+            picture = draw(session, show_hidden=show_all)
+            show_svg(picture.svg, f"{picture.shown} of {picture.total} messages drawn")
+        else:
+            print(
+                draw_tree(
+                    session.tree,
+                    labels=session.labels,
+                    leaf=session.leaf,
+                    hidden=session.hidden,
+                    show_hidden=show_all,
+                )
+            )
+        if count and not show_all:
+            print(hidden_note(count, "`%chat tree --all` shows them"))
 
     def do_branches(self, args: list[str]) -> None:
-        self._expect(args, 0, 1, "branches [ID]")
+        usage = "branches [ID] [--all]"
+        rest = self._flags(args, ("--all",), usage)
+        self._expect(rest, 0, 1, usage)
         session = self.session
         tree = session.tree
         on_path = {n.id for n in session.path()}
-        if args:
-            start = self.node(args[0])
+        folded = (
+            set() if "--all" in args else set(hidden_branches(tree, session.hidden, session.leaf))
+        )
+        if rest:
+            start = self.node(rest[0])
             heads = tree.branches(start.id)
             if not heads:
                 print(f"{start.id[:7]} has no branches yet (it is a leaf).")
@@ -149,7 +183,8 @@ class Commands:
             if not rows:
                 print("The session is empty; run a %%chat cell.")
                 return
-        for head, leaf_id in rows:
+        shown = [row for row in rows if not _inside(tree, row[1], folded)]
+        for head, leaf_id in shown:
             mark = "*" if head.id in on_path else " "
             leaf = tree.get(leaf_id)
             print(
@@ -157,6 +192,23 @@ class Commands:
                 f"{head.role:<9} {_snippet(head.text)}  → leaf {leaf.id[:7]} "
                 f"(depth {tree.depth(leaf.id)})"
             )
+        if len(shown) < len(rows):
+            print(hidden_note(len(rows) - len(shown), "`%chat branches --all` lists them"))
+
+    def do_hide(self, args: list[str], hidden: bool = True) -> None:
+        self._expect(args, 1, 1, "hide ID" if hidden else "unhide ID")
+        node = self.node(args[0])
+        changed = self.session.hide(node.id, hidden)
+        if not changed:
+            print(f"{node.id[:7]} is {'already' if hidden else 'not'} hidden.")
+        elif hidden:
+            short = node.id[:7]
+            print(f"Hid the branch from {short} (kept in the file): `%chat unhide {short}`.")
+        else:
+            print(f"The branch from {node.id[:7]} shows again.")
+
+    def do_unhide(self, args: list[str]) -> None:
+        self.do_hide(args, hidden=False)
 
     def do_text(self, args: list[str]) -> str:
         self._expect(args, 0, 1, "text [ID]")
@@ -263,7 +315,7 @@ class Commands:
             raise UsageError("the session is empty; run a %%chat cell first")
         ref = self.node(args[0]).id if args else None
         question = question_of(session.tree, ref)
-        answers = sibling_answers(session.tree, question.id)
+        answers = sibling_answers(session.tree, question.id, session.prices)
         if len(answers) < 2:
             raise UsageError(
                 f"%chat compare: question {question.id[:7]} has {len(answers)} answer(s); "
@@ -348,6 +400,18 @@ class Commands:
             config.model = args[0]
         shown = config.model or f"{self.session.provider.default_model} (the provider's default)"
         print(f"Model: {shown}")
+
+
+def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:
+    """Whether ``node_id`` is in one of the ``folded`` branches (a walk up to its root)."""
+    if not folded:
+        return False
+    current: str | None = node_id
+    while current is not None:
+        if current in folded:
+            return True
+        current = tree.get(current).parent_id
+    return False
 
 
 def _is_block_number(word: str) -> bool:

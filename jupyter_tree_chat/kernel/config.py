@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, CFloat, CInt, Enum, List, Unicode, validate
+from traitlets import Bool, CFloat, CInt, Dict, Enum, Int, List, Unicode, Union, validate
 from traitlets.config import Configurable
 
 from ..context import Limits
+from ..models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
-from ..session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
+from ..providers.base import ADAPTIVE
+from ..session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings, Session
 from ..store import validate_session_name
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
@@ -60,6 +62,23 @@ class TreeChat(Configurable):
     max_tool_rounds = CInt(DEFAULT_MAX_TOOL_ROUNDS, help="Most tool call rounds in one turn.").tag(
         config=True
     )
+    thinking = Union(
+        [Int(), Enum([ADAPTIVE])],
+        default_value=None,
+        allow_none=True,
+        help="Extended thinking for every request: a budget of tokens (at least 1024, below "
+        "max_tokens), 'adaptive', or None for none. `%%chat --thinking` overrides it.",
+    ).tag(config=True)
+    context_windows = Dict(
+        value_trait=Int(),
+        help="Context windows in tokens by model name, added to or replacing the built-in "
+        f"table (models.py, taken {TAKEN}), e.g. {{'claude-sonnet-4-6': 200000}}.",
+    ).tag(config=True)
+    prices = Dict(
+        help="Prices in US dollars per million tokens by model name, added to or replacing "
+        f"the built-in table (models.py, taken {TAKEN}), e.g. {{'my-model': {{'input': 3, "
+        "'output': 15}} (cache_write and cache_read default to 1.25x and 0.1x input).",
+    ).tag(config=True)
     throttle = CFloat(
         0.1, help="Least seconds between two updates of a streaming reply's output."
     ).tag(config=True)
@@ -89,6 +108,18 @@ class TreeChat(Configurable):
             return None
         return validate_session_name(value)
 
+    @validate("prices")
+    def _valid_prices(self, proposal: Any) -> dict[str, Any]:
+        value = proposal["value"]
+        for model, price in value.items():
+            if not isinstance(price, (dict, Price)):
+                raise ValueError(
+                    f"the price of {model!r} must be a dict like {{'input': 3, 'output': 15}}"
+                )
+            if isinstance(price, dict):
+                Price.from_mapping(price)  # raises with the fix
+        return dict(value)
+
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
@@ -115,4 +146,14 @@ class TreeChat(Configurable):
             system=self.system or None,
             temperature=self.temperature,
             max_tool_rounds=self.max_tool_rounds,
+            thinking=self.thinking,
         )
+
+    def apply_tables(self, session: Session) -> None:
+        """Give ``session`` the model tables with this config's entries on top."""
+        session.context_windows = with_overrides(CONTEXT_WINDOWS, self.context_windows)
+        prices = {
+            model: price if isinstance(price, Price) else Price.from_mapping(price)
+            for model, price in self.prices.items()
+        }
+        session.prices = with_overrides(PRICES, prices)

@@ -9,6 +9,7 @@ Session per session file to sessions.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from IPython.core import magic as _ipython_magic
@@ -23,7 +24,7 @@ from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
 from .notebook import current_cell_id
-from .options import CellOptions, chat_arguments, parse_cell_line
+from .options import THINKING_OFF, CellOptions, chat_arguments, parse_cell_line
 from .sessions import KernelSessions
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -68,9 +69,12 @@ class ChatMagics(Magics):
 
         Afterwards _chat holds the reply text and _chat_id its node id;
         `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
+        With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
+        decide); its thinking is folded above the answer. The footer shows the reply's
+        cost and how full the context window is; `%chat context` and `%chat usage` say more.
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
-        temperature, provider, session, substitute_variables, throttle, max_rows,
-        max_columns, max_chars).
+        temperature, thinking, provider, session, substitute_variables, throttle,
+        max_rows, max_columns, max_chars, context_windows, prices).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
@@ -163,6 +167,9 @@ class ChatMagics(Magics):
         )
         if options.tools is not None:
             settings = settings.merged(tools=options.tools)
+        if options.thinking is not None:
+            thinking = None if options.thinking == THINKING_OFF else options.thinking
+            settings = replace(settings, thinking=thinking)
         return settings
 
 

@@ -25,6 +25,10 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..errors import ChatError
 from ..fanout import MAX_VARIANTS, Fanout
 from ..providers import PROVIDER_NAMES
+from ..providers.base import ADAPTIVE, Thinking
+
+#: ``--thinking off``: no thinking for this cell, whatever ``TreeChat.thinking`` says
+THINKING_OFF = "off"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +38,12 @@ _ARGUMENTS = (
     argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
     argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
     argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
+    argument(
+        "--thinking",
+        metavar="N",
+        help="Extended thinking: a budget of N tokens (at least 1024, below --max-tokens), "
+        "'adaptive' (the model decides how much), or 'off' (default: TreeChat.thinking).",
+    ),
     argument(
         "--n",
         type=int,
@@ -112,6 +122,7 @@ class CellOptions:
     system: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    thinking: Thinking = None  # None: TreeChat.thinking; THINKING_OFF: none for this cell
     new: bool = False
     from_node: str | None = None
     continue_leaf: bool = False
@@ -158,6 +169,7 @@ def parse_cell_line(line: str) -> CellOptions:
         system=args.system,
         max_tokens=args.max_tokens,
         temperature=args.temperature,
+        thinking=parse_thinking(args.thinking),
         new=args.new,
         from_node=args.from_node,
         continue_leaf=args.continue_leaf,
@@ -168,6 +180,21 @@ def parse_cell_line(line: str) -> CellOptions:
         attach=tuple(args.attach or ()),
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,
+    )
+
+
+def parse_thinking(value: str | None) -> Thinking:
+    """``"2048"`` → 2048; ``"adaptive"`` and ``"off"`` as they are; anything else a UsageError."""
+    if value is None:
+        return None
+    word = value.strip().lower()
+    if word in (ADAPTIVE, THINKING_OFF):
+        return word
+    if word.isdigit():
+        return int(word)
+    raise UsageError(
+        f"%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
+        "'adaptive' or 'off'"
     )
 
 

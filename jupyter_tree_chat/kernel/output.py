@@ -6,7 +6,12 @@ second) would otherwise flood the websocket and the browser; with ``throttle`` s
 between updates, plus a final one, the cost stays flat. In a terminal IPython (no
 kernel, no display ids) the deltas are printed as they come instead.
 
-The footer is one line: node id, model, tokens (with cache reads), sibling position.
+The model's thinking streams into a folded "Thinking" section above the answer: a
+``<details>`` element, which opens on a click with no script, holding the thinking
+rendered like the answer (safe HTML).
+
+The footer is one line: node id, model, tokens (with cache reads), cost, how full the
+context window is (with a hint to compact past 80%), sibling position.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..session import (
+from ..events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -27,11 +32,13 @@ from ..session import (
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
-    Session,
+    ReplyThinking,
 )
-from ..tree import Node
+from ..session import Session
+from ..tree import Node, redacted_thinking_count
+from ..usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
-from .safe_html import markdown_to_html
+from .safe_html import ThinkingSection, markdown_to_html
 
 INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
 
@@ -43,20 +50,30 @@ class ReplyView(Protocol):
 
     def delta(self, text: str) -> None: ...
 
-    def end(self, interrupted: bool = False) -> None: ...
+    def think(self, text: str) -> None: ...
+
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None: ...
 
     @property
     def text(self) -> str: ...
 
 
 class DisplayReply:
-    """A Markdown display output, updated in place at most every ``throttle`` seconds."""
+    """A Markdown display output, updated in place at most every ``throttle`` seconds.
+
+    When the model thinks first, the output shown at the start holds the folded thinking,
+    and the answer gets an output of its own below it once its first text arrives. The
+    thinking then stops changing, so a click that opens it stays open while the answer
+    streams (an update of an output redraws it, closing what was open).
+    """
 
     def __init__(self, throttle: float = 0.1, clock: Callable[[], float] = time.monotonic):
         self.throttle = throttle
         self._clock = clock
         self._pieces: list[str] = []
-        self._display_id: str | None = None
+        self._thinking: list[str] = []
+        self._answer_id: str | None = None
+        self._thinking_id: str | None = None
         self._last_update = 0.0
         self._dirty = False
 
@@ -64,32 +81,68 @@ class DisplayReply:
     def text(self) -> str:
         return "".join(self._pieces)
 
+    @property
+    def thinking(self) -> str:
+        return "".join(self._thinking)
+
     def start(self) -> None:
-        handle = display(_bundle("*…*", ""), raw=True, display_id=True)
-        self._display_id = handle.display_id if handle is not None else None
-        self._last_update = float("-inf")  # the first piece shows at once
+        self._answer_id = self._new_output()
+
+    def think(self, text: str) -> None:
+        if not self._pieces and not self._thinking:  # thinking first: it takes that output
+            self._thinking_id, self._answer_id = self._answer_id, None
+        self._thinking.append(text)
+        self._changed()
 
     def delta(self, text: str) -> None:
+        if self._thinking_id is not None and self._answer_id is None:
+            # the answer begins: the thinking is whole, and the answer goes below it
+            self._show(self._thinking_id, "", ThinkingSection(self.thinking))
+            self._answer_id = self._new_output()
         self._pieces.append(text)
+        self._changed()
+
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
+        text = self.text
+        shown = f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK
+        final = shown if interrupted else text
+        if self._thinking_id is not None and self._answer_id is None:  # no answer came
+            state = "cut" if interrupted else "done"
+            self._show(self._thinking_id, final, ThinkingSection(self.thinking, state, redacted))
+        else:
+            if self._thinking_id is not None and redacted:
+                self._show(self._thinking_id, "", ThinkingSection(self.thinking, "done", redacted))
+            if interrupted or self._dirty or not text or redacted:
+                state = "cut" if interrupted else "done"
+                self._show(self._answer_id, final, self._inline_section(state, redacted))
+        self._dirty = False
+
+    def _changed(self) -> None:
         self._dirty = True
         now = self._clock()
-        if now - self._last_update >= self.throttle:
-            self._update(self.text)
-            self._last_update = now
-
-    def end(self, interrupted: bool = False) -> None:
-        text = self.text
-        if interrupted:
-            self._update(f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK)
-        elif self._dirty or not text:
-            self._update(text)
-        self._dirty = False
-
-    def _update(self, text: str) -> None:
-        self._dirty = False
-        if self._display_id is None:
+        if now - self._last_update < self.throttle:
             return
-        update_display(_bundle(text, text), raw=True, display_id=self._display_id)
+        self._last_update = now
+        self._dirty = False
+        if self._answer_id is None:  # still thinking: only the thinking changes
+            self._show(self._thinking_id, "", ThinkingSection(self.thinking, "streaming"))
+        else:
+            self._show(self._answer_id, self.text, self._inline_section("streaming"))
+
+    def _inline_section(self, state: str, redacted: int = 0) -> ThinkingSection | None:
+        """Thinking that came after the answer began has no output of its own."""
+        if self._thinking_id is not None or not (self._thinking or redacted):
+            return None
+        return ThinkingSection(self.thinking, state, redacted)
+
+    def _new_output(self) -> str | None:
+        handle = display(_bundle("*…*", ""), raw=True, display_id=True)
+        self._last_update = float("-inf")  # the first piece shows at once
+        return handle.display_id if handle is not None else None
+
+    def _show(self, display_id: str | None, text: str, section: ThinkingSection | None) -> None:
+        if display_id is not None:
+            update_display(_bundle(text, text, section), raw=True, display_id=display_id)
 
 
 class PrintReply:
@@ -97,6 +150,7 @@ class PrintReply:
 
     def __init__(self) -> None:
         self._pieces: list[str] = []
+        self._thinking = False
 
     @property
     def text(self) -> str:
@@ -106,23 +160,42 @@ class PrintReply:
         pass
 
     def delta(self, text: str) -> None:
+        if self._thinking:
+            sys.stdout.write("\n\n")
+            self._thinking = False
         self._pieces.append(text)
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    def end(self, interrupted: bool = False) -> None:
+    def think(self, text: str) -> None:
+        if not self._thinking:
+            sys.stdout.write("Thinking: ")
+            self._thinking = True
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def end(self, interrupted: bool = False, redacted: int = 0) -> None:
         sys.stdout.write(f"\n{INTERRUPTED_MARK}\n" if interrupted else "\n")
         sys.stdout.flush()
 
 
-def _bundle(markdown: str, plain: str) -> dict[str, str]:
+def _bundle(markdown: str, plain: str, thinking: ThinkingSection | None = None) -> dict[str, str]:
     """Safe HTML rendered here, never raw Markdown: the browser trusts this output."""
-    return {"text/html": markdown_to_html(markdown), "text/plain": plain}
+    html = markdown_to_html(markdown)
+    if thinking:
+        html = thinking.html() + html
+        plain = f"[{thinking.summary()}]\n{plain}" if plain else f"[{thinking.summary()}]"
+    return {"text/html": html, "text/plain": plain}
 
 
 def show_markdown(markdown: str, plain: str | None = None) -> None:
     """Display a Markdown block (with a plain-text fallback)."""
     display(_bundle(markdown, markdown if plain is None else plain), raw=True)
+
+
+def show_svg(svg: str, plain: str) -> None:
+    """An SVG drawing as a cell output (built from text nodes only: see picture/svg.py)."""
+    display({"image/svg+xml": svg, "text/plain": plain}, raw=True)
 
 
 def notice_line(message: str, level: str = "info") -> None:
@@ -148,7 +221,7 @@ class TurnOutput:
         self.session = session
         self._make_view = make_view
         self._make_columns = make_columns or (
-            lambda started: FanoutColumns(started.variants, live=False)
+            lambda started: FanoutColumns(started.variants, live=False, prices=session.prices)
         )
         self.views: list[ReplyView] = []
         self.errors: list[str] = []
@@ -175,6 +248,9 @@ class TurnOutput:
         elif isinstance(event, ReplyDelta):  # the hot path
             if self._current is not None:
                 self._current.delta(event.text)
+        elif isinstance(event, ReplyThinking):
+            if self._current is not None:
+                self._current.think(event.text)
         elif isinstance(event, ReplyStarted):
             self._current = self._make_view()
             self.views.append(self._current)
@@ -187,7 +263,8 @@ class TurnOutput:
                     or node is None
                     or bool(node.meta and node.meta.get("interrupted"))
                 )
-                self._current.end(interrupted=cut)
+                redacted = redacted_thinking_count(node.message) if node is not None else 0
+                self._current.end(interrupted=cut, redacted=redacted)
                 self._current = None
         elif isinstance(event, Notice):
             if event.level == "error":
@@ -205,6 +282,8 @@ class TurnOutput:
             return
         if isinstance(event, ReplyDelta) and event.variant is not None:
             columns.delta(event.variant, event.text)
+        elif isinstance(event, ReplyThinking) and event.variant is not None:
+            columns.think(event.variant, event.text)
         elif isinstance(event, ReplyStarted) and event.variant is not None:
             columns.started(event.variant)
         elif isinstance(event, ReplyEnded) and event.variant is not None:
@@ -225,7 +304,8 @@ class TurnOutput:
 
 
 def footer(session: Session, node: Node) -> str:
-    """``a1b2c3d · claude-sonnet-4-5 · 12 in · 345 out · 1,024 cache read · reply 2/2``."""
+    """``a1b2c3d · claude-sonnet-4-6 · 12 in · 345 out · $0.0052 · context 1% of 1M ·
+    reply 2/2``."""
     meta = node.meta or {}
     parts = [node.id[:7]]
     if meta.get("model"):
@@ -238,8 +318,12 @@ def footer(session: Session, node: Node) -> str:
             parts.append(f"{_n(usage['cache_read_input_tokens'])} cache read")
         if usage.get("cache_creation_input_tokens"):
             parts.append(f"{_n(usage['cache_creation_input_tokens'])} cache write")
+        cost = node_cost(node, session.prices)
+        if cost is not None:
+            parts.append(dollars(cost))
     if meta.get("interrupted"):
         parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+    parts.append(context_part(session, node))
     tree = session.tree
     parts.append(f"reply {tree.sibling_position(node.id)}")
     if node.parent_id is not None:
@@ -250,6 +334,14 @@ def footer(session: Session, node: Node) -> str:
     if label:
         parts.append(f"label {label!r}")
     return " · ".join(parts)
+
+
+def context_part(session: Session, node: Node) -> str:
+    """``context 42% of 200k``, with the way out once the path fills 80% of the window."""
+    model = (node.meta or {}).get("model") or session.settings.model
+    reading = meter(session.tree.path_nodes(node.id), model=model, windows=session.context_windows)
+    label = meter_label(reading)
+    return f"{label}: `%chat compact` makes room" if reading.full else label
 
 
 def show_footer(line: str) -> None:

@@ -5,6 +5,10 @@ current session: it trusts them, and a trusted ``<img onerror=...>`` in a Markdo
 output would run. So the magic never hands Markdown to the browser; it renders it here,
 where raw HTML is escaped (never passed through), links are limited to safe schemes,
 and images become links, so no remote image is fetched without a click.
+
+The folded "Thinking" section above an answer (``ThinkingSection``: a ``<details>``,
+which opens with no script) is built here too, for a single reply and for each column
+of a fan-out.
 """
 
 from __future__ import annotations
@@ -129,3 +133,35 @@ def _build_marked() -> MarkdownIt:
 
 _SPACES = re.compile(r"(\s+)")
 _MARKED = _build_marked()
+
+
+# -- the folded thinking above an answer ------------------------------------------------
+
+THINKING_CLASS = "jtc-thinking"
+
+
+class ThinkingSection:
+    """The folded "Thinking" section above an answer: what arrived, and how it ended."""
+
+    def __init__(self, text: str, state: str = "done", redacted: int = 0) -> None:
+        self.text = text
+        self.state = state  # "streaming" | "done" | "cut"
+        self.redacted = redacted
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.redacted)
+
+    def summary(self) -> str:
+        words = {"streaming": "Thinking…", "cut": "Thinking (cut short)"}
+        label = words.get(self.state, "Thinking")
+        if self.redacted:
+            noun = "block" if self.redacted == 1 else "blocks"
+            label += f" ({self.redacted} {noun} encrypted by the API, kept as they came)"
+        return label
+
+    def html(self) -> str:
+        body = markdown_to_html(self.text) if self.text else ""
+        return (
+            f'<details class="{THINKING_CLASS}"><summary>{escape(self.summary())}</summary>'
+            f"{body}</details>"
+        )

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..events import Turn
 from ..providers import Provider, choose_provider
 from ..providers.tools import default_registry
-from ..session import Session, Turn
+from ..session import Session
 from ..store import session_path
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
@@ -142,6 +143,7 @@ class KernelSessions:
                 )
         session.provider = provider
         session.settings = self.config.chat_settings()
+        self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it
         return session
 

@@ -18,7 +18,8 @@ from IPython.core.error import UsageError
 
 from ..context import sent_line
 from ..errors import ChatError, ProviderError
-from ..session import FanoutStarted, Session, Turn, TurnInterrupted
+from ..events import FanoutStarted, Turn, TurnInterrupted
+from ..session import Session
 from .columns import FanoutColumns
 from .output import (
     DisplayReply,
@@ -77,7 +78,7 @@ def run_turn(
         make_view = PrintReply
 
     def make_columns(started: FanoutStarted) -> FanoutColumns:
-        return FanoutColumns(started.variants, live=live, throttle=throttle)
+        return FanoutColumns(started.variants, live=live, throttle=throttle, prices=session.prices)
 
     output = TurnOutput(session, make_view, make_columns)
     try:

@@ -2,8 +2,19 @@
 
 It exists to keep three things in one place: turning stored messages into the request
 the Messages API accepts (``build_kwargs``, pure, testable without a network), reading
-the SDK's event stream into the project's events (``TextDelta``, ``ToolUseReady``,
-``Finished``), and translating SDK failures into the project's errors.
+the SDK's event stream into the project's events (``Began``, ``ThinkingDelta``,
+``ThinkingReady``, ``TextDelta``, ``ToolUseReady``, ``Finished``), and translating SDK
+failures into the project's errors. ``count_tokens`` asks the API's
+``/v1/messages/count_tokens`` what a request would hold.
+
+Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
+"budget_tokens": N}`` (the models that take a budget), ``"adaptive"`` for ``{"type":
+"adaptive", "display": "summarized"}`` (the models that decide for themselves; without
+``display`` the newer ones send their thinking empty). Thinking blocks on the path are
+sent back as ``wire.sends_thinking`` says; the API's constraints (budget at least
+1024 and below max_tokens, no temperature but 1) are checked before any request, in
+``preflight.py``. Thinking is a request parameter of every API version, the one a
+temperature is sent with included.
 
 Defaults:
     model           ``DEFAULT_MODEL`` ("claude-sonnet-4-6"; this SDK flags 4-5 as
@@ -62,7 +73,20 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from .base import Began, Finished, Message, ReplyEvent, ReplyRequest, TextDelta, ToolUseReady
+from ..tree import is_thinking
+from .base import (
+    ADAPTIVE,
+    Began,
+    Finished,
+    Message,
+    ReplyEvent,
+    ReplyRequest,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ThinkingReady,
+    ToolUseReady,
+)
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -76,6 +100,8 @@ USAGE_FIELDS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
+# What count_tokens takes of a request.
+_COUNTED_KEYS = ("model", "messages", "system", "tools", "thinking")
 # Block types the API lets carry cache_control (thinking blocks cannot).
 _CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result", "search_result"}
 
@@ -110,7 +136,16 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
     if request.temperature is not None:
         kwargs["extra_body"] = {"temperature": request.temperature}
         kwargs["extra_headers"] = {"anthropic-version": SAMPLING_API_VERSION}
+    if request.thinking is not None:
+        kwargs["thinking"] = thinking_param(request.thinking)
     return kwargs
+
+
+def thinking_param(thinking: Thinking) -> dict[str, Any]:
+    """The request's ``thinking`` object for a budget of tokens or ``"adaptive"``."""
+    if thinking == ADAPTIVE:
+        return {"type": "adaptive", "display": "summarized"}
+    return {"type": "enabled", "budget_tokens": thinking}
 
 
 def _with_breakpoint(message: Message) -> Message:
@@ -204,6 +239,19 @@ class AnthropicProvider:
                 raise
             raise self._redacted(mapped) from error
 
+    def count_tokens(self, request: ReplyRequest) -> int:
+        """The input tokens the API counts for ``request`` (its system, tools, messages)."""
+        built = build_kwargs(request)  # count_tokens takes no max_tokens nor temperature
+        kwargs = {key: built[key] for key in _COUNTED_KEYS if key in built}
+        try:
+            counted = self.client.messages.count_tokens(**kwargs)
+        except Exception as error:
+            mapped = provider_error(error, max_retries=getattr(self.client, "max_retries", None))
+            if mapped is None:
+                raise
+            raise self._redacted(mapped) from error
+        return int(counted.input_tokens)
+
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
         key = getattr(self.client, "api_key", None)
@@ -237,6 +285,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
                 pieces[event.index].append(delta.partial_json)
             elif delta.type == "thinking_delta":
                 pieces[event.index].append(delta.thinking)
+                yield ThinkingDelta(delta.thinking, event.index)
             elif delta.type == "signature_delta":
                 blocks[event.index]["signature"] = delta.signature
         elif kind == "content_block_start":
@@ -247,6 +296,8 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
             blocks[event.index] = block
             if block["type"] == "tool_use":
                 yield ToolUseReady(block)
+            elif is_thinking(block):
+                yield ThinkingReady(block, event.index)
         elif kind == "message_start":
             model = event.message.model or model
             _merge_usage(usage, event.message.usage)

@@ -2,9 +2,11 @@
 
 A provider turns a ``ReplyRequest`` into an iterator of events: ``Began`` once the
 response has begun (its first stream event arrived: from then on the prompt cache it
-writes can be read, which is when a fan-out starts its other requests), ``TextDelta`` as
-text arrives, ``ToolUseReady`` as each tool_use block completes, and last a ``Finished``
-holding the whole assistant message, its usage and stop_reason. Failures are raised as
+writes can be read, which is when a fan-out starts its other requests), ``ThinkingDelta``
+as the model's thinking arrives and ``ThinkingReady`` as each thinking block completes
+(signed), ``TextDelta`` as text arrives, ``ToolUseReady`` as each tool_use block
+completes, and last a ``Finished`` holding the whole assistant message, its usage and
+stop_reason. Failures are raised as
 ``ProviderError`` subclasses (see errors.py); the caller keeps whatever arrived before.
 Building the request, running tools and storing nodes are not the provider's job.
 """
@@ -16,6 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, Any]
+Thinking = int | str | None
+"""Extended thinking for a request: ``None``, a budget of tokens, or ``"adaptive"``."""
+ADAPTIVE = "adaptive"
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class ReplyRequest:
     system: str | None = None
     temperature: float | None = None
     tools: tuple[ToolSpec, ...] = ()
+    thinking: Thinking = None
+    """``None`` (no thinking), a budget of tokens, or ``"adaptive"`` (the model decides)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,22 @@ class Began:
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """More of the model's thinking (block ``index``), before its answer."""
+
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ThinkingReady:
+    """A complete ``thinking`` block with its signature, or a ``redacted_thinking`` block."""
+
+    block: dict[str, Any]
     index: int = 0
 
 
@@ -76,7 +99,7 @@ class Finished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-ReplyEvent = Began | TextDelta | ToolUseReady | Finished
+ReplyEvent = Began | TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished
 
 
 @runtime_checkable
@@ -87,3 +110,10 @@ class Provider(Protocol):
     default_model: str
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A provider that can count a request's input tokens without running it."""
+
+    def count_tokens(self, request: ReplyRequest) -> int: ...

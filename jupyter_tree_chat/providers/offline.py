@@ -17,7 +17,9 @@ chunks (a few words each, a Han character counting as a word, optionally ``delay
 seconds apart), asks for a tool when the last user message names one (``call add(2, 3)``,
 ``use get_weather for Paris``), reports a tool's result after a tool_result, stops at
 ``max_tokens`` (one such word ≈ one token), and ends with a ``Finished`` carrying usage
-and a stop_reason. It never runs tools itself.
+and a stop_reason. It never runs tools itself. Asked to think, it streams a short
+thinking block first; it cannot sign one, so the block's signature is empty and it is
+never sent to a real model (``wire.sends_thinking``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from .base import (
     ReplyEvent,
     ReplyRequest,
     TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
     ToolSpec,
     ToolUseReady,
 )
@@ -89,11 +93,21 @@ class OfflineProvider:
         reply = compose_reply(request)
         model = request.model or self.default_model
         yield Began(model)
+        content: list[dict[str, Any]] = []
+        if request.thinking is not None:
+            thought = thinking_text(request)
+            for chunk in split_into_chunks(thought, self.words_per_chunk):
+                yield ThinkingDelta(chunk, index=0)
+                self._pause()
+            block = {"type": "thinking", "thinking": thought, "signature": ""}
+            yield ThinkingReady(block, index=0)
+            content.append(block)
+        index = len(content)
         for number, chunk in enumerate(split_into_chunks(reply.text, self.words_per_chunk)):
-            if number and self.delay > 0:
-                self._sleep(self.delay)
-            yield TextDelta(chunk, index=0)
-        content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}]
+            if number:
+                self._pause()
+            yield TextDelta(chunk, index=index)
+        content.append({"type": "text", "text": reply.text})
         if reply.tool_use is not None:
             yield ToolUseReady(reply.tool_use)
             content.append(reply.tool_use)
@@ -103,6 +117,10 @@ class OfflineProvider:
             stop_reason=reply.stop_reason,
             usage=estimate_usage(request, content),
         )
+
+    def _pause(self) -> None:
+        if self.delay > 0:
+            self._sleep(self.delay)
 
     def __repr__(self) -> str:
         return f"OfflineProvider(delay={self.delay!r}, words_per_chunk={self.words_per_chunk!r})"
@@ -150,6 +168,16 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     if tool_use is not None:
         return OfflineReply(text=text, stop_reason="tool_use", tool_use=tool_use)
     return OfflineReply(text=text, stop_reason="end_turn")
+
+
+def thinking_text(request: ReplyRequest) -> str:
+    """What the offline model "thinks" before it answers: what it was given, again."""
+    phrases = PHRASES[path_language(request.messages)]
+    if isinstance(request.thinking, str):
+        budget = phrases.thinking_adaptive
+    else:
+        budget = phrases.thinking_budget.format(tokens=request.thinking)
+    return phrases.thinking.format(budget=budget, count=len(request.messages))
 
 
 #: a word: a Han character, or a run of other non-space characters; with its spaces

@@ -49,6 +49,9 @@ class Phrases:
     tool_failed: str  # {tool}
     the_tool: str
     the_named_tool: str  # {name}
+    thinking: str  # {budget} {count}: what it "thinks" when asked to (before its answer)
+    thinking_budget: str  # {tokens}
+    thinking_adaptive: str
 
 
 ENGLISH = Phrases(
@@ -91,6 +94,12 @@ ENGLISH = Phrases(
     tool_failed="{tool} reported an error:",
     the_tool="The tool",
     the_named_tool="The tool `{name}`",
+    thinking=(
+        "Thinking ({budget}): the path holds {count} message(s). "
+        "I answer the last user message on it; other branches were never sent to me."
+    ),
+    thinking_budget="{tokens} tokens",
+    thinking_adaptive="adaptive",
 )
 
 CHINESE = Phrases(
@@ -133,6 +142,12 @@ CHINESE = Phrases(
     tool_failed="{tool}报告了错误：",
     the_tool="工具",
     the_named_tool="工具 `{name}`",
+    thinking=(
+        "思考（{budget}）：这条路径上有 {count} 条消息。"
+        "我回答其中最后一条用户消息；别的分支从来没有发给我。"
+    ),
+    thinking_budget="{tokens} 个 token",
+    thinking_adaptive="自适应",
 )
 
 PHRASES: dict[Language, Phrases] = {"en": ENGLISH, "zh": CHINESE}

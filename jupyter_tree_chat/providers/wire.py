@@ -6,8 +6,10 @@ and never changes the stored messages:
 
 - only ``role`` and ``content``; ``None``-valued block keys, ``cache_control`` and keys a
   block type does not have are left out; empty text blocks are left out;
-- a thinking block without a signature (Claude Code often stores them so; other
-  providers' reasoning is kept that way) is left out: the API refuses it;
+- thinking blocks follow ``sends_thinking``, the one rule for them: signed ones go
+  back exactly as they came, wherever they are on the path; one without its signature
+  (a reply cut short mid-thinking, the offline model's, Claude Code's often, other
+  providers' reasoning as imported) is left out: the API refuses it;
 - a tool-use id that breaks ``^[a-zA-Z0-9_-]+$`` (pi keeps OpenAI's ``call_..|fc_..``)
   is sent as a stable id made from it, the same in its tool_use and its tool_result;
 - a tool_use with no result in the next message gets one saying none was recorded; a
@@ -23,6 +25,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from ..tree import THINKING_TYPES
 
 Message = dict[str, Any]
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -62,6 +66,23 @@ def api_tool_id(raw: Any) -> str:
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     cleaned = re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:48]
     return f"{cleaned}_{digest}" if cleaned else f"toolu_{digest}"
+
+
+def sends_thinking(block: dict[str, Any], role: Any) -> bool:
+    """The one rule for a ``thinking`` or ``redacted_thinking`` block on a path sent back.
+
+    Sent exactly as it came when it is in an assistant message and carries its proof
+    (``thinking`` its signature, ``redacted_thinking`` its encrypted ``data``), wherever
+    it is on the path. The Messages API requires that in an assistant turn that used
+    tools while its tool loop goes on (the blocks unchanged, none left out,
+    ``redacted_thinking`` included), and allows it for earlier turns (older models drop
+    them from the context, newer ones read them if nothing before them changed), so
+    sending every path as it was stored keeps both the rule and the prompt cache's
+    prefix. A block without its proof cannot be sent at all (the API refuses it): it is
+    left out.
+    """
+    proof = block.get("signature") if block.get("type") == "thinking" else block.get("data")
+    return role == "assistant" and isinstance(proof, str) and bool(proof)
 
 
 def api_messages(messages: Sequence[Message]) -> list[Message]:
@@ -110,9 +131,8 @@ def _block(block: Any, role: Any) -> dict[str, Any] | None:
     if kind == "text":
         if not isinstance(block.get("text"), str) or not block["text"]:
             return None
-    elif kind == "thinking":
-        signature = block.get("signature")
-        if role != "assistant" or not isinstance(signature, str) or not signature:
+    elif kind in THINKING_TYPES:
+        if not sends_thinking(block, role):
             return None
     elif kind not in BLOCK_KEYS and kind not in SERVER_BLOCK_TYPES:
         return {"type": "text", "text": f"[{kind}]"}  # no such block in the API

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session, Turn
+from ..events import Turn
+from ..session import Session
 
 
 def turn_hook(session: Session, turn: Turn) -> None:

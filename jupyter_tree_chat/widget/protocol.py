@@ -13,8 +13,13 @@ Kernel -> browser custom messages (``t`` is the type)::
     {"t": "rows", "from": I, "rows": [ROW, ...]}  the rows from I on (answer to ``rows``)
     {"t": "s", "p": PARENT}            a reply started under user node PARENT
     {"t": "d", "x": TEXT}              more text for the reply being streamed (coalesced)
+    {"t": "k", "x": TEXT}              more of the model's thinking for that reply (coalesced;
+                                       all of it arrives before the reply's first "d")
     {"t": "e", "p": PARENT, "err": E}  the reply ended (E: the error line, or absent)
-    {"t": "texts", "texts": {ID: {"text": ..., "meta": {...}}}}   answer to a text request
+    {"t": "texts", "texts": {ID: {"text": ..., "meta": {...}, ...}}}
+                                       answer to a text request (``text_payload``: also
+                                       "media", "thinking", "redacted" and "cell", each
+                                       only when there is some)
     {"t": "ack", "req": N}             the kernel picked up action N (it was not busy)
     {"t": "done", "req": N, "err": E, "busy": 1}
                                        action N finished (E: the error line, or absent;
@@ -22,27 +27,36 @@ Kernel -> browser custom messages (``t`` is the type)::
     {"t": "note", "level": L, "x": TEXT}  a session notice
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
-``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``text`` (ids), ``rows``
-(from). A view asks for ``rows`` once when it starts, and again if a row's number shows
-it missed one: messages sent before the front end had loaded are lost, and a panel
-displayed just before a ``%%chat`` cell would otherwise miss that cell's question.
+``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
+false to show the branch again), ``text`` (ids), ``rows`` (from). A view asks for
+``rows`` once when it starts, and again if a row's number shows it missed one: messages
+sent before the front end had loaded are lost, and a panel displayed just before a
+``%%chat`` cell would otherwise miss that cell's question.
 
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
 ``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text as plain
 text (Markdown syntax taken out: see ``summary``), and ``meta``
 ``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
-(``None`` otherwise).
+(``None`` otherwise), with a sixth item, the reply's cost as the footer writes it
+(``"$0.0135"``), when its model has a price.
+
+The panel also has a synced ``context`` trait: how full the model's context window is on
+the current branch, ``{"tokens", "window", "exact"}`` (``context_reading``; ``window`` is
+``None`` for a model whose window is not known).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..tree import Node, is_tool_result, message_text
+from ..models import PRICES, Price
+from ..session import Session
+from ..tree import Node, is_tool_result, message_text, redacted_thinking_count, thinking_text
+from ..usage import dollars, node_cost
 
 HEAD_CHARS = 80
 DELTA_INTERVAL_S = 0.05
@@ -169,28 +183,43 @@ def summary(text: str) -> str:
     return plain[:HEAD_CHARS] + "…"
 
 
-def meta_summary(node: Node) -> list[Any] | None:
-    """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply."""
+def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] | None:
+    """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply,
+    and its cost (``"$0.0135"``) sixth when its model has a price."""
     meta = node.meta
     if node.role != "assistant" or not meta:
         return None
     usage = meta.get("usage") or {}
-    return [
+    summarised = [
         meta.get("model"),
         usage.get("input_tokens"),
         usage.get("output_tokens"),
         meta.get("duration_ms"),
         1 if meta.get("interrupted") else 0,
     ]
+    cost = node_cost(node, prices)
+    if cost is not None:
+        summarised.append(dollars(cost))
+    return summarised
 
 
-def node_row(node: Node, parent_index: int) -> Row:
+def compaction_links(roots: Iterable[Node]) -> dict[str, str]:
+    """Root id -> the leaf it summarises, for the roots a compaction made."""
+    links = {}
+    for root in roots:
+        target = (root.meta or {}).get("compacted_from")
+        if isinstance(target, str):
+            links[root.id] = target
+    return links
+
+
+def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES) -> Row:
     return [
         node.id,
         parent_index,
         role_code(node),
         summary(head_text(node.message)),
-        meta_summary(node),
+        meta_summary(node, prices),
     ]
 
 
@@ -217,16 +246,17 @@ def head_text(message: Mapping[str, Any]) -> str:
 class RowIndex:
     """The summary rows in append order, and where each id sits among them."""
 
-    def __init__(self) -> None:
+    def __init__(self, prices: Mapping[str, Price] = PRICES) -> None:
         self.rows: list[Row] = []
         self.index: dict[str, int] = {}
+        self.prices = prices
 
     def add(self, node: Node) -> Row | None:
         """The new row for ``node``, or ``None`` if it is already there."""
         if node.id in self.index:
             return None
         parent = -1 if node.parent_id is None else self.index.get(node.parent_id, -1)
-        row = node_row(node, parent)
+        row = node_row(node, parent, self.prices)
         self.index[node.id] = len(self.rows)
         self.rows.append(row)
         return row
@@ -234,15 +264,29 @@ class RowIndex:
 
 def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:
     """What the browser gets when it opens a node: the full text, the full meta, its
-    images and documents (``media``) and, for an answer, the cell that asked (``cell``,
-    where "Insert below" puts a code block)."""
+    images and documents (``media``), the reply's thinking (its text, and how many blocks
+    the API sent encrypted) and, for an answer, the cell that asked (``cell``, where
+    "Insert below" puts a code block)."""
     payload: dict[str, Any] = {"text": display_text(node.message), "meta": node.meta or {}}
     media = media_blocks(node.message)
     if media:
         payload["media"] = media
+    thought = thinking_text(node.message)
+    if thought:
+        payload["thinking"] = thought
+    redacted = redacted_thinking_count(node.message)
+    if redacted:
+        payload["redacted"] = redacted
     if asked_in:
         payload["cell"] = asked_in
     return payload
+
+
+def context_reading(session: Session) -> dict[str, Any]:
+    """The ``context`` trait: the current branch's tokens against the next request's
+    model's window (``usage.meter``, as the footer and ``%chat context`` measure it)."""
+    reading = session.meter()
+    return {"tokens": reading.tokens, "window": reading.window, "exact": reading.exact}
 
 
 #: the image types a browser is shown, as ``data:`` URLs; never SVG (it is a program)

@@ -30,8 +30,7 @@ import traitlets
 
 from ..context import with_text
 from ..errors import ChatError, SessionBusy, TreeError
-from ..fanout import Fanout
-from ..session import (
+from ..events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -41,14 +40,18 @@ from ..session import (
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
-    Session,
+    ReplyThinking,
     Turn,
     TurnInterrupted,
 )
+from ..fanout import Fanout
+from ..session import Session
 from ..tree import Node, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
+    compaction_links,
+    context_reading,
     display_text,
     head,
     meta_summary,
@@ -105,6 +108,7 @@ class _SessionWidget(anywidget.AnyWidget):
         self._stream_parent: str | None = None
         self._clock = clock or time.monotonic
         self._coalescer = DeltaCoalescer(self._send_delta, clock=self._clock)
+        self._thinking = DeltaCoalescer(self._send_thinking, clock=self._clock)
         self._variant_streams: list[DeltaCoalescer] = []
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
@@ -127,7 +131,11 @@ class _SessionWidget(anywidget.AnyWidget):
             self._on_fanout_event(event)
         elif isinstance(event, ReplyDelta):
             if event.parent_id == self._stream_parent:
+                self._thinking.flush()  # the thinking arrives whole before the answer
                 self._coalescer.add(event.text)
+        elif isinstance(event, ReplyThinking):
+            if event.parent_id == self._stream_parent:
+                self._thinking.add(event.text)
         elif isinstance(event, NodeAdded):
             self._add_node(event.node)
         elif isinstance(event, LeafChanged):
@@ -138,12 +146,14 @@ class _SessionWidget(anywidget.AnyWidget):
             if self._streams(event.parent_id):
                 self._stream_parent = event.parent_id
                 self._coalescer.start()
+                self._thinking.start()
                 self.send({"t": "s", "p": event.parent_id})
         elif isinstance(event, ReplyEnded):
             self.busy = False
             if self.error == BUSY_TEXT:
                 self.error = ""  # the reply it waited for is done: try again now
             if event.parent_id == self._stream_parent:
+                self._thinking.flush()
                 self._coalescer.flush()
                 ended: dict[str, Any] = {"t": "e", "p": event.parent_id}
                 if event.error is not None:
@@ -157,6 +167,9 @@ class _SessionWidget(anywidget.AnyWidget):
 
     def _send_delta(self, text: str) -> None:
         self.send({"t": "d", "x": text})
+
+    def _send_thinking(self, text: str) -> None:
+        self.send({"t": "k", "x": text})
 
     def _on_fanout_event(self, event: Event) -> None:
         """A fan-out's answers stream side by side: ``fs``, ``vs``/``vd``/``ve``, ``fe``
@@ -198,7 +211,7 @@ class _SessionWidget(anywidget.AnyWidget):
             if event.error is not None:
                 ended["err"] = str(event.error)
             if event.node is not None:
-                ended["meta"] = meta_summary(event.node)
+                ended["meta"] = meta_summary(event.node, self.session.prices)
             self.send(ended)
 
     def _variant_sender(self, variant: int) -> Callable[[str], None]:
@@ -291,6 +304,9 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "label":
             session.label(node_id, str(content.get("label", "")))
             return None
+        if action == "hide":
+            session.hide(node_id, content.get("hidden", True) is not False)
+            return None
         raise TreeError(f"unknown widget action {action!r}")
 
 
@@ -304,14 +320,19 @@ class TreePanel(_SessionWidget):
 
     nodes: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
     labels = traitlets.Dict().tag(sync=True)
+    #: ids whose branch is hidden (``hidden`` records): the views fold them away
+    hidden: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: compaction root id -> the leaf it summarised, for the picture's dashed links
+    links = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+    context = traitlets.Dict().tag(sync=True)  # protocol.context_reading: the window's use
     compare_models: traitlets.List[str] = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """The models "Ask other models…" offers (``TreeChat.compare_models``)."""
     compare_temperatures: traitlets.List[float] = traitlets.List(traitlets.Float()).tag(sync=True)
 
     def __init__(self, session: Session, **kwargs: Any) -> None:
-        rows = RowIndex()
+        rows = RowIndex(session.prices)
         for node in session.tree:
             rows.add(node)
         self._rows = rows
@@ -320,8 +341,11 @@ class TreePanel(_SessionWidget):
             mode="panel",
             nodes=rows.rows,
             labels=dict(session.labels),
+            hidden=sorted(session.hidden),
+            links=compaction_links(session.tree.roots()),
             leaf=session.leaf,
             title=Path(session.location).name if session.location else "",
+            context=context_reading(session),
             **kwargs,
         )
         self._rows.rows = self.nodes  # the trait's own list, so in-place appends stay current
@@ -342,11 +366,16 @@ class TreePanel(_SessionWidget):
         if self._streamed_text_matches(node):
             message["s"] = 1
         self.send(message)
+        if node.parent_id is None and (link := compaction_links([node])):
+            self.links = {**self.links, **link}
 
     def _follow_leaf(self, leaf: str | None) -> None:
         self.leaf = leaf
         if self.labels != self.session.labels:
             self.labels = dict(self.session.labels)
+        self.context = context_reading(self.session)
+        if set(self.hidden) != self.session.hidden:
+            self.hidden = sorted(self.session.hidden)
 
 
 class TurnControl(_SessionWidget):
@@ -399,7 +428,7 @@ class TurnControl(_SessionWidget):
                 "count": rpos.count,
                 "sibs": [n.id for n in tree.siblings(reply.id)],
                 "parent": reply.parent_id,
-                "meta": meta_summary(reply),
+                "meta": meta_summary(reply, self.session.prices),
             }
         leaf = tree.leaf
         focus = reply or question
@@ -453,7 +482,7 @@ class TurnControl(_SessionWidget):
                         -1,
                         "a",
                         summary(display_text(node.message)),
-                        meta_summary(node),
+                        meta_summary(node, self.session.prices),
                     ],
                     "s": 1,
                 }

@@ -294,6 +294,14 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
     expect(view.locator(".jtc-conversation")).to_contain_text("Reply:")
     screenshot("viewer")
     found = assert_nothing_ran(page, page_log, ".jtc-viewer")
+    view.get_by_role("button", name="Picture").click()  # the same file, drawn
+    nodes = view.locator(".jtc-pnode")
+    expect(nodes.first).to_be_visible()
+    for k in range(nodes.count()):  # each tooltip: a hostile first line
+        nodes.nth(k).locator(".jtc-shape").dispatch_event("pointerover")
+    expect(view.locator(".jtc-picture-tip")).to_be_visible()
+    screenshot("picture")
+    assert_nothing_ran(page, page_log, ".jtc-viewer")
     assert not page_log.page_errors, page_log.page_errors
     print(
         f"\nSECURITY xss viewer: payloads={len(PAYLOADS)} elements={found['elements']} "

@@ -42,8 +42,11 @@ COMPONENTS = [
     "jtc-arrow", "jtc-markdown", "jtc-actions", "jtc-button", "jtc-details",
     "jtc-details-list", "jtc-section-title",
 ]  # fmt: skip
-#: what only one of them may have: the panel's kind and status line, the viewer's kind
-ONLY_PANEL = {"jtc-panel", "jtc-status"}
+#: what only one of them may have: the panel's kind, status line and context meter (the
+#: window of the session's model is known in the kernel, not in a file), the viewer's kind
+ONLY_PANEL = {"jtc-panel", "jtc-status"} | {
+    "jtc-meter", "jtc-meter-bar", "jtc-meter-fill", "jtc-meter-text"
+}  # fmt: skip
 ONLY_VIEWER = {"jtc-readonly"}
 #: buttons that change the session
 SESSION_ACTIONS = ["edit", "retry", "switch", "label"]
@@ -137,7 +140,7 @@ def test_panel_and_viewer_are_built_from_the_same_components(lab, page, page_log
         assert name in viewer_classes, ("viewer", name)
     assert panel_classes - viewer_classes == ONLY_PANEL
     assert viewer_classes - panel_classes == ONLY_VIEWER
-    assert in_panel["roles"] == in_viewer["roles"] == ["tree", "treeitem"]
+    assert in_panel["roles"] == in_viewer["roles"] == ["img", "toolbar", "tree", "treeitem"]
     # over the same data in the same words: the tree's rows (order, roles, positions,
     # indentation, current leaf) and the current branch as a conversation
     assert first_look["rows"] == before["rows"]
@@ -251,7 +254,7 @@ window[Symbol.for('jupyter-tree-chat:host')] = Object.freeze({
 #: where a view shows data (ids, first lines, message text, labels, models, values)
 DATA = (
     ".jtc-id, .jtc-first-line, .jtc-markdown, .jtc-label, .jtc-model, .jtc-title, "
-    ".jtc-compare-text, dd, .jtc-pending, .jtc-edit-box"
+    ".jtc-compare-text, dd, .jtc-pending, .jtc-edit-box, .jtc-caption, .jtc-tag"
 )
 
 #: every text and every title, aria-label and placeholder that is not data: how many, and
@@ -313,6 +316,16 @@ def test_every_string_the_widget_shows_comes_through_the_translation(page, page_
     screenshot("panel")
     assert translated["checked"] > 60 and translated["found"] == [], translated
     assert page.locator('.jtc-panel [data-act="retry"]').first.inner_text() == "\u27e6Retry\u27e7"
+    # the tree as a picture: its tooltip, its folds and the node menu speak the same way
+    panel = page.locator(".jtc-panel")
+    panel.get_by_role("button", name="\u27e6Picture\u27e7").click()
+    shape = panel.locator(f'.jtc-pnode[data-id="{first}"] .jtc-shape')
+    shape.hover()
+    expect(panel.locator(".jtc-picture-tip")).to_be_visible()
+    shape.click(button="right")
+    expect(panel.locator(".jtc-menu-item")).to_have_text("\u27e6Hide this branch\u27e7")
+    drawn = panel.evaluate(UNTRANSLATED_JS)
+    assert drawn["checked"] > 60 and drawn["found"] == [], drawn
 
     # the per-turn control, showing the current answer below the one its cell printed
     open_widget(page, turn_traits, PSEUDO_HOST)

@@ -195,6 +195,9 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     expect(panel.locator(".jtc-compare-column")).to_have_count(2)
     panel.locator('.jtc-compare [data-act="differences"]').click()
     expect(panel.locator(".jtc-compare-column").nth(1)).to_contain_text("Payloads follow.")
+    panel.get_by_role("button", name="Picture").click()  # the same text, drawn
+    panel.locator(".jtc-pnode.jtc-role-assistant .jtc-shape").first.hover()
+    expect(panel.locator(".jtc-picture-tip")).to_contain_text("Payloads follow.")
     page.wait_for_timeout(500)
     screenshot("hostile")
 
@@ -204,8 +207,12 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     found = page.evaluate(
         """() => {
           const all = Array.from(document.querySelectorAll('.jtc-root *'));
+          // the tree picture is the panel's own SVG of shapes and text nodes, nothing else
+          const picture = Array.from(document.querySelectorAll('.jtc-picture-svg *'));
+          const own = new Set(['g', 'path', 'circle', 'rect', 'text']);
           return {
-            tags: all.map(e => e.localName)
+            strange: picture.map(e => e.localName).filter(t => !own.has(t)),
+            tags: all.filter(e => !e.matches('svg.jtc-picture-svg')).map(e => e.localName)
               .filter(t => ['script', 'iframe', 'svg', 'form', 'object', 'embed'].includes(t)),
             handlers: all.flatMap(e => Array.from(e.attributes)
               .filter(a => a.name.startsWith('on')).map(a => e.localName + ' ' + a.name)),
@@ -216,6 +223,7 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
         }"""
     )
     assert found["tags"] == [] and found["handlers"] == [] and found["urls"] == [], found
+    assert found["strange"] == [], found
     # raw HTML is text (as in the cell output); the Markdown links are still links: the
     # javascript: one without its URL, the https one as written (one per message, in the
     # conversation and in each compare column)
@@ -267,7 +275,7 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         answer.get_by_role("button", name="Retry ×3").click()
 
         live = panel.locator(".jtc-compare.jtc-live .jtc-compare-column")
-        expect(live).to_have_count(3)
+        expect(live).to_have_count(3, timeout=30_000)  # the kernel may be slow to start them
         expect(live.nth(2)).to_contain_text("Another answer")  # the third streams too
         screenshot("1-streaming")
         columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")

@@ -4,6 +4,10 @@
 edited first prompt (a second root), a follow-up cut short (interrupted), a label, a leaf
 record, and damage: a garbage line, an orphan and a torn last line.
 
+``thinking.chat.jsonl``: a reply that thought first, as the API sends it (a signed
+``thinking`` block whose text carries Markdown and a script payload, a
+``redacted_thinking`` block), then its answer, with ``meta.thinking`` and usage.
+
 ``hostile.chat.jsonl``: messages, ids, labels and metadata carrying script payloads. Every
 payload would set ``window.__xss`` or call ``alert`` if it ran; a remote image points at
 ``remote.invalid``, which must never be requested.
@@ -156,8 +160,29 @@ def hostile() -> str:
     return "".join(lines)
 
 
+def thinking() -> str:
+    thought = (
+        "Multiply **27** by 453: 27 * 453 = 12,231. "
+        '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>'
+    )
+    content = [
+        {"type": "thinking", "thinking": thought, "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+        {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+        {"type": "text", "text": "27 * 453 = **12,231**."},
+    ]
+    meta = _meta("claude-sonnet-4-6", 40, 85, thinking=2048)
+    return "".join(
+        [
+            _line({"type": "session", "version": 1, "created": 1718400000}),
+            _line(_node("u1", None, "user", "What is 27 * 453?")),
+            _line(_node("a1", "u1", "assistant", content, meta)),
+        ]
+    )
+
+
 def main() -> None:
     (HERE / "branches.chat.jsonl").write_text(branches(), encoding="utf-8")
+    (HERE / "thinking.chat.jsonl").write_text(thinking(), encoding="utf-8")
     (HERE / "hostile.chat.jsonl").write_text(hostile(), encoding="utf-8")
 
 

@@ -68,7 +68,9 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
     if (content) {
       const holder = h('div', { class: 'jtc-markdown' });
       body.append(holder);
-      bodies.push(options.markdown.fill(holder, plainText(content.parts, trans)).then(() => holder));
+      // the answers are compared, not what the model thought before them (diff.py does the same)
+      const answer = content.parts.filter(part => part.kind !== 'thinking');
+      bodies.push(options.markdown.fill(holder, plainText(answer, trans)).then(() => holder));
     } else {
       body.append(h('div', { class: 'jtc-pending' }, trans.__('loading…')));
       bodies.push(Promise.resolve(null));
@@ -171,6 +173,7 @@ function factsOf(summary: Summary | null, content: NodeContent | undefined): Fac
     outputTokens: summary?.outputTokens ?? number(usage.output_tokens),
     durationMs: summary?.durationMs ?? number(meta.duration_ms),
     interrupted: Boolean(summary?.interrupted) || meta.interrupted === true,
+    cost: summary?.cost ?? null,
     temperature: number(meta.temperature)
   };
 }

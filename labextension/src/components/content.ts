@@ -114,7 +114,7 @@ export function partTitle(p: Part, trans: Translation): string {
     case 'tool_result':
       return p.isError ? trans.__('tool result (error)') : trans.__('tool result');
     case 'thinking':
-      return p.name === 'redacted_thinking' ? trans.__('redacted thinking') : trans.__('thinking');
+      return p.name === 'redacted_thinking' ? trans.__('Thinking (encrypted by the API)') : trans.__('Thinking');
     case 'image':
       return imageTitle(p, trans);
     case 'document':

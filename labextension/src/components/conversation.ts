@@ -3,8 +3,10 @@
  * its model and numbers, Compare and Info, and, where the session can be changed (the
  * panel), inline Edit, Retry and Label. Only the last messages are drawn at first and
  * their content is asked for when drawn; a reply being written is shown at the end as
- * it streams. Revealing a message far up a long path draws a window of messages from
- * it on (never the thousands between it and the end), with a button for the later ones.
+ * it streams. A reply's thinking is a folded "Thinking" section above its answer (a
+ * `<details>`: it opens on a click), rendered like the answer. Revealing a message far
+ * up a long path draws a window of messages from it on (never the thousands between it
+ * and the end), with a button for the later ones.
  */
 
 import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
@@ -61,12 +63,15 @@ export class Conversation {
   private windowStart: number | null = null;
   /** the messages whose details are open */
   readonly details = new Set<string>();
+  /** the thinking sections a click opened (`id:part`, `stream:parent`): kept across redraws */
+  readonly openThinking = new Set<string>();
   private end: string | null = null;
   private editing: { id: string; box: HTMLTextAreaElement } | null = null;
   private labeling: { id: string; box: HTMLInputElement } | null = null;
   /** the message whose "Ask other models…" form is open */
   private asking: string | null = null;
   private streamBody: HTMLElement | null = null;
+  private streamThinking: HTMLElement | null = null;
   private frame = 0;
   private focusDepth = -1;
   private readonly stopListening: () => void;
@@ -160,6 +165,15 @@ export class Conversation {
       const stream = this.source.stream;
       if (this.streamBody && stream) {
         this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
+      }
+      if (stream?.thinking && this.streamThinking?.isConnected) {
+        this.options.markdown.fill(this.streamThinking, stream.thinking, { cache: false });
+        const summary = this.streamThinking.parentElement?.querySelector('summary');
+        if (summary && stream.text) {
+          summary.textContent = this.trans.__('Thinking'); // the answer has begun
+        }
+      } else if (stream?.thinking && this.streamBody) {
+        this.render(); // the first thinking: the section above the answer appears
       }
     });
   }
@@ -276,10 +290,12 @@ export class Conversation {
   private parts(parts: Part[], id: string, answer: boolean): HTMLElement[] {
     const code = this.options.code;
     const decorate = answer && code ? (holder: HTMLElement) => addCodeBars(holder, id, this.trans, code) : undefined;
-    return parts.map(part => {
+    return parts.map((part, k) => {
       switch (part.kind) {
         case 'text':
           return this.options.markdown.element(part.text, decorate);
+        case 'thinking':
+          return this.thinking(`${id}:${k}`, partTitle(part, this.trans), part.text ? this.options.markdown.element(part.text) : null);
         case 'image':
           return part.src
             ? h('img', { class: 'jtc-thumb', src: part.src, alt: partTitle(part, this.trans), title: partTitle(part, this.trans), 'data-act': 'zoom' })
@@ -297,11 +313,29 @@ export class Conversation {
     });
   }
 
+  /** The folded "Thinking" section above an answer (open if a click opened it). */
+  private thinking(key: string, title: string, body: HTMLElement | null): HTMLElement {
+    return h(
+      'details',
+      { class: 'jtc-part jtc-part-thinking jtc-thinking', open: this.openThinking.has(key) },
+      h('summary', { 'data-act': 'thinking', 'data-key': key }, title),
+      body
+    );
+  }
+
   private streaming(): HTMLElement {
     const stream = this.source.stream!;
     const trans = this.trans;
     this.streamBody = h('div', { class: 'jtc-markdown' });
     this.options.markdown.fill(this.streamBody, stream.text, { cache: false });
+    this.streamThinking = null;
+    let thinking: HTMLElement | null = null;
+    if (stream.thinking) {
+      this.streamThinking = h('div', { class: 'jtc-markdown' });
+      this.options.markdown.fill(this.streamThinking, stream.thinking, { cache: false });
+      const title = stream.text || stream.done ? trans.__('Thinking') : trans.__('Thinking…');
+      thinking = this.thinking(`stream:${stream.parent}`, title, this.streamThinking);
+    }
     const state = stream.done ? (stream.error ? trans.__('failed') : trans.__('done')) : trans.__('writing…');
     return h(
       'article',
@@ -313,7 +347,7 @@ export class Conversation {
         h('span', { class: 'jtc-meta' }, state),
         stream.error ? h('span', { class: 'jtc-status-error' }, stream.error) : null
       ),
-      h('div', { class: 'jtc-msg-body' }, this.streamBody)
+      h('div', { class: 'jtc-msg-body' }, thinking, this.streamBody)
     );
   }
 
@@ -408,6 +442,16 @@ export class Conversation {
         }
         this.render();
         break;
+      case 'thinking': {
+        // the browser opens or closes the section after this click: note what it will be
+        const key = target.dataset.key ?? '';
+        if (target.closest('details')?.open) {
+          this.openThinking.delete(key);
+        } else {
+          this.openThinking.add(key);
+        }
+        break;
+      }
       case 'edit':
         this.startEdit(id);
         break;

@@ -1,7 +1,7 @@
 /**
  * A node's details: where it sits in the tree and everything its `meta` holds (model,
- * provider, stop reason, cell id, interrupted, token usage, and any other key), as a
- * definition list. Each value carries `data-key` (the English key) for tests and styles.
+ * provider, stop reason, cell id, interrupted, token usage, the thinking it was asked
+ * with, and any other key), and its cost where the source knows it, as a definition list. Each value carries `data-key` (the English key) for tests and styles.
  */
 
 import { h } from './dom';
@@ -43,7 +43,7 @@ function keyNames(trans: Translation): Map<string, string> {
     cache_creation_input_tokens: trans._p('detail', 'cache creation input tokens'),
     duration_ms: trans._p('detail', 'duration ms'), error: trans._p('detail', 'error'),
     edited_from: trans._p('detail', 'edited from'), compacted_from: trans._p('detail', 'compacted from'),
-    synthetic: trans._p('detail', 'synthetic')
+    synthetic: trans._p('detail', 'synthetic'), thinking: trans._p('detail', 'thinking'), cost: trans._p('detail', 'cost')
   }));
 }
 
@@ -84,6 +84,10 @@ export function renderDetails(source: SessionSource, id: string, trans: Translat
     rows.push(['interrupted', meta.interrupted === true ? trans.__('yes') : trans.__('no')]);
     for (const [key, value] of Object.entries(isObject(meta.usage) ? meta.usage : {})) {
       rows.push([key, display(value)]);
+    }
+    const cost = tree.summary(id)?.cost;
+    if (cost) {
+      rows.push(['cost', cost]);
     }
     for (const [key, value] of Object.entries(meta)) {
       if (!KNOWN.includes(key)) {

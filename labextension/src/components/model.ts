@@ -21,6 +21,17 @@ export interface Summary {
   outputTokens: number | null;
   durationMs: number | null;
   interrupted: boolean;
+  /** what the reply cost, as the kernel writes it (`$0.0135`); null when not known */
+  cost: string | null;
+}
+
+/** How full the model's context window is on the current branch (the panel only). */
+export interface ContextReading {
+  tokens: number;
+  /** the model's window in tokens; null when it is not known */
+  window: number | null;
+  /** the API's own count (else partly estimated from characters) */
+  exact: boolean;
 }
 
 /** A node's content: what the conversation, the compare and the details show. */
@@ -37,6 +48,8 @@ export interface NodeContent {
 export interface Stream {
   parent: string;
   text: string;
+  /** the model's thinking so far (it arrives before the text) */
+  thinking: string;
   /** set when the reply ended: its stored node id (text == streamed), or the error */
   done: boolean;
   error?: string;
@@ -67,8 +80,8 @@ export interface FanoutState {
 }
 
 /** What changed: `tree` nodes, leaf or labels; `texts` contents; `stream` / `delta` a reply;
- * `fanout` a fan-out's answers; `status` the status line. */
-export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'fanout' | 'status';
+ * `fanout` a fan-out's answers; `status` the status line; `context` the context meter. */
+export type Change = 'tree' | 'texts' | 'stream' | 'delta' | 'fanout' | 'status' | 'context';
 
 /** Where a view's data comes from. */
 export interface SessionSource {
@@ -77,8 +90,14 @@ export interface SessionSource {
   readonly title: string;
   readonly problems: readonly Problem[];
   readonly stream: Stream | null;
+  /** the context window's use on the current branch, where the source knows it */
+  readonly context?: ContextReading | null;
   /** a fan-out being written (the panel only) */
   readonly fanout?: FanoutState | null;
+  /** ids whose branch a `hidden` record hides (views fold them away; nothing is deleted) */
+  readonly hidden: ReadonlySet<string>;
+  /** compaction root id -> the leaf it summarised (the picture draws the link) */
+  readonly links: ReadonlyMap<string, string>;
   label(id: string): string | undefined;
   content(id: string): NodeContent | undefined;
   /** Ask for the content of these nodes; a `texts` change follows when it arrives. */
@@ -194,4 +213,26 @@ export function siblingPlace(tree: SessionTree, id: string): { pos: number; coun
 /** A short id for display; the whole id goes in the element's title. */
 export function shortId(id: string): string {
   return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+/**
+ * The hidden nodes whose branch a view folds away: off `keep` (the current path, and the
+ * path a view shows) and not inside another hidden branch, which already hides them
+ * (`hidden_branches` in jupyter_tree_chat/textview.py).
+ */
+export function hiddenBranches(tree: SessionTree, hidden: ReadonlySet<string>, keep: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  for (const id of hidden) {
+    if (!tree.has(id) || keep.has(id)) {
+      continue;
+    }
+    let up = tree.parentOf(id);
+    while (up !== null && !keep.has(up) && !hidden.has(up)) {
+      up = tree.parentOf(up);
+    }
+    if (up === null || keep.has(up)) {
+      found.push(id);
+    }
+  }
+  return found;
 }

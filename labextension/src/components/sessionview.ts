@@ -10,6 +10,11 @@
  * - without (the viewer) clicking a row selects it and the conversation shows the path
  *   to it, its details open and its siblings (or its answers) side by side; the arrows
  *   and "Show this" select. Nothing in the file changes.
+ *
+ * The tree is shown as a list or as a picture (a toggle above it; the same marks and the
+ * same clicks). Hidden branches fold away in both, with a count and a toggle that shows
+ * them; in the panel a node's menu (right click, the context-menu key) hides a branch or
+ * shows it again.
  */
 
 import { CodeActions } from './code';
@@ -18,7 +23,9 @@ import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
-import { Change, FanoutState, SessionSource } from './model';
+import { Change, FanoutState, SessionSource, hiddenBranches, shortId } from './model';
+import { NodeMenu } from './nodemenu';
+import { TreePicture } from './picture/picture';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
 import { TreeList } from './treelist';
@@ -27,6 +34,8 @@ import { TreeList } from './treelist';
 export interface PanelActions extends SessionActions {
   /** make the branch through `id` the current one */
   switchTo(id: string): void;
+  /** hide the branch from `id` (or, with `false`, show it again); the file keeps it */
+  hide(id: string, hidden: boolean): void;
   /** the status line's state */
   status(): StatusState;
 }
@@ -57,6 +66,12 @@ export class SessionView {
   private readonly problemsHost: HTMLElement;
   private readonly compareHost: HTMLElement;
   private readonly tree: TreeList;
+  private readonly picture: TreePicture;
+  private readonly treeBar: HTMLElement;
+  private readonly treePane: HTMLElement;
+  private readonly menu: NodeMenu;
+  private treeMode: 'list' | 'picture' = 'list';
+  private showHidden = false;
   private readonly conversation: Conversation;
   private selected: string | null = null;
   private compare: CompareState | null = null;
@@ -74,15 +89,27 @@ export class SessionView {
     private readonly options: SessionViewOptions
   ) {
     const { trans, actions } = options;
+    const menu = actions ? (id: string, x: number, y: number) => this.openMenu(id, x, y) : undefined;
     this.tree = new TreeList(source, trans, {
       activate: id => this.activate(id),
       sibling: (id, step) => this.sibling(id, step),
       focused: actions ? undefined : id => this.select(id),
+      menu,
       hint: actions
         ? trans.__('click: show this branch · ←/→: siblings')
         : trans.__('click: show the path to this node · ←/→: siblings'),
       emptyText: options.emptyText
     });
+    this.picture = new TreePicture(source, trans, {
+      activate: id => this.activate(id),
+      focused: actions ? undefined : id => this.select(id),
+      menu,
+      hint: actions ? trans.__('click: show this branch') : trans.__('click: show the path to this node'),
+      emptyText: options.emptyText
+    });
+    this.picture.node.hidden = true;
+    this.treeBar = h('div', { class: 'jtc-tree-bar', role: 'toolbar', 'aria-label': trans.__('Tree view') });
+    this.treePane = h('div', { class: 'jtc-tree-pane' }, this.treeBar, this.tree.node, this.picture.node);
     this.conversation = new Conversation(source, trans, {
       markdown: options.markdown,
       actions: actions ?? null,
@@ -103,13 +130,20 @@ export class SessionView {
       this.header,
       this.statusHost,
       this.problemsHost,
-      h('div', { class: 'jtc-main' }, this.tree.node, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
+      h('div', { class: 'jtc-main' }, this.treePane, h('div', { class: 'jtc-right' }, this.compareHost, this.conversation.node))
     );
+    this.menu = new NodeMenu(this.node);
     this.stopListening = listen(this.node, {
       keydown: event => {
         if (event.key === 'Escape' && this.compare) {
           this.compare = null;
           this.renderCompare();
+        }
+      },
+      click: event => {
+        const button = (event.target as HTMLElement).closest<HTMLElement>('[data-tree-action]');
+        if (button && this.treeBar.contains(button)) {
+          this.treeAction(button.dataset.treeAction!);
         }
       }
     });
@@ -121,7 +155,9 @@ export class SessionView {
   dispose(): void {
     cancelAnimationFrame(this.frame);
     this.unsubscribe();
+    this.menu.close();
     this.tree.dispose();
+    this.picture.dispose();
     this.conversation.dispose();
     this.stopListening();
     this.node.remove();
@@ -146,7 +182,14 @@ export class SessionView {
     this.update('tree');
     if (id !== null) {
       this.tree.reveal(id);
+      this.picture.reveal(id);
     }
+  }
+
+  /** Show the tree as a list or as a picture. */
+  showTreeAs(mode: 'list' | 'picture'): void {
+    this.treeMode = mode;
+    this.renderTree();
   }
 
   update(what: Change): void {
@@ -162,6 +205,10 @@ export class SessionView {
       this.renderStatus();
       return;
     }
+    if (what === 'context') {
+      this.renderHeader();
+      return;
+    }
     if (what === 'tree' && !this.options.actions && !this.source.tree.has(this.selected)) {
       // a new file, or the selected node is gone: start at the file's leaf
       this.selected = null;
@@ -172,14 +219,30 @@ export class SessionView {
     }
     if (what !== 'texts') {
       const { trans } = this.options;
-      this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, trans));
+      this.renderHeader();
       const problems = renderProblems(this.source.problems, trans);
       this.problemsHost.replaceChildren(...(problems ? [problems] : []));
-      this.tree.update({ leaf: this.source.leaf, shown: this.end() });
+      this.renderTree();
       this.renderStatus();
     }
     this.conversation.render(this.end());
     this.renderCompare();
+  }
+
+  /** The tree pane alone: the list or the picture, and its bar (a toggle redraws only this). */
+  private renderTree(): void {
+    const tree = this.source.tree;
+    const [leaf, shown, showHidden] = [this.source.leaf, this.end(), this.showHidden];
+    const picture = this.treeMode === 'picture';
+    this.tree.node.hidden = picture;
+    this.picture.node.hidden = !picture;
+    this.treePane.classList.toggle('jtc-picture-mode', picture);
+    if (picture) {
+      this.picture.update({ leafPath: tree.pathTo(leaf), shownPath: tree.pathTo(shown), showHidden });
+    } else {
+      this.tree.update({ leaf, shown, showHidden }); // marks by a walk up: no path arrays
+    }
+    this.renderTreeBar(() => new Set([...tree.pathTo(leaf), ...tree.pathTo(shown)]));
   }
 
   private end(): string | null {
@@ -188,6 +251,71 @@ export class SessionView {
       return stream ? stream.parent : this.source.leaf;
     }
     return this.selected;
+  }
+
+  private renderHeader(): void {
+    this.header.replaceChildren(renderHeader(this.source, this.options.fallbackTitle, this.options.trans));
+  }
+
+  /** The list / picture toggle, and how many branches are hidden with the toggle that shows them. */
+  private renderTreeBar(keep: () => Set<string>): void {
+    const trans = this.options.trans;
+    const source = this.source;
+    const hidden = source.hidden.size ? hiddenBranches(source.tree, source.hidden, keep()).length : 0;
+    const mode = (name: 'list' | 'picture', text: string): HTMLElement =>
+      h(
+        'button',
+        {
+          class: 'jtc-button jtc-quiet jtc-mode',
+          'data-tree-action': name,
+          'aria-pressed': String(this.treeMode === name)
+        },
+        text
+      );
+    const toggle =
+      hidden || this.showHidden
+        ? h(
+            'button',
+            {
+              class: 'jtc-button jtc-quiet jtc-hidden-toggle',
+              'data-tree-action': 'hidden',
+              'aria-pressed': String(this.showHidden),
+              title: trans.__('Hidden branches are folded away, never deleted')
+            },
+            this.showHidden
+              ? trans.__('Fold hidden branches')
+              : trans._n('Show %1 hidden branch', 'Show %1 hidden branches', hidden)
+          )
+        : null;
+    this.treeBar.replaceChildren(mode('list', trans.__('List')), mode('picture', trans.__('Picture')), ...(toggle ? [toggle] : []));
+  }
+
+  private treeAction(action: string): void {
+    if (action === 'list' || action === 'picture') {
+      this.showTreeAs(action);
+    } else if (action === 'hidden') {
+      this.showHidden = !this.showHidden;
+      this.renderTree();
+    }
+  }
+
+  /** The panel's menu for a node: hide its branch, or show it again. */
+  private openMenu(id: string, x: number, y: number): void {
+    const actions = this.options.actions;
+    if (!actions) {
+      return;
+    }
+    const trans = this.options.trans;
+    const onPath = this.source.tree.pathTo(this.source.leaf).includes(id);
+    const item = this.source.hidden.has(id)
+      ? { label: trans.__('Show this branch again'), run: () => actions.hide(id, false) }
+      : {
+          label: trans.__('Hide this branch'),
+          run: () => actions.hide(id, true),
+          disabled: onPath,
+          why: onPath ? trans.__('The current branch cannot be hidden; switch to another first') : undefined
+        };
+    this.menu.open([item], x, y, trans.__('Branch from %1', shortId(id)));
   }
 
   private renderStatus(): void {

@@ -5,13 +5,17 @@
  * what lets a 10,000-node session open in a few milliseconds.
  *
  * Keys: ↑/↓ move between rows, Enter or a click activates one, ←/→ go to a sibling; what
- * activating and going to a sibling mean is the view's (switch or select).
+ * activating and going to a sibling mean is the view's (switch or select). A right click
+ * or the context-menu key opens the view's node menu (the panel: hide a branch).
+ *
+ * A hidden branch (a `hidden` record) is left out, and its parent's row says how many it
+ * lost; with `showHidden` it is listed, marked hidden.
  */
 
 import { h, listen } from './dom';
 import { SessionSource, shortId } from './model';
 import { Translation } from './translate';
-import { interruptedBadge, labelBadge, position, roleName, summaryLine } from './vocabulary';
+import { hiddenBadge, interruptedBadge, labelBadge, position, roleName, summaryLine } from './vocabulary';
 
 export const ROW_HEIGHT = 24;
 /** Trees up to this many shown rows are in the DOM whole (find in page, screen readers). */
@@ -26,6 +30,8 @@ export interface TreeListOptions {
   sibling(id: string, step: -1 | 1): void;
   /** ↑/↓ moved the focus to this row */
   focused?(id: string): void;
+  /** the node menu, at this point of the page */
+  menu?(id: string, x: number, y: number): void;
   /** the last line of a row's tooltip: what a click does here */
   hint: string;
   /** shown when the session has no node */
@@ -36,6 +42,8 @@ export interface TreeListOptions {
 export interface TreeMarks {
   leaf: string | null;
   shown: string | null;
+  /** list hidden branches too (marked) instead of leaving them out */
+  showHidden?: boolean;
 }
 
 const ON_BRANCH = 1;
@@ -46,8 +54,11 @@ export class TreeList {
   private readonly spacer: HTMLElement;
   private readonly window: HTMLElement;
   private flat = new Int32Array(0);
-  private flattened = -1; // the tree size the rows were flattened for; -1: flatten again
+  /** what the rows were flattened for (the tree's size, and the hidden folds); '': again */
+  private flattened = '';
   private indents = new Uint16Array(0);
+  /** how many hidden children each node's row left out */
+  private hiddenKids = new Map<number, number>();
   private collapsed = new Set<number>();
   /** per node: ON_BRANCH, ON_SHOWN, both or neither (a walk up the parents, no lookups) */
   private onPaths = new Uint8Array(0);
@@ -73,7 +84,8 @@ export class TreeList {
     this.stopListening = listen(this.node, {
       scroll: () => this.schedule(),
       click: event => this.handleClick(event),
-      keydown: event => this.handleKey(event)
+      keydown: event => this.handleKey(event),
+      contextmenu: event => this.handleMenu(event)
     });
   }
 
@@ -98,24 +110,48 @@ export class TreeList {
     this.leafIndex = walk(marks.leaf, ON_BRANCH);
     this.shownIndex = walk(marks.shown, ON_SHOWN);
     this.onPaths = onPaths;
-    if (this.flattened !== tree.size) {
+    const key = this.flattenKey();
+    if (this.flattened !== key) {
+      this.flattened = key;
       this.flatten();
     }
     this.draw();
   }
 
+  /** Rows change with the tree's size; with hidden branches also with the marks (a branch
+   * on a marked path is never folded away) and with the hidden set itself. */
+  private flattenKey(): string {
+    const hidden = this.source.hidden;
+    const { leaf, shown, showHidden } = this.marks;
+    const size = String(this.source.tree.size);
+    return hidden.size && !showHidden ? `${size} ${leaf} ${shown} ${[...hidden].join(' ')}` : size;
+  }
+
   private flatten(): void {
     const tree = this.source.tree;
-    this.flattened = tree.size;
     const flat = new Int32Array(tree.size);
     const indents = new Uint16Array(tree.size);
     let count = 0;
     const stack: number[] = [];
     const stackIndent: number[] = [];
-    const roots = tree.roots;
+    const hidden = this.source.hidden;
+    const showHidden = this.marks.showHidden;
+    const foldsAway = (i: number): boolean => !showHidden && hidden.has(tree.ids[i]) && !this.onPaths[i];
+    const shownKids = (kids: number[], i: number): number[] => {
+      if (!hidden.size) {
+        return kids;
+      }
+      const kept = kids.filter(k => !foldsAway(k));
+      if (kept.length < kids.length) {
+        this.hiddenKids.set(i, kids.length - kept.length);
+      }
+      return kept;
+    };
+    this.hiddenKids = new Map();
+    const roots = shownKids(tree.roots, -1);
     for (let k = roots.length - 1; k >= 0; k--) {
       stack.push(roots[k]);
-      stackIndent.push(roots.length > 1 ? 1 : 0);
+      stackIndent.push(tree.roots.length > 1 ? 1 : 0);
     }
     while (stack.length) {
       const i = stack.pop()!;
@@ -126,7 +162,7 @@ export class TreeList {
       if (this.collapsed.has(i)) {
         continue;
       }
-      const kids = tree.children[i];
+      const kids = shownKids(tree.children[i], i);
       const next = kids.length > 1 ? indent + 1 : indent;
       for (let k = kids.length - 1; k >= 0; k--) {
         stack.push(kids[k]);
@@ -205,6 +241,11 @@ export class TreeList {
     const summary = tree.summaries[i];
     const label = this.source.label(id);
     const collapsed = this.collapsed.has(i);
+    const isHidden = this.source.hidden.has(id);
+    if (isHidden) {
+      classes.push('jtc-hidden-node');
+    }
+    const leftOut = this.hiddenKids.get(i) ?? 0;
     const title = [id, summaryLine(summary, trans), this.options.hint].filter(Boolean).join('\n');
     return h(
       'div',
@@ -246,11 +287,19 @@ export class TreeList {
           : null,
         label ? labelBadge(label, trans) : null,
         summary?.interrupted ? interruptedBadge(trans) : null,
+        isHidden ? hiddenBadge(trans) : null,
         i === this.leafIndex
           ? h('span', { class: 'jtc-leaf-mark', title: trans.__('the end of the current branch') }, trans.__('current'))
           : null,
         h('span', { class: 'jtc-first-line' }, tree.heads[i]),
-        collapsed ? h('span', { class: 'jtc-hidden-count' }, trans._n('+%1 branch', '+%1 branches', kids)) : null
+        collapsed ? h('span', { class: 'jtc-hidden-count' }, trans._n('+%1 branch', '+%1 branches', kids)) : null,
+        leftOut
+          ? h(
+              'span',
+              { class: 'jtc-hidden-count jtc-hidden-kids', title: trans.__('hidden branches are kept in the file') },
+              trans._n('%1 hidden', '%1 hidden', leftOut)
+            )
+          : null
       )
     );
   }
@@ -274,7 +323,7 @@ export class TreeList {
       if (!this.collapsed.delete(i)) {
         this.collapsed.add(i);
       }
-      this.flattened = -1;
+      this.flattened = '';
       this.update();
       return;
     }
@@ -285,12 +334,26 @@ export class TreeList {
     }
   }
 
+  private handleMenu(event: MouseEvent): void {
+    const row = (event.target as HTMLElement).closest<HTMLElement>('.jtc-row');
+    if (row?.dataset.id && this.options.menu) {
+      event.preventDefault();
+      this.options.menu(row.dataset.id, event.clientX, event.clientY);
+    }
+  }
+
   private handleKey(event: KeyboardEvent): void {
     const row = (event.target as HTMLElement).closest<HTMLElement>('.jtc-row');
     if (!row?.dataset.id) {
       return;
     }
     const id = row.dataset.id;
+    if ((event.key === 'ContextMenu' || (event.key === 'F10' && event.shiftKey)) && this.options.menu) {
+      event.preventDefault();
+      const box = row.getBoundingClientRect();
+      this.options.menu(id, box.left + 40, box.bottom);
+      return;
+    }
     const at = Number(row.dataset.at);
     if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
       const next = at + (event.key === 'ArrowDown' ? 1 : -1);

@@ -41,6 +41,9 @@ export function numbersLine(summary: Summary | null, trans: Translation): string
   if (typeof ms === 'number') {
     items.push(ms < 1000 ? trans.__('%1 ms', ms) : trans.__('%1 s', (ms / 1000).toFixed(1)));
   }
+  if (summary.cost) {
+    items.push(summary.cost);
+  }
   return joinItems(items, trans);
 }
 
@@ -67,4 +70,12 @@ export function interruptedBadge(trans: Translation): HTMLElement {
 
 export function labelBadge(label: string, trans: Translation): HTMLElement {
   return h('span', { class: 'jtc-label', title: trans.__('label') }, label);
+}
+
+export function hiddenBadge(trans: Translation): HTMLElement {
+  return h(
+    'span',
+    { class: 'jtc-hidden-badge', title: trans.__('A hidden branch: folded away in every view, kept in the file') },
+    trans.__('hidden')
+  );
 }

@@ -36,6 +36,8 @@ export interface ChatSession {
   children: Map<string | null, string[]>;
   leaf: string | null;
   labels: Map<string, string>;
+  /** ids whose branch a `hidden` record hides (the last record for an id wins) */
+  hidden: Set<string>;
   header: Record<string, unknown> | null;
   problems: Problem[];
 }
@@ -51,6 +53,7 @@ export function emptySession(): ChatSession {
     children: new Map(),
     leaf: null,
     labels: new Map(),
+    hidden: new Set(),
     header: null,
     problems: []
   };
@@ -377,6 +380,24 @@ export function parseSession(data: Uint8Array | string): ChatSession {
         labels.set(target, label);
       } else {
         labels.delete(target);
+      }
+    } else if (kind === 'hidden') {
+      const target = record.id;
+      const hidden = own(record, 'hidden') ? record.hidden : true;
+      if (typeof target !== 'string' || !nodes.has(target)) {
+        report(
+          number,
+          `hidden record for unknown node ${reprField(text!, 'id', target)} (ignored)`
+        );
+      } else if (typeof hidden !== 'boolean') {
+        report(
+          number,
+          `hidden record for ${reprString(target)}: 'hidden' is ${kindOf(hidden)}, not a boolean (ignored)`
+        );
+      } else if (hidden) {
+        session.hidden.add(target);
+      } else {
+        session.hidden.delete(target);
       }
     } else if (kind === 'session') {
       if (session.header === null) {

@@ -44,6 +44,9 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     ['msg:custom', onMessage],
     ['change:leaf', onTree],
     ['change:labels', onTree],
+    ['change:context', () => store.emit('context')], // the header alone: no redraw
+    ['change:hidden', onTree],
+    ['change:links', onTree],
     ['change:turn', onTree],
     ['change:busy', onBusy],
     ['change:error', onStatus]

@@ -9,14 +9,17 @@
  */
 
 import { Part, partsOf } from '../components/content';
-import { Change, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
+import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
 
 // -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
 
-/** `[model, input_tokens, output_tokens, duration_ms, interrupted]` of a reply. */
-export type MetaSummary = [string | null, number | null, number | null, number | null, 0 | 1];
+/** `[model, input_tokens, output_tokens, duration_ms, interrupted]` of a reply, and its
+ * cost (`"$0.0135"`) when its model has a price. */
+export type MetaSummary =
+  | [string | null, number | null, number | null, number | null, 0 | 1]
+  | [string | null, number | null, number | null, number | null, 0 | 1, string];
 /** `[id, parent_index, role, head, meta]`; role `u` user, `a` assistant, `t` tool results. */
 export type Row = [string, number, 'u' | 'a' | 't', string, MetaSummary | null];
 
@@ -44,8 +47,14 @@ export interface Traits {
   /** panel */
   nodes: Row[];
   labels: Record<string, string>;
+  /** ids whose branch is hidden */
+  hidden: string[];
+  /** compaction root id -> the leaf it summarised */
+  links: Record<string, string>;
   leaf: string | null;
   title: string;
+  /** the context window's use on the current branch (widget/protocol.py: context_reading) */
+  context: Partial<ContextReading>;
   /** what "Ask other models…" offers (TreeChat.compare_models / compare_temperatures) */
   compare_models: string[];
   compare_temperatures: number[];
@@ -68,6 +77,7 @@ export type KernelMessage =
   | { t: 'rows'; from: number; rows: Row[] }
   | { t: 's'; p: string }
   | { t: 'd'; x: string }
+  | { t: 'k'; x: string }
   | { t: 'e'; p: string; err?: string }
   | { t: 'texts'; req?: number; texts: Record<string, FullText> }
   | { t: 'ack'; req: number }
@@ -84,6 +94,9 @@ export interface FullText {
   meta: Record<string, unknown>;
   /** the message's images and documents, cut down by the kernel (protocol.media_blocks) */
   media?: Array<Record<string, unknown>>;
+  /** the reply's thinking, and how many blocks the API sent encrypted */
+  thinking?: string;
+  redacted?: number;
   /** an answer: the id of the notebook cell that asked (where "Insert below" goes) */
   cell?: string;
 }
@@ -93,6 +106,7 @@ export type Action =
   | { a: 'edit'; id: string; text: string }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
+  | { a: 'hide'; id: string; hidden: boolean }
   | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
 
 /**
@@ -120,14 +134,26 @@ export function summaryOf(meta: MetaSummary | null): Summary | null {
     return null;
   }
   const [model, inputTokens, outputTokens, durationMs, interrupted] = meta;
-  return { model, inputTokens, outputTokens, durationMs, interrupted: interrupted === 1 };
+  const cost = typeof meta[5] === 'string' ? meta[5] : null;
+  return { model, inputTokens, outputTokens, durationMs, interrupted: interrupted === 1, cost };
 }
 
-/** What the kernel sent as a node's full text, as the components' `NodeContent`. */
+/** What the kernel sent as a node's full text, as the components' `NodeContent`: the
+ * thinking first (folded above the answer), then the images and documents, then the text. */
 function contentOf(full: FullText): NodeContent {
+  const parts: Part[] = [];
+  if (full.thinking) {
+    parts.push({ kind: 'thinking', name: 'thinking', isError: false, text: full.thinking });
+  }
+  for (let k = 0; k < (full.redacted ?? 0); k++) {
+    parts.push({ kind: 'thinking', name: 'redacted_thinking', isError: false, text: '' });
+  }
   const media = Array.isArray(full.media) ? partsOf({ content: full.media }) : [];
-  const text: Part = { kind: 'text', name: '', isError: false, text: full.text };
-  return { parts: full.text || !media.length ? [...media, text] : media, meta: full.meta ?? {}, line: 0, timestamp: null };
+  parts.push(...media);
+  if (full.text || !media.length) {
+    parts.push({ kind: 'text', name: '', isError: false, text: full.text });
+  }
+  return { parts, meta: full.meta ?? {}, line: 0, timestamp: null };
 }
 
 /**
@@ -156,6 +182,10 @@ export class Store implements SessionSource, PanelActions {
   private listeners = new Set<(what: Change) => void>();
   private busyTimer: ReturnType<typeof setTimeout> | null = null;
   private rowsAsked = false;
+  private hiddenSeen: string[] | null = null;
+  private hiddenSet = new Set<string>();
+  private linksSeen: Record<string, string> | null = null;
+  private linksMap = new Map<string, string>();
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -179,6 +209,32 @@ export class Store implements SessionSource, PanelActions {
 
   get title(): string {
     return this.model.get('title') ?? '';
+  }
+
+  get context(): ContextReading | null {
+    const reading = this.model.get('context');
+    if (!reading || typeof reading.tokens !== 'number') {
+      return null;
+    }
+    return { tokens: reading.tokens, window: typeof reading.window === 'number' ? reading.window : null, exact: reading.exact === true };
+  }
+
+  get hidden(): ReadonlySet<string> {
+    const ids = this.model.get('hidden') ?? [];
+    if (ids !== this.hiddenSeen) {
+      this.hiddenSeen = ids;
+      this.hiddenSet = new Set(ids);
+    }
+    return this.hiddenSet;
+  }
+
+  get links(): ReadonlyMap<string, string> {
+    const links = this.model.get('links') ?? {};
+    if (links !== this.linksSeen) {
+      this.linksSeen = links;
+      this.linksMap = new Map(Object.entries(links));
+    }
+    return this.linksMap;
   }
 
   label(id: string): string | undefined {
@@ -220,7 +276,7 @@ export class Store implements SessionSource, PanelActions {
     switch (message.t) {
       case 'n': {
         if (message.s === 1 && this.stream) {
-          this.setText(message.r[0], { text: this.stream.text, meta: {} });
+          this.setText(message.r[0], { text: this.stream.text, meta: {}, thinking: this.stream.thinking });
         }
         if (this.model.get('mode') === 'panel') {
           if (message.i !== undefined && message.i > this.size) {
@@ -242,12 +298,18 @@ export class Store implements SessionSource, PanelActions {
         this.emit('tree');
         break;
       case 's':
-        this.stream = { parent: message.p, text: '', done: false };
+        this.stream = { parent: message.p, text: '', thinking: '', done: false };
         this.emit('stream');
         break;
       case 'd':
         if (this.stream) {
           this.stream.text += message.x;
+          this.emit('delta');
+        }
+        break;
+      case 'k':
+        if (this.stream) {
+          this.stream.thinking += message.x;
           this.emit('delta');
         }
         break;
@@ -387,6 +449,10 @@ export class Store implements SessionSource, PanelActions {
 
   switchTo(id: string): void {
     this.act({ a: 'switch', id });
+  }
+
+  hide(id: string, hidden: boolean): void {
+    this.act({ a: 'hide', id, hidden });
   }
 
   /** Several answers at once beside `id`'s (a retry as a fan-out). */

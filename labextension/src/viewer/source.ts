@@ -32,7 +32,8 @@ function summaryOf(node: ChatNode): Summary | null {
     inputTokens: numberOrNull(usage.input_tokens),
     outputTokens: numberOrNull(usage.output_tokens),
     durationMs: numberOrNull(meta.duration_ms),
-    interrupted: meta.interrupted === true
+    interrupted: meta.interrupted === true,
+    cost: null // prices live in the kernel (jupyter_tree_chat/models.py)
   };
 }
 
@@ -42,6 +43,7 @@ export class FileSource implements SessionSource {
   readonly stream = null;
   private session: ChatSession = emptySession();
   private contents = new Map<string, NodeContent>();
+  private compactions = new Map<string, string>();
   private readonly listeners = new Set<(what: Change) => void>();
 
   constructor(private readonly trans: Translation) {}
@@ -63,7 +65,12 @@ export class FileSource implements SessionSource {
   load(session: ChatSession, title: string): void {
     const tree = new SessionTree();
     const contents = new Map<string, NodeContent>();
+    const compactions = new Map<string, string>();
     for (const node of session.nodes.values()) {
+      const from = node.meta?.compacted_from;
+      if (node.parentId === null && typeof from === 'string') {
+        compactions.set(node.id, from);
+      }
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
       const parts = partsOf(node.message);
@@ -79,8 +86,17 @@ export class FileSource implements SessionSource {
     this.session = session;
     this.tree = tree;
     this.contents = contents;
+    this.compactions = compactions;
     this.title = title;
     this.emit('tree');
+  }
+
+  get hidden(): ReadonlySet<string> {
+    return this.session.hidden;
+  }
+
+  get links(): ReadonlyMap<string, string> {
+    return this.compactions;
   }
 
   label(id: string): string | undefined {
