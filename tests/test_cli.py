@@ -16,7 +16,6 @@ from fake_rules import validate
 from import_samples import chatgpt_export, claude_code_session, jsonl, pi_v1_with_damage
 
 from jupyter_tree_chat.cli import main
-from jupyter_tree_chat.cli.reading import json_text
 
 CHAPTER = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
@@ -66,20 +65,6 @@ def test_path_json_is_exactly_what_the_model_is_sent(
         {"role": "assistant", "content": [{"type": "text", "text": "Hi!"}]},
         {"role": "user", "content": "换一种问法"},
     ]  # no timestamp: the API does not accept it
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        [{"role": "user", "content": 'hello, 继续 \u2028 \x01 \x7f "quoted" /'}],
-        [{"role": "assistant", "content": [{"type": "tool_use", "input": {"a": [], "b": {}}}]}],
-        [{"content": [1.5, 1e16, 1e-05, 4.9e-324, 123.456, -0.0, 2**63, None, True]}],
-        [{"content": [float("nan"), float("inf"), 2**70, "\ud83d lone surrogate"]}],
-        [{"content": "a string that says null or 1e-5 or 0.00001"}],
-    ],
-)
-def test_path_json_text_is_the_standard_librarys_text(value: object) -> None:
-    assert json_text(value) == json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def test_path_takes_a_leaf_by_unique_prefix(

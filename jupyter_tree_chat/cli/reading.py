@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
-from typing import Any
-
-import orjson
 
 from .. import formats
 from ..errors import ChatError, StoreError
@@ -118,25 +114,7 @@ def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
     if as_json:
         from ..providers.wire import api_messages  # here: only --json needs the providers
 
-        return json_text(api_messages([node.message for node in nodes]))
+        sent = api_messages([node.message for node in nodes])
+        return json.dumps(sent, ensure_ascii=False, indent=2)
     width = short_id_length(node.id for node in tree)
     return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)
-
-
-# what orjson may write otherwise than the standard library: a float with a small
-# exponent (1e-05 as 0.00001, 1e-09 as 1e-9), and NaN or infinity (as null)
-_MAY_DIFFER = re.compile(r"\de-|0\.0000|null")
-
-
-def json_text(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, indent=2)``, written by orjson where that
-    is the same text: the standard library indents in Python, a third of a second for a
-    2,000-message path. Output that may differ (see ``_MAY_DIFFER``; a string holding
-    such text too) is written by the standard library."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:  # a lone surrogate, an integer over 64 bits
-        return json.dumps(value, ensure_ascii=False, indent=2)
-    if _MAY_DIFFER.search(text):
-        return json.dumps(value, ensure_ascii=False, indent=2)
-    return text
