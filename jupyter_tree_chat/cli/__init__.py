@@ -17,8 +17,8 @@ import sys
 
 from .. import formats
 from ..errors import ChatError
-from .export import export_text, write_output
-from .reading import CliError, leaf_of, load, path, show
+from .quickpath import quick_path
+from .reading import CliError, leaf_of, load, path, path_text, show
 
 PROG = "jupyter-tree-chat"
 
@@ -101,11 +101,19 @@ def _import(args: argparse.Namespace) -> tuple[int, str]:
     return 0, f"Wrote {target}: {imported.summary()}"
 
 
-def run(argv: list[str]) -> tuple[int, str]:
-    """Run one command; returns the exit status and what goes to stdout."""
+def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
+    """Run one command; returns the exit status and what goes to stdout.
+
+    ``path --json`` on a clean session file reads only the path's lines in full
+    (quickpath.py) unless ``quick`` is off; the answer is the full loader's either way.
+    """
     args = _parser().parse_args(argv)
     if args.command == "import":
         return _import(args)
+    if args.command == "path" and args.json and quick:
+        nodes = quick_path(args.file, args.leaf)
+        if nodes is not None:
+            return 0, path_text(nodes, [], as_json=True)
     reading = load(args.file)
     result = reading.result
     if args.command == "check":
@@ -115,6 +123,8 @@ def run(argv: list[str]) -> tuple[int, str]:
     leaf = leaf_of(result.tree, args.leaf)
     if args.command == "path":
         return 0, path(result, leaf, args.json)
+    from .export import export_text, write_output  # here: path need not import the picture
+
     text = export_text(result, args.format, leaf, source=args.file, show_all=args.all)
     if args.output is None:
         return 0, text
@@ -122,12 +132,13 @@ def run(argv: list[str]) -> tuple[int, str]:
     return 0, ""
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The console script. Returns the exit status (0 ok, 1 problems found, 2 error)."""
+def main(argv: list[str] | None = None, *, quick: bool = True) -> int:
+    """The console script. Returns the exit status (0 ok, 1 problems found, 2 error);
+    ``quick=False`` makes ``path`` use the full loader (tests compare the two)."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")  # a tree drawing on a Latin-1 terminal
     try:
-        status, out = run(sys.argv[1:] if argv is None else argv)
+        status, out = run(sys.argv[1:] if argv is None else argv, quick=quick)
     except CliError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

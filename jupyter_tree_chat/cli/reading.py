@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .. import formats
 from ..errors import ChatError, StoreError
 from ..formats.detect import SCAN_BYTES
+from ..node import Node
 from ..store import LoadResult, load_file, open_session_file, read_session_bytes
 from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
 from ..tree import SessionTree
@@ -111,10 +112,15 @@ def show(reading: Reading, show_all: bool = False) -> str:
 def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
     tree = result.tree
     nodes = tree.path_nodes(leaf) if leaf is not None else []
+    return path_text(nodes, [node.id for node in tree], as_json)
+
+
+def path_text(nodes: list[Node], ids: list[str], as_json: bool) -> str:
+    """What ``path`` prints for ``nodes`` (root first); short ids tell all ``ids`` apart."""
     if as_json:
         from ..providers.wire import api_messages  # here: only --json needs the providers
 
         sent = api_messages([node.message for node in nodes])
         return json.dumps(sent, ensure_ascii=False, indent=2)
-    width = short_id_length(node.id for node in tree)
+    width = short_id_length(ids)
     return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)
