@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import formats
@@ -112,10 +113,10 @@ def show(reading: Reading, show_all: bool = False) -> str:
 def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
     tree = result.tree
     nodes = tree.path_nodes(leaf) if leaf is not None else []
-    return path_text(nodes, [node.id for node in tree], as_json)
+    return path_text(nodes, (node.id for node in tree), as_json)
 
 
-def path_text(nodes: list[Node], ids: list[str], as_json: bool) -> str:
+def path_text(nodes: list[Node], ids: Iterable[str], as_json: bool) -> str:
     """What ``path`` prints for ``nodes`` (root first); short ids tell all ``ids`` apart."""
     if as_json:
         from ..providers.wire import api_messages  # here: only --json needs the providers
