@@ -2,10 +2,11 @@
 
 ``jupyter tree-chat path FILE`` prints one root-to-leaf path, yet the full loader
 (loader.py) builds every node and checks every line, which on a million-node file
-costs about twice a bare parse of its lines. This fast path reads the file once with a
-light msgspec decoder (ids, parents and the shape of each record, nothing decoded that
-a path does not need), builds ``id → (parent, line)``, walks up from the leaf, and
-reads only the path's lines with the real loader.
+costs about twice a bare parse of its lines. This fast path reads the file once, a
+block at a time, with a light msgspec decoder (ids, parents and the shape of each
+record, nothing decoded that a path does not need), checks the ids are unique with a
+set, walks up from the leaf searching each parent backwards from its child, and reads
+only the path's lines again, with the real loader.
 
 The promise: it never gives an answer the full loader would not. Whenever the file is
 anything but plain (a line the light decoder refuses and orjson does not read as a
@@ -35,7 +36,7 @@ from ..errors import ChatError
 from ..formats.detect import SCAN_BYTES
 from ..loader import parse_session
 from ..node import Node
-from ..store import open_session_file, read_session_bytes
+from ..store import open_session_file
 
 
 class _Record(msgspec.Struct, gc=False, rename={"parent_id": "parentId"}):
@@ -51,92 +52,100 @@ _ID = attrgetter("id")
 _PARENT = attrgetter("parent_id")
 _TYPE = attrgetter("type")
 _TYPED = frozenset({"session", "label", "hidden", "leaf"})  # a path reads only "leaf"
-#: a newline not followed by a record (the file's last newline excepted, see _read)
+#: a newline not followed by a record (a block's last newline excepted)
 _LINE_NOT_A_RECORD = re.compile(rb"\n(?!\{)")
 _FEW = 64  # up to this many typed records are taken out of the node list one by one
 _BLOCK = 1 << 15  # lines are decoded, counted and found a block of this many bytes at a time
 
 
 class _Lines:
-    """The file's bytes, and where each block of lines starts: any line found without
-    splitting the whole file."""
+    """Where each block of the file's lines starts and ends: any line is read again
+    with one ``pread``, and the file is never held in memory whole."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.starts: list[int] = []  # byte offset of each block
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.bounds: list[int] = [0]  # byte offset of each block, then where the last ends
         self.firsts: list[int] = []  # 0-based number of each block's first line
 
-    def line(self, number: int) -> bytes:
-        data = self.data
-        block = bisect_right(self.firsts, number) - 1
-        start = self.starts[block]
-        for _ in range(number - self.firsts[block]):
-            start = data.index(b"\n", start) + 1
-        return data[start : data.index(b"\n", start)]
+    def read(self, numbers: list[int]) -> list[bytes]:
+        """The lines with these numbers (ascending; no newline), each block read once."""
+        found: list[bytes] = []
+        block, data = -1, b""
+        for number in numbers:
+            wanted = bisect_right(self.firsts, number) - 1
+            if wanted != block:
+                block = wanted
+                start, end = self.bounds[block], self.bounds[block + 1]
+                data = os.pread(self.fd, end - start, start)
+            skip = number - self.firsts[block]
+            found.append(data.split(b"\n", skip + 1)[skip])
+        return found
 
 
 def quick_path(name: str, ref: str | None) -> list[Node] | None:
     """The path to ``ref`` (or to the file's leaf), root first, its nodes read by the
     loader; None whenever the full loader must decide."""
     try:
-        data = _read(name)
+        fd = open_session_file(name)
     except (OSError, ValueError, ChatError):
-        return None
-    if data is None:
-        return None
+        return None  # the loader's message says what is wrong
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        lines = _Lines(data)
-        records = _decode(lines)
+        if formats.detect(os.pread(fd, SCAN_BYTES, 0)) in formats.FORMATS:
+            return None
+        lines = _Lines(fd)
+        records = _decode(lines, os.fstat(fd).st_size)
         return None if records is None else _path(lines, records, ref)
+    except OSError:
+        return None
     finally:
+        os.close(fd)
         if was_enabled:
             gc.enable()
 
 
-def _read(name: str) -> bytes | None:
-    """The file's bytes if it is a native session file whose every line starts a
-    record; else None."""
-    fd = open_session_file(name)
-    try:
-        head = os.pread(fd, SCAN_BYTES, 0)
-    finally:
-        os.close(fd)
-    if formats.detect(head) in formats.FORMATS:
-        return None
-    data = read_session_bytes(name)
-    if not data.startswith(b"{") or not data.endswith(b"\n") or b"\r" in data:
-        return None  # a byte order mark, a torn last line, CRLF: the loader says
-    if _LINE_NOT_A_RECORD.search(data, 0, len(data) - 1):
-        return None  # a blank line, or one that is not a record
-    return data
-
-
-def _decode(lines: _Lines) -> list[_Record] | None:
-    """Every line decoded, a block at a time; None if a line is not one record."""
-    data = lines.data
-    view = memoryview(data)
+def _decode(lines: _Lines, size: int) -> list[_Record] | None:
+    """Every line decoded, a block at a time; None unless every line is one record that
+    starts the line, and the last line is whole."""
     records: list[_Record] = []
-    start, size = 0, len(data)
+    start = 0
     while start < size:
-        end = data.find(b"\n", start + _BLOCK) + 1 or size
+        chunk = _block(lines.fd, start, size)
+        end = chunk.rfind(b"\n") + 1
+        if not end:
+            return None  # a torn last line: the loader says
+        if not chunk.startswith(b"{") or chunk.find(b"\r", 0, end) != -1:
+            return None  # a byte order mark, a line that is not a record, CRLF
+        if _LINE_NOT_A_RECORD.search(chunk, 0, end - 1):
+            return None  # a blank line, or one that is not a record
         first = len(records)
         try:
-            records += _decode_lines(view[start:end])
+            records += _decode_lines(memoryview(chunk)[:end])
         except msgspec.DecodeError:
             return None
-        if len(records) - first != data.count(b"\n", start, end):
+        if len(records) - first != chunk.count(b"\n", 0, end):
             return None  # two records on one line: the loader reads it as garbage
-        lines.starts.append(start)
         lines.firsts.append(first)
-        start = end
+        start += end
+        lines.bounds.append(start)
     return records
 
 
+def _block(fd: int, start: int, size: int) -> bytes:
+    """About ``_BLOCK`` bytes from ``start``, more if needed to hold a whole line (a
+    long one, an image): the caller decodes up to the last newline."""
+    want = _BLOCK
+    while True:
+        chunk = os.pread(fd, min(want, size - start), start)
+        if b"\n" in chunk or start + len(chunk) >= size or not chunk:
+            return chunk
+        want *= 4
+
+
 def _path(lines: _Lines, records: list[_Record], ref: str | None) -> list[Node] | None:
-    """Index the nodes, choose the leaf as the loader would, and read the path's lines
-    with the real loader, in file order."""
+    """Check the ids, choose the leaf as the loader would, walk up to the root, and
+    read the path's lines with the real loader, in file order."""
     kinds = list(map(_TYPE, records))
     if "" in kinds:
         return None
@@ -151,54 +160,70 @@ def _path(lines: _Lines, records: list[_Record], ref: str | None) -> list[Node] 
             del nodes[number]
     # node ``p`` is on line ``p + bisect_right(shifts, p)``: typed lines push it down
     shifts = [number - before for before, number in enumerate(typed)]
-    index = dict(zip(map(_ID, nodes), count()))
-    if not index or len(index) < len(nodes) or None in index or "" in index:
+    ids = list(map(_ID, nodes))
+    unique = set(ids)  # a set, not an id → line dict: half the cost on a million ids
+    if not unique or len(unique) < len(ids) or None in unique or "" in unique:
         return None  # no node, a duplicate id, or a node without a proper id
     if any(map(is_, map(_PARENT, nodes), repeat(UNSET))):
         return None  # a line with no parentId: not a node, as the loader will say
     leaf_records = _leaf_records(lines, typed)
     if leaf_records is None:
         return None
-    if any(target not in index for _, target in leaf_records):
+    if any(target not in unique for _, target in leaf_records):
         return None  # a leaf record the loader ignores: let it say so
     last = len(nodes) - 1
-    leaf = nodes[last].id  # the last node, unless a leaf record comes after it
+    leaf = ids[last]  # the last node, unless a leaf record comes after it
     if leaf_records and leaf_records[-1][0] > last + bisect_right(shifts, last):
         leaf = leaf_records[-1][1]  # after every node, so its target came before it
     if ref is not None:
-        if ref in index:
+        if ref in unique:
             leaf = ref
         else:
-            matches = [node_id for node_id in index if node_id.startswith(ref)] if ref else []
+            matches = [node_id for node_id in ids if node_id.startswith(ref)] if ref else []
             if len(matches) != 1:
                 return None  # the loader's message says what is wrong
             leaf = matches[0]
-    chain: list[int] = []
-    position: int | None = index[cast(str, leaf)]
-    while position is not None:
-        if len(chain) > len(nodes):
-            return None  # a cycle
-        chain.append(position)
-        parent = nodes[position].parent_id
-        position = None if parent is None else index.get(cast(str, parent), -1)
-        if position == -1:
-            return None  # an orphan
-    chain.sort()  # in file order, so a parent that comes later is an orphan here too
-    path_lines = [lines.line(p + bisect_right(shifts, p)) + b"\n" for p in chain]
-    result = parse_session(b"".join(path_lines))
+    chain = _chain(nodes, ids, cast(str, leaf))
+    if chain is None:
+        return None
+    numbers = [p + bisect_right(shifts, p) for p in chain]
+    result = parse_session(b"\n".join(lines.read(numbers)) + b"\n")
     tree = result.tree
-    if result.problems or [node.id for node in tree] != [nodes[p].id for p in chain]:
+    if result.problems or [node.id for node in tree] != [ids[p] for p in chain]:
         return None
     return tree.path_nodes(cast(str, leaf))
+
+
+def _chain(nodes: list[_Record], ids: list[str], leaf: str) -> list[int] | None:
+    """The positions of the leaf and its ancestors, root first; None if a parent is
+    missing or comes after its child (an orphan the loader reports).
+
+    Each parent is searched for backwards from its child, in a reversed copy of the
+    ids, so the whole walk reads each id at most once and needs no index."""
+    backwards = ids[::-1]
+    last = len(ids) - 1
+    at = backwards.index(leaf)
+    chain: list[int] = []
+    while True:
+        position = last - at
+        chain.append(position)
+        parent = nodes[position].parent_id
+        if parent is None:
+            chain.reverse()
+            return chain
+        try:
+            at = backwards.index(cast(str, parent), at + 1)
+        except ValueError:
+            return None
 
 
 def _leaf_records(lines: _Lines, typed: list[int]) -> list[tuple[int, str]] | None:
     """The leaf records among the typed lines, read as the loader reads them (orjson);
     None if one is not a record the loader reads the same way."""
     found: list[tuple[int, str]] = []
-    for number in typed:
+    for number, line in zip(typed, lines.read(typed), strict=True):
         try:
-            record = orjson.loads(lines.line(number))
+            record = orjson.loads(line)
         except orjson.JSONDecodeError:
             return None
         kind = record.get("type") if type(record) is dict else None
