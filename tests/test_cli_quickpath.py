@@ -23,7 +23,13 @@ from test_reliability_fuzz import lines_of, sessions
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.cli.quickpath import quick_path
 from jupyter_tree_chat.loader import parse_session
-from jupyter_tree_chat.store import encode_record, header_record, leaf_record
+from jupyter_tree_chat.store import (
+    encode_record,
+    header_record,
+    hidden_record,
+    label_record,
+    leaf_record,
+)
 
 FUZZ = settings(
     max_examples=150,
@@ -91,6 +97,35 @@ def test_a_clean_file_takes_the_fast_path_and_reads_the_same_path(tmp_path: Path
         expected = tree.path_nodes(leaf)  # type: ignore[arg-type]
         assert [n.id for n in nodes] == [n.id for n in expected]
         assert [n.message for n in nodes] == [n.message for n in expected]
+
+
+def test_long_lines_and_many_typed_records_take_the_fast_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Lines longer than a read block (a pasted log, an image) and hundreds of labels,
+    hidden marks and leaf records spread over many blocks: still the fast path, still
+    the loader's answer."""
+    rng = random.Random(5)
+    lines = chain_file(1500, 3).splitlines(keepends=True)
+    ids = list(parse_session(b"".join(lines)).tree._nodes)
+    for i in range(0, len(lines), 7):
+        node_id = rng.choice(ids[: max(1, i - 2)])
+        typed = rng.choice([label_record(node_id, f"l{i}"), hidden_record(node_id, i % 2 == 0)])
+        lines.insert(i, encode_record(typed))
+    for i in range(3, len(lines), 400):  # 200 KB lines, longer than one read block
+        long = record(f"long{i}", ids[0], "assistant", i)
+        long["message"]["content"][0]["text"] = "x" * 200_000
+        lines.insert(i, encode_record(long))
+    lines.append(encode_record(leaf_record(ids[len(ids) // 2])))
+    path = tmp_path / "s.chat.jsonl"
+    path.write_bytes(b"".join(lines))
+    tree = parse_session(path.read_bytes()).tree
+    for ref in [None, "long3", ids[-1], ids[700]]:
+        nodes = quick_path(str(path), ref)
+        assert nodes is not None, "a clean file fell back to the full loader"
+        expected = tree.path_nodes(tree.leaf if ref is None else ref)  # type: ignore[arg-type]
+        assert [n.message for n in nodes] == [n.message for n in expected]
+    check_file(capsys, path, 5)
 
 
 def test_a_damaged_file_falls_back(tmp_path: Path) -> None:
