@@ -46,6 +46,11 @@ export interface TreeMarks {
   showHidden?: boolean;
 }
 
+interface DrawnRow {
+  key: string;
+  node: HTMLElement;
+}
+
 const ON_BRANCH = 1;
 const ON_SHOWN = 2;
 
@@ -66,6 +71,10 @@ export class TreeList {
   private shownIndex = -1;
   private focusIndex = -1;
   private marks: TreeMarks = { leaf: null, shown: null };
+  /** the rows in the DOM by their place in the list, with the key each was drawn for */
+  private drawn = new Map<number, DrawnRow>();
+  private drawnFor: SessionSource['tree'] | null = null;
+  private drawnSize = 0;
   private frame = 0;
   private readonly stopListening: () => void;
 
@@ -118,13 +127,19 @@ export class TreeList {
     this.draw();
   }
 
-  /** Rows change with the tree's size; with hidden branches also with the marks (a branch
-   * on a marked path is never folded away) and with the hidden set itself. */
+  /** Rows change with the tree's size and with which hidden branches fold away (one on
+   * a marked path never does): a switch re-flattens only if it unfolds or folds one. */
   private flattenKey(): string {
-    const hidden = this.source.hidden;
-    const { leaf, shown, showHidden } = this.marks;
-    const size = String(this.source.tree.size);
-    return hidden.size && !showHidden ? `${size} ${leaf} ${shown} ${[...hidden].join(' ')}` : size;
+    const { hidden, tree } = this.source;
+    const size = String(tree.size);
+    if (!hidden.size || this.marks.showHidden) {
+      return size;
+    }
+    const folded = [...hidden].filter(id => {
+      const i = tree.index.get(id);
+      return i !== undefined && !this.onPaths[i];
+    });
+    return `${size} ${folded.join(' ')}`;
   }
 
   private flatten(): void {
@@ -205,16 +220,38 @@ export class TreeList {
       first = Math.max(0, Math.floor(this.node.scrollTop / ROW_HEIGHT) - OVERSCAN);
       last = Math.min(last, Math.ceil((this.node.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
     }
+    const tree = this.source.tree;
+    if (tree !== this.drawnFor || tree.size !== this.drawnSize) {
+      [this.drawnFor, this.drawnSize] = [tree, tree.size]; // new nodes: counts and places move
+      this.drawn = new Map();
+    }
     const rows: HTMLElement[] = [];
+    const drawn = new Map<number, DrawnRow>();
     const focusAt = this.focusAt();
     for (let at = first; at < last; at++) {
-      rows.push(this.row(this.flat[at], this.indents[at], at, at === focusAt));
+      const i = this.flat[at];
+      const key = this.rowKey(i, this.indents[at], at === focusAt);
+      const before = this.drawn.get(at);
+      const row = before && before.key === key ? before.node : this.row(i, this.indents[at], at, at === focusAt);
+      drawn.set(at, { key, node: row });
+      rows.push(row);
     }
+    this.drawn = drawn;
     this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-    this.window.replaceChildren(...rows);
     if (!this.flat.length) {
-      this.window.append(h('div', { class: 'jtc-empty-note' }, this.options.emptyText));
+      this.window.replaceChildren(h('div', { class: 'jtc-empty-note' }, this.options.emptyText));
+      return;
     }
+    keepInPlace(this.window, rows);
+  }
+
+  /** All a row is drawn from besides the tree itself: a row whose key has not changed is
+   * kept as it is (a switch redraws only the rows whose marks moved). */
+  private rowKey(i: number, indent: number, focused: boolean): string {
+    const id = this.source.tree.ids[i];
+    const marks = this.onPaths[i] | (i === this.shownIndex ? 4 : 0) | (i === this.leafIndex ? 8 : 0);
+    const folds = `${this.collapsed.has(i) ? 1 : 0}${this.source.hidden.has(id) ? 1 : 0}${this.hiddenKids.get(i) ?? 0}`;
+    return `${i} ${indent} ${marks} ${focused ? 1 : 0} ${folds} ${this.source.label(id) ?? ''}`;
   }
 
   private row(i: number, indent: number, at: number, focused: boolean): HTMLElement {
@@ -373,4 +410,21 @@ export class TreeList {
       this.options.activate(id);
     }
   }
+}
+
+/** Make `host`'s children `rows`, in order, without moving a row that stays: the rows
+ * gone are removed first, then the new ones are put in their places. */
+function keepInPlace(host: HTMLElement, rows: HTMLElement[]): void {
+  const keep = new Set(rows);
+  for (const child of [...host.children]) {
+    if (!keep.has(child as HTMLElement)) {
+      child.remove();
+    }
+  }
+  rows.forEach((row, k) => {
+    const there = host.children[k];
+    if (there !== row) {
+      host.insertBefore(row, there ?? null);
+    }
+  });
 }
