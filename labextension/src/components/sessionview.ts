@@ -237,12 +237,15 @@ export class SessionView {
     this.tree.node.hidden = picture;
     this.picture.node.hidden = !picture;
     this.treePane.classList.toggle('jtc-picture-mode', picture);
+    let paths: [string[], string[]] | null = null; // made once, and only if needed
+    const marked = (): [string[], string[]] => (paths ??= [tree.pathTo(leaf), tree.pathTo(shown)]);
     if (picture) {
-      this.picture.update({ leafPath: tree.pathTo(leaf), shownPath: tree.pathTo(shown), showHidden });
+      const [leafPath, shownPath] = marked();
+      this.picture.update({ leafPath, shownPath, showHidden });
     } else {
       this.tree.update({ leaf, shown, showHidden }); // marks by a walk up: no path arrays
     }
-    this.renderTreeBar(() => new Set([...tree.pathTo(leaf), ...tree.pathTo(shown)]));
+    this.renderTreeBar(() => new Set(marked().flat()));
   }
 
   private end(): string | null {
