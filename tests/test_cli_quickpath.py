@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from import_samples import claude_code_session, jsonl
-from test_loader import damaged_file, record
+from test_loader import damaged_file, next_parent, record
 from test_reliability_fuzz import lines_of, sessions
 
 from jupyter_tree_chat.cli import main
@@ -69,11 +69,7 @@ def chain_file(size: int, seed: int) -> bytes:
     lines = [encode_record(header_record())]
     nodes: list[tuple[str, str]] = []
     for i in range(size):
-        if nodes and rng.random() < 0.95:
-            parent, parent_role = nodes[-1] if rng.random() < 0.8 else rng.choice(nodes)
-            role = "assistant" if parent_role == "user" else "user"
-        else:
-            parent, role = None, "user"  # type: ignore[assignment]
+        parent, role = next_parent(rng, nodes, stay=0.95, newest=0.8)
         node_id = f"{rng.getrandbits(48):012x}"
         lines.append(encode_record(record(node_id, parent, role, i)))
         nodes.append((node_id, role))

@@ -34,17 +34,25 @@ def record(node_id: str, parent: str | None, role: str, i: int) -> dict[str, Any
     }
 
 
+def next_parent(
+    rng: random.Random, nodes: list[tuple[str, str]], *, stay: float, newest: float
+) -> tuple[str | None, str]:
+    """Where a random conversation grows next, among ``nodes`` (id, role): with chance
+    ``stay`` under a node (the newest with chance ``newest``, else any), else a new
+    root; and the role that follows."""
+    if nodes and rng.random() < stay:
+        parent, parent_role = nodes[-1] if rng.random() < newest else rng.choice(nodes)
+        return parent, "assistant" if parent_role == "user" else "user"
+    return None, "user"
+
+
 def damaged_file(seed: int, size: int = 400) -> bytes:
     """A branching session with every kind of damage sprinkled through it."""
     rng = random.Random(seed)
     lines: list[bytes] = [encode_record({"type": "session", "version": 1})]
     ids: list[tuple[str, str]] = []
     for i in range(size):
-        if ids and rng.random() < 0.9:
-            parent_id, parent_role = ids[-1] if rng.random() < 0.7 else rng.choice(ids)
-            role = "assistant" if parent_role == "user" else "user"
-        else:
-            parent_id, role = None, "user"
+        parent_id, role = next_parent(rng, ids, stay=0.9, newest=0.7)
         node_id = f"n{i:04d}"
         line = encode_record(record(node_id, parent_id, role, i))
         roll = rng.random()
