@@ -53,6 +53,9 @@ interface DrawnRow {
 
 const ON_BRANCH = 1;
 const ON_SHOWN = 2;
+/** beside those two in a row's key: the row is the shown node's, the leaf's */
+const IS_SHOWN = 4;
+const IS_LEAF = 8;
 
 export class TreeList {
   readonly node: HTMLElement;
@@ -249,7 +252,7 @@ export class TreeList {
    * kept as it is (a switch redraws only the rows whose marks moved). */
   private rowKey(i: number, indent: number, focused: boolean): string {
     const id = this.source.tree.ids[i];
-    const marks = this.onPaths[i] | (i === this.shownIndex ? 4 : 0) | (i === this.leafIndex ? 8 : 0);
+    const marks = this.onPaths[i] | (i === this.shownIndex ? IS_SHOWN : 0) | (i === this.leafIndex ? IS_LEAF : 0);
     const folds = `${this.collapsed.has(i) ? 1 : 0}${this.source.hidden.has(id) ? 1 : 0}${this.hiddenKids.get(i) ?? 0}`;
     return `${i} ${indent} ${marks} ${focused ? 1 : 0} ${folds} ${this.source.label(id) ?? ''}`;
   }
