@@ -104,15 +104,19 @@ def test_a_hidden_branch_unfolds_while_current_and_folds_away_after_a_switch(pag
     assert hidden not in [row["id"] for row in ids()]
     parent_row = page.locator('.jtc-tree .jtc-row[data-id="u00015"]')
     expect(parent_row.locator(".jtc-hidden-kids")).to_have_text("1 hidden")
+    show_hidden = page.get_by_role("button", name="Show 1 hidden branch")
+    expect(show_hidden).to_have_count(1)
 
     page.evaluate("leaf => window.jtw.set('leaf', leaf)", hidden)  # the kernel switched
     rows = {row["id"]: row for row in ids()}
     assert rows[hidden]["leaf"] and rows[hidden]["onPath"]
     expect(parent_row.locator(".jtc-hidden-kids")).to_have_count(0)
+    expect(show_hidden).to_have_count(0)  # on the current branch: nothing is folded away
 
     page.evaluate("leaf => window.jtw.set('leaf', leaf)", traits["nodes"][-1][0])
     assert hidden not in [row["id"] for row in ids()]
     expect(parent_row.locator(".jtc-hidden-kids")).to_have_text("1 hidden")
+    expect(show_hidden).to_have_count(1)
     page.evaluate("ids => window.jtw.set('hidden', ids)", [])
     assert hidden in [row["id"] for row in ids()]
     expect(parent_row.locator(".jtc-hidden-kids")).to_have_count(0)

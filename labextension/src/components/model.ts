@@ -216,21 +216,21 @@ export function shortId(id: string): string {
 }
 
 /**
- * The hidden nodes whose branch a view folds away: off `keep` (the current path, and the
- * path a view shows) and not inside another hidden branch, which already hides them
- * (`hidden_branches` in jupyter_tree_chat/textview.py).
+ * The hidden nodes whose branch a view folds away: off the kept paths (`keep`: the
+ * current path, and the path a view shows) and not inside another hidden branch, which
+ * already hides them (`hidden_branches` in jupyter_tree_chat/textview.py).
  */
-export function hiddenBranches(tree: SessionTree, hidden: ReadonlySet<string>, keep: ReadonlySet<string>): string[] {
+export function hiddenBranches(tree: SessionTree, hidden: ReadonlySet<string>, keep: (id: string) => boolean): string[] {
   const found: string[] = [];
   for (const id of hidden) {
-    if (!tree.has(id) || keep.has(id)) {
+    if (!tree.has(id) || keep(id)) {
       continue;
     }
     let up = tree.parentOf(id);
-    while (up !== null && !keep.has(up) && !hidden.has(up)) {
+    while (up !== null && !keep(up) && !hidden.has(up)) {
       up = tree.parentOf(up);
     }
-    if (up === null || keep.has(up)) {
+    if (up === null || keep(up)) {
       found.push(id);
     }
   }

@@ -237,15 +237,17 @@ export class SessionView {
     this.tree.node.hidden = picture;
     this.picture.node.hidden = !picture;
     this.treePane.classList.toggle('jtc-picture-mode', picture);
-    let paths: [string[], string[]] | null = null; // made once, and only if needed
-    const marked = (): [string[], string[]] => (paths ??= [tree.pathTo(leaf), tree.pathTo(shown)]);
+    let onMarkedPath: (id: string) => boolean;
     if (picture) {
-      const [leafPath, shownPath] = marked();
+      const [leafPath, shownPath] = [tree.pathTo(leaf), tree.pathTo(shown)];
       this.picture.update({ leafPath, shownPath, showHidden });
+      let marked: Set<string> | null = null; // made only if a branch is hidden
+      onMarkedPath = id => (marked ??= new Set([...leafPath, ...shownPath])).has(id);
     } else {
       this.tree.update({ leaf, shown, showHidden }); // marks by a walk up: no path arrays
+      onMarkedPath = id => this.tree.isMarked(id);
     }
-    this.renderTreeBar(() => new Set(marked().flat()));
+    this.renderTreeBar(onMarkedPath);
   }
 
   private end(): string | null {
@@ -261,10 +263,10 @@ export class SessionView {
   }
 
   /** The list / picture toggle, and how many branches are hidden with the toggle that shows them. */
-  private renderTreeBar(keep: () => Set<string>): void {
+  private renderTreeBar(keep: (id: string) => boolean): void {
     const trans = this.options.trans;
     const source = this.source;
-    const hidden = source.hidden.size ? hiddenBranches(source.tree, source.hidden, keep()).length : 0;
+    const hidden = source.hidden.size ? hiddenBranches(source.tree, source.hidden, keep).length : 0;
     const mode = (name: 'list' | 'picture', text: string): HTMLElement =>
       h(
         'button',

@@ -192,6 +192,12 @@ export class TreeList {
     this.spacer.style.height = `${count * ROW_HEIGHT}px`;
   }
 
+  /** Whether `id` is on a marked path (the current branch, or the shown path). */
+  isMarked(id: string): boolean {
+    const i = this.source.tree.index.get(id);
+    return i !== undefined && this.onPaths[i] !== 0;
+  }
+
   /** Scroll so the row of `id` is in view (expanding nothing: it must be visible). */
   reveal(id: string): void {
     const i = this.source.tree.index.get(id);
