@@ -239,10 +239,8 @@ export class SessionView {
     this.treePane.classList.toggle('jtc-picture-mode', picture);
     let onMarkedPath: (id: string) => boolean;
     if (picture) {
-      const [leafPath, shownPath] = [tree.pathTo(leaf), tree.pathTo(shown)];
-      this.picture.update({ leafPath, shownPath, showHidden });
-      let marked: Set<string> | null = null; // made only if a branch is hidden
-      onMarkedPath = id => (marked ??= new Set([...leafPath, ...shownPath])).has(id);
+      this.picture.update({ shownPath: tree.pathTo(shown), showHidden });
+      onMarkedPath = id => this.picture.isMarked(id);
     } else {
       this.tree.update({ leaf, shown, showHidden }); // marks by a walk up: no path arrays
       onMarkedPath = id => this.tree.isMarked(id);

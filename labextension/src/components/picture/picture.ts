@@ -33,9 +33,9 @@ export interface PictureOptions {
   emptyText: string;
 }
 
-/** What is marked: the session's current branch, the path being shown, hidden branches. */
+/** What is marked besides the session's current branch (the picture follows the
+ * source's leaf): the path being shown, and whether hidden branches are listed. */
 export interface PictureMarks {
-  leafPath: string[];
   shownPath: string[];
   showHidden: boolean;
 }
@@ -47,8 +47,10 @@ export class TreePicture {
   private readonly tip: HTMLElement;
   private readonly zoomer: ZoomBehavior<SVGSVGElement, unknown>;
   private readonly opened = new Set<string>();
-  private marks: PictureMarks = { leafPath: [], shownPath: [], showHidden: false };
+  private marks: PictureMarks = { shownPath: [], showHidden: false };
   private folded: Folded = { items: [], onPath: new Set() };
+  /** tree indices of the shown path */
+  private onShown = new Set<number | undefined>();
   private x = new Float64Array(0);
   /** the smallest x, which sits at the top margin */
   private top = 0;
@@ -98,16 +100,17 @@ export class TreePicture {
     select(this.svg).on('.zoom', null);
   }
 
-  /** How many items are drawn, and how many of them are message nodes. */
-  get drawn(): { items: number; nodes: number } {
-    const items = this.folded.items;
-    return { items: items.length, nodes: items.filter(item => item.kind === 'node').length };
+  /** Whether `id` is on a marked path (the current branch, or the shown path). */
+  isMarked(id: string): boolean {
+    const i = this.source.tree.index.get(id);
+    return i !== undefined && (this.folded.onPath.has(i) || this.onShown.has(i));
   }
 
   update(marks: PictureMarks = this.marks): void {
     this.marks = marks;
     const source = this.source;
     const shown = marks.shownPath;
+    this.onShown = new Set(shown.map(id => source.tree.index.get(id)));
     this.folded = fold(source.tree, {
       leaf: source.leaf,
       reveal: shown.length ? shown[shown.length - 1] : null,
@@ -134,7 +137,7 @@ export class TreePicture {
   private draw(): void {
     const { items, onPath } = this.folded;
     const tree = this.source.tree;
-    const onShown = new Set(this.marks.shownPath.map(id => tree.index.get(id)));
+    const onShown = this.onShown;
     const at = (i: number): [number, number] => this.at(i);
     const colours = modelColours(this.source, items);
     const edges = svgElement('g', { class: 'jtc-picture-edges' });
