@@ -49,7 +49,7 @@ from .events import (
     TurnInterrupted,
 )
 from .language import COMPACTION, path_language
-from .models import CONTEXT_WINDOWS, PRICES, Price
+from .models import CONTEXT_WINDOWS, PRICES, Price, by_model
 from .providers.base import (
     Finished,
     Provider,
@@ -747,8 +747,7 @@ class Session:
             return None
         request = self._request(messages, settings, self.tool_specs(settings))
         tokens = self.provider.count_tokens(request)
-        window = self.meter(settings=settings).window
-        return exact_meter(tokens, window)
+        return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
         """The tools a request with ``settings`` offers the model (all registered by default)."""
