@@ -18,6 +18,7 @@ written is left for the next read).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -43,7 +44,22 @@ _LINE = attrgetter("line")
 _ROLE = attrgetter("_message.role")
 _META = attrgetter("_meta")
 _MISS: Any = object()
+
 _NOWHERE: Any = Node("", None, cast(Any, RawBody(cast(Any, object()), "")), None, 0)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC off meanwhile (and back as it was): reading a session makes
+    millions of small objects, none in a cycle, which it would otherwise rescan again
+    and again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _MetaProbe(msgspec.Struct, gc=False):
@@ -152,8 +168,9 @@ class Reader:
         cut = data.rfind(b"\n") + 1
         self._pending = data[cut:]
         added: list[Node] = []
-        for piece in _pieces(data[:cut] if cut < len(data) else data):
-            added += self._paused(piece, 0)
+        with gc_paused():
+            for piece in _pieces(data[:cut] if cut < len(data) else data):
+                added += self._feed(piece, 0)
         return added
 
     def close(self, *, growing: bool = False) -> list[Node]:
@@ -168,7 +185,8 @@ class Reader:
         added: list[Node] = []
         if pending:
             lines_before = self.lines_read
-            added = self._paused(pending + b"\n", lines_before + 1)
+            with gc_paused():
+                added = self._feed(pending + b"\n", lines_before + 1)
             if growing and not added:
                 self._pending, self.lines_read = pending, lines_before
             self._newline_owed = growing and bool(added)
@@ -194,15 +212,6 @@ class Reader:
             )
             self._unsorted = False
         self._problems_from = len(problems)
-
-    def _paused(self, data: bytes, torn_line: int) -> list[Node]:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self._feed(data, torn_line)
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def _feed(self, data: bytes, torn_line: int) -> list[Node]:
         """Read ``data``, whole lines each ending with a newline."""

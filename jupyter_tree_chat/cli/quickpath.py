@@ -19,7 +19,6 @@ uses the full loader. ``tests/test_cli_quickpath.py`` checks the two agree.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from bisect import bisect_right
@@ -34,7 +33,7 @@ from msgspec import UNSET, UnsetType
 from .. import formats
 from ..errors import ChatError
 from ..formats.detect import SCAN_BYTES
-from ..loader import parse_session
+from ..loader import gc_paused, parse_session
 from ..node import Node
 from ..store import open_session_file
 
@@ -89,20 +88,17 @@ def quick_path(name: str, ref: str | None) -> list[Node] | None:
         fd = open_session_file(name)
     except (OSError, ValueError, ChatError):
         return None  # the loader's message says what is wrong
-    was_enabled = gc.isenabled()
-    gc.disable()
     try:
         if formats.detect(os.pread(fd, SCAN_BYTES, 0)) in formats.FORMATS:
             return None
-        lines = _Lines(fd)
-        records = _decode(lines, os.fstat(fd).st_size)
-        return None if records is None else _path(lines, records, ref)
+        with gc_paused():
+            lines = _Lines(fd)
+            records = _decode(lines, os.fstat(fd).st_size)
+            return None if records is None else _path(lines, records, ref)
     except OSError:
         return None
     finally:
         os.close(fd)
-        if was_enabled:
-            gc.enable()
 
 
 def _decode(lines: _Lines, size: int) -> list[_Record] | None:

@@ -6,11 +6,8 @@ reads this project's own files (``jupyter tree-chat path``) never imports the re
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ..errors import FormatError, StoreError
+from ..loader import gc_paused
 from ..store import (
     SESSION_SUFFIX,
     LoadResult,
@@ -139,19 +137,6 @@ def read(
     """
     with gc_paused():
         return _read(sources, fmt, conversation, sidechains)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic GC off meanwhile (and back as it was): an import makes millions of
-    small objects, none in a cycle, which it would otherwise rescan again and again."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(sources: list[Source], fmt: str, conversation: str | None, sidechains: bool) -> Imported:
