@@ -144,7 +144,7 @@ class Commands(MeasureCommands):
         if not len(session.tree):
             print(f"The session is empty ({session.location}); run a %%chat cell.")
             return
-        count = len(hidden_branches(session.tree, session.hidden, session.leaf))
+        count = 0 if show_all else len(hidden_branches(session.tree, session.hidden, session.leaf))
         if "--svg" in args:
             picture = draw(session, show_hidden=show_all)
             show_svg(picture.svg, f"{picture.shown} of {picture.total} messages drawn")
@@ -158,7 +158,7 @@ class Commands(MeasureCommands):
                     show_hidden=show_all,
                 )
             )
-        if count and not show_all:
+        if count:
             print(hidden_note(count, "`%chat tree --all` shows them"))
 
     def do_branches(self, args: list[str]) -> None:
@@ -168,9 +168,7 @@ class Commands(MeasureCommands):
         session = self.session
         tree = session.tree
         on_path = {n.id for n in session.path()}
-        folded = (
-            set() if "--all" in args else set(hidden_branches(tree, session.hidden, session.leaf))
-        )
+        folded = set() if "--all" in args else hidden_branches(tree, session.hidden, session.leaf)
         if rest:
             start = self.node(rest[0])
             heads = tree.branches(start.id)
