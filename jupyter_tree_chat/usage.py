@@ -10,8 +10,9 @@ tokens its request held (``input_tokens`` + ``cache_creation_input_tokens`` +
 to that reply holds their sum. (When the model thought, that overcounts a little on
 older models, which drop earlier turns' thinking from the context.) Whatever comes
 after the last counted reply (a question not answered yet, tool results, the question
-about to be sent) is *estimated*, four characters a token, unless the API's
-count_tokens endpoint is asked (``Session.count_tokens``).
+about to be sent) is *estimated*, four characters a token (an image at a fixed size, a
+PDF by its pages), unless the API's count_tokens endpoint is asked
+(``Session.count_tokens``).
 
 Cost is each reply's usage times its model's price: input, output, cache writes and
 cache reads each at their own rate. A reply from a model with no price is counted in
@@ -20,8 +21,11 @@ tokens and reported as unpriced, never as free.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +36,12 @@ from .tree import Node
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
 """An image block's estimate: the most a full-size image costs (about 1.15 megapixels)."""
+PDF_PAGE_TOKENS = 2_400
+"""A PDF page's estimate: the API reads each page as its text and its picture (a page
+of text measures about 2,100 to 2,500 tokens, a scanned one about 1,600)."""
+PDF_BYTES_PER_PAGE = 50_000
+"""For a PDF whose pages cannot be counted (kept in compressed object streams)."""
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
 FULL_AT = 0.8
 """From this share of the window on, the footer suggests ``%chat compact``."""
 MILLION = 1_000_000
@@ -43,7 +53,8 @@ MILLION = 1_000_000
 def estimate_tokens(value: Any) -> int:
     """About how many tokens a text, a message or a block list holds: characters / 4.
 
-    Images count ``IMAGE_TOKENS`` each rather than their base64 characters."""
+    Images count ``IMAGE_TOKENS`` each and PDFs ``PDF_PAGE_TOKENS`` a page, rather than
+    their base64 characters (which would count a 600 KB PDF as 200,000 tokens)."""
     if isinstance(value, str):
         return math.ceil(len(value) / CHARS_PER_TOKEN)
     if isinstance(value, Mapping) and "role" in value:
@@ -65,10 +76,27 @@ def _block_tokens(block: Any) -> int:
         return estimate_tokens(block.get("thinking") or "")
     if kind == "image":
         return IMAGE_TOKENS
+    if kind == "document":
+        return _document_tokens(block)
     if kind == "tool_result":
         body = block.get("content")
         return estimate_tokens(body if isinstance(body, (str, list)) else "")
     return estimate_tokens(json.dumps(dict(block), ensure_ascii=False, default=str))
+
+
+def _document_tokens(block: Mapping[str, Any]) -> int:
+    """A document block: a base64 PDF by its pages, a text document by its text."""
+    source = block.get("source")
+    if not isinstance(source, Mapping) or not isinstance(source.get("data"), str):
+        return estimate_tokens(json.dumps(dict(block), ensure_ascii=False, default=str))
+    if source.get("type") != "base64":
+        return estimate_tokens(source["data"])
+    try:
+        pdf = base64.b64decode(source["data"])
+    except (binascii.Error, ValueError):
+        return estimate_tokens(source["data"])
+    pages = len(_PDF_PAGE.findall(pdf)) or math.ceil(len(pdf) / PDF_BYTES_PER_PAGE)
+    return max(pages, 1) * PDF_PAGE_TOKENS
 
 
 def prompt_tokens(usage: Mapping[str, Any]) -> int:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from jupyter_tree_chat.context.files import attachment
+from jupyter_tree_chat.context.sent import Limits
 from jupyter_tree_chat.models import Price
 from jupyter_tree_chat.tree import Node
 from jupyter_tree_chat.usage import (
     IMAGE_TOKENS,
+    PDF_PAGE_TOKENS,
     breakdown,
     counted_tokens,
     dollars,
@@ -49,6 +52,26 @@ def test_estimates_are_characters_over_four_and_images_a_fixed_size():
     assert estimate_tokens({"role": "user", "content": "abcd"}) == 1
     image = {"type": "image", "source": {"type": "base64", "data": "x" * 100_000}}
     assert estimate_tokens([image]) == IMAGE_TOKENS
+
+
+def pdf(pages: int, padding: int = 0) -> bytes:
+    """A PDF of ``pages`` page objects (as a writer without object streams keeps them)."""
+    page = b"%d 0 obj << /Type /Page /Parent 1 0 R >> endobj\n"
+    objects = b"".join(page % (k + 2) for k in range(pages))
+    head = b"%PDF-1.4\n" + b"1 0 obj << /Type /Pages /Count %d >> endobj\n" % pages
+    return head + objects + bytes(padding)
+
+
+def test_a_pdf_counts_by_its_pages_not_its_base64_characters():
+    (three_pages,) = attachment("a.pdf", pdf(3, padding=1_200_000), Limits()).parts
+    assert estimate_tokens([three_pages]) == 3 * PDF_PAGE_TOKENS
+    question_with_pdf = {"role": "user", "content": [three_pages, "What does it say?"]}
+    reading = meter([], model="claude-sonnet-4-5", extra=[question_with_pdf])
+    assert reading.fits  # its 1.6 MB of base64 / 4 would be 400,000 tokens, over the window
+    (compressed,) = attachment("b.pdf", b"%PDF-1.7\n" + bytes(249_000), Limits()).parts
+    assert estimate_tokens([compressed]) == 5 * PDF_PAGE_TOKENS  # no page to count: by size
+    text = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
+    assert estimate_tokens([text]) == 10
 
 
 def test_a_path_ending_at_a_reply_holds_exactly_what_the_api_counted():
