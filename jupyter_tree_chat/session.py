@@ -512,7 +512,7 @@ class Session:
         self, user: Node, turn: Turn, settings: ChatSettings | None, fanout: Fanout | None = None
     ) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
-        settings = self._settings(settings)
+        settings = _with_root_system(self._settings(settings), self.path(user.id))
         if fanout is not None:
             from .fanout import answer_all
 
@@ -550,7 +550,7 @@ class Session:
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
         path = self.tree.path_nodes(parent.id)
-        request = self._request([n.message for n in path], _with_root_system(settings, path), specs)
+        request = self._request([n.message for n in path], settings, specs)
         self.tree.switch(parent.id)
         self._emit(ReplyStarted(parent.id))
         partial = _PartialReply()
@@ -726,7 +726,7 @@ class Session:
             nodes,
             model=self._model(settings),
             windows=self.context_windows,
-            system=settings.system,
+            system=_with_root_system(settings, nodes).system,
             tools=[spec.to_api() for spec in self.tool_specs(settings)],
             extra=extra,
         )
@@ -740,12 +740,15 @@ class Session:
         settings = self._settings(settings)
         if not isinstance(self.provider, TokenCounter):
             return None
-        messages = self.tree.active_path()
+        path = self.path()
+        messages = [node.message for node in path]
         if question is not None:
             messages = [*messages, {"role": "user", "content": question}]
         if not messages or messages[-1].get("role") != "user":
             return None
-        request = self._request(messages, settings, self.tool_specs(settings))
+        request = self._request(
+            messages, _with_root_system(settings, path), self.tool_specs(settings)
+        )
         tokens = self.provider.count_tokens(request)
         return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
 

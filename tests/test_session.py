@@ -26,6 +26,7 @@ from jupyter_tree_chat.events import (
     ReplyStarted,
     TurnInterrupted,
 )
+from jupyter_tree_chat.fanout import Fanout
 from jupyter_tree_chat.session import ChatSettings, Session
 from jupyter_tree_chat.store import FileStore, MemoryStore, load_file
 from jupyter_tree_chat.tree import is_tool_result
@@ -487,9 +488,15 @@ def test_an_imported_roots_system_prompt_is_sent_unless_the_settings_name_one(mo
         ]
     )
     session = Session(store, model)
+    without = session.meter(settings=ChatSettings(system=""))
+    assert session.meter().tokens > without.tokens  # estimated with the imported prompt
     model.enqueue("ok")
     session.ask("Make it red")
     assert model.requests[-1].system == "Answer briefly."
+    model.enqueue("one")
+    model.enqueue("two")
+    session.ask("Two ways, please", fanout=Fanout(n=2))
+    assert [r.system for r in model.requests[-2:]] == ["Answer briefly.", "Answer briefly."]
     model.enqueue("ok")
     session.ask("And blue", settings=ChatSettings(system="Be verbose."))
     assert model.requests[-1].system == "Be verbose."
