@@ -61,6 +61,23 @@ def open_session_file(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+def refuse_session_target(
+    target: str | os.PathLike[str], source: str | os.PathLike[str] | None = None
+) -> None:
+    """Refuse to write an export over a session file (``*.chat.jsonl``, or the file the
+    export was read from): the session file is the user's data, never rewritten."""
+    target = Path(target)
+    if target.name.endswith(SESSION_SUFFIX) or (source is not None and _same_file(target, source)):
+        raise StoreError(f"{target} is a session file, which is never overwritten")
+
+
+def _same_file(one: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # the target does not exist yet
+        return False
+
+
 def read_session_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a session file (errors as ``open_session_file``)."""
     fd = open_session_file(path)

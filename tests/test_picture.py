@@ -5,8 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from scripted_provider import ScriptedProvider
 
+from jupyter_tree_chat.errors import StoreError
 from jupyter_tree_chat.picture import TreePicture, draw
 from jupyter_tree_chat.session import Session
 from jupyter_tree_chat.store import FileStore, load_file
@@ -56,3 +58,8 @@ def test_a_picture_shows_itself_in_a_notebook_and_saves_to_a_file(tmp_path: Path
     assert picture._repr_svg_() == picture.svg  # what IPython shows for a cell's value
     saved = picture.save(tmp_path / "tree.svg")
     assert ET.parse(saved).getroot().tag == f"{SVG}svg"
+    session_file = tmp_path / "tree.chat.jsonl"
+    session_file.write_bytes(b'{"type":"session","version":1}\n')
+    with pytest.raises(StoreError, match="is a session file, which is never overwritten"):
+        picture.save(session_file)
+    assert session_file.read_bytes() == b'{"type":"session","version":1}\n'

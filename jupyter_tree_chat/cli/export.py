@@ -6,10 +6,9 @@ and the file being read, so an export cannot replace the data it came from.
 
 from __future__ import annotations
 
-import os
-
+from ..errors import StoreError
 from ..picture import draw
-from ..store import SESSION_SUFFIX, LoadResult
+from ..store import LoadResult, refuse_session_target
 from ..textview import path_markdown
 from .reading import CliError
 
@@ -27,8 +26,10 @@ def export_text(
 
 def write_output(text: str, target: str, source: str) -> None:
     """Write ``text`` to ``target``, which may be neither a session file nor ``source``."""
-    if target.endswith(SESSION_SUFFIX) or _same_file(target, source):
-        raise CliError(f"{target} is a session file, which is never overwritten; choose OUT")
+    try:
+        refuse_session_target(target, source)
+    except StoreError as exc:
+        raise CliError(f"{exc}; choose OUT") from None
     try:
         with open(target, "w", encoding="utf-8") as out:
             out.write(text if text.endswith("\n") else text + "\n")
@@ -36,10 +37,3 @@ def write_output(text: str, target: str, source: str) -> None:
         raise CliError(
             f"cannot write {target}: {exc.strerror or exc}; choose another OUT"
         ) from None
-
-
-def _same_file(one: str, other: str) -> bool:
-    try:
-        return os.path.samefile(one, other)
-    except OSError:  # OUT does not exist yet
-        return False

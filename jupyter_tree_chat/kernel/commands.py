@@ -17,10 +17,10 @@ from IPython.core.error import UsageError
 
 from ..compare import question_of, sibling_answers
 from ..context import code_blocks
-from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..errors import AmbiguousId, ChatError, NodeNotFound, StoreError
 from ..picture import draw
 from ..session import Session
-from ..store import SESSION_SUFFIX, list_sessions
+from ..store import list_sessions, refuse_session_target
 from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from ..tree import Node
 from . import turn as _turn
@@ -352,11 +352,10 @@ class Commands(MeasureCommands):
             show_markdown(markdown)
             return
         target = Path(args[1]).expanduser()
-        if target.name.endswith(SESSION_SUFFIX):
-            raise UsageError(
-                f"{target} is a session file, which is never overwritten; "
-                "export to a .md file instead"
-            )
+        try:
+            refuse_session_target(target)
+        except StoreError as error:
+            raise UsageError(f"{error}; export to a .md file instead") from None
         try:
             target.write_text(markdown, encoding="utf-8")
         except OSError as error:

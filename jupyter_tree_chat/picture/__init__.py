@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..store import refuse_session_target
 from ..textview import hidden_branches
 from ..tree import SessionTree
 from .fold import BUDGET, WIDTH, Folded, fold
@@ -43,7 +44,9 @@ class TreePicture:
         return self.svg
 
     def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the SVG to ``path`` (never over a session file)."""
         target = Path(path)
+        refuse_session_target(target)
         target.write_text(self.svg, encoding="utf-8")
         return target
 
