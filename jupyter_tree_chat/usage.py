@@ -107,12 +107,18 @@ def prompt_tokens(usage: Mapping[str, Any]) -> int:
     )
 
 
-def counted_tokens(node: Node) -> int | None:
-    """What the path up to this reply holds, by the API's count (None: not counted)."""
+def reply_usage(node: Node) -> Mapping[str, Any] | None:
+    """A reply's usage as the API reported it; None for a question, or a reply without."""
     usage = (node.meta or {}).get("usage")
     if node.role != "assistant" or not isinstance(usage, Mapping) or not usage:
         return None
-    return prompt_tokens(usage) + _int(usage.get("output_tokens"))
+    return usage
+
+
+def counted_tokens(node: Node) -> int | None:
+    """What the path up to this reply holds, by the API's count (None: not counted)."""
+    usage = reply_usage(node)
+    return None if usage is None else prompt_tokens(usage) + _int(usage.get("output_tokens"))
 
 
 def _int(value: Any) -> int:
@@ -250,11 +256,10 @@ def usage_cost(usage: Mapping[str, Any], price: Price) -> float:
 
 def node_cost(node: Node, prices: Mapping[str, Price] | None = None) -> float | None:
     """What a reply cost in US dollars; None for a node with no usage or an unpriced model."""
-    meta = node.meta or {}
-    usage = meta.get("usage")
-    if node.role != "assistant" or not isinstance(usage, Mapping) or not usage:
+    usage = reply_usage(node)
+    if usage is None:
         return None
-    price = by_model(PRICES if prices is None else prices, meta.get("model"))
+    price = by_model(PRICES if prices is None else prices, (node.meta or {}).get("model"))
     return None if price is None else usage_cost(usage, price)
 
 
@@ -307,11 +312,10 @@ def totals(nodes: Iterable[Node], prices: Mapping[str, Price] | None = None) -> 
     table = PRICES if prices is None else prices
     result = Totals()
     for node in nodes:
-        meta = node.meta or {}
-        usage = meta.get("usage")
-        if node.role != "assistant" or not isinstance(usage, Mapping) or not usage:
+        usage = reply_usage(node)
+        if usage is None:
             continue
-        model = str(meta.get("model") or "unknown model")
+        model = str((node.meta or {}).get("model") or "unknown model")
         cost = node_cost(node, table)
         result.all.add(usage, cost)
         result.by_model.setdefault(model, Tally()).add(usage, cost)
