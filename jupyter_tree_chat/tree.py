@@ -14,7 +14,7 @@ leaf. Other branches stay in the tree (and the file) and are never sent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -443,3 +443,13 @@ def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any])
         raise RoleOrderError(f"a {role} message cannot follow another {role} message; {fix}")
     if is_tool_result(child) and not tool_uses(parent):
         raise RoleOrderError("a tool_result must follow an assistant message that used a tool")
+
+
+def compaction_links(roots: Iterable[Node]) -> dict[str, str]:
+    """Root id -> the leaf it summarises, for the roots a compaction made."""
+    links = {}
+    for root in roots:
+        target = (root.meta or {}).get("compacted_from")
+        if isinstance(target, str):
+            links[root.id] = target
+    return links

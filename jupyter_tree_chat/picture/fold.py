@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from ..tree import SessionTree
+from ..tree import SessionTree, compaction_links
 
 WIDTH = 6
 """Children shown under one node before the rest fold into ``+N``."""
@@ -84,10 +84,7 @@ def fold(
     """
     on_path = {n.id for n in tree.path_nodes(leaf)} if leaf is not None else set()
     keep = on_path | ({n.id for n in tree.path_nodes(reveal)} if reveal is not None else set())
-    keepers = {leaf, reveal, *(labels or {})}
-    for root in tree.roots():
-        target = (root.meta or {}).get("compacted_from")
-        keepers.add(target if isinstance(target, str) else None)
+    keepers = {leaf, reveal, *(labels or {}), *compaction_links(tree.roots()).values()}
     builder = _Builder(tree, keep, keepers, set(hidden), show_hidden, set(opened))
     queue: deque[tuple[str | None, int]] = deque([(None, -1)])
     while queue:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..textview import short_id_length, summary
-from ..tree import Node, SessionTree, is_tool_result
+from ..tree import Node, SessionTree, compaction_links, is_tool_result
 from .fold import Folded, Item
 
 DEPTH_STEP = 64.0  # px between a parent's column and its children's
@@ -129,12 +129,13 @@ def _edge(parent: ET.Element, start: Point, end: Point, bold: bool) -> None:
 def _compaction_links(svg: ET.Element, items: Sequence[Item], tree: SessionTree, at: Any) -> None:
     """A dashed line from the summarised leaf to the root a compaction made, both shown."""
     where = {item.node_id: index for index, item in enumerate(items) if item.node_id}
+    summarised = compaction_links(tree.roots())
     links = ET.SubElement(svg, "g", {"class": "compaction-links"})
     for index, item in enumerate(items):
         if item.parent >= 0 or item.node_id is None:
             continue
-        target = (tree.get(item.node_id).meta or {}).get("compacted_from")
-        if isinstance(target, str) and target in where:
+        target = summarised.get(item.node_id)
+        if target is not None and target in where:
             (x1, y1), (x2, y2) = at(where[target]), at(index)
             path = ET.SubElement(links, "path", {"class": "compaction"})
             path.set("d", f"M{_num(x1)},{_num(y1)}C{_num(x1 + 60)},{_num(y1)} "

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..models import PRICES, Price
@@ -201,16 +201,6 @@ def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] 
     if cost is not None:
         summarised.append(dollars(cost))
     return summarised
-
-
-def compaction_links(roots: Iterable[Node]) -> dict[str, str]:
-    """Root id -> the leaf it summarises, for the roots a compaction made."""
-    links = {}
-    for root in roots:
-        target = (root.meta or {}).get("compacted_from")
-        if isinstance(target, str):
-            links[root.id] = target
-    return links
 
 
 def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES) -> Row:

@@ -46,11 +46,10 @@ from ..events import (
 )
 from ..fanout import Fanout
 from ..session import Session
-from ..tree import Node, is_real_user_message
+from ..tree import Node, compaction_links, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
-    compaction_links,
     context_reading,
     display_text,
     head,
