@@ -445,6 +445,13 @@ def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any])
         raise RoleOrderError("a tool_result must follow an assistant message that used a tool")
 
 
+def node_kind(node: Node) -> str:
+    """``user`` (a person's question), ``assistant`` or ``tool`` (a tool's result)."""
+    if node.role == "assistant":
+        return "assistant"
+    return "tool" if is_tool_result(node.message) else "user"
+
+
 def compaction_links(roots: Iterable[Node]) -> dict[str, str]:
     """Root id -> the leaf it summarises, for the roots a compaction made."""
     links = {}

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..textview import short_id_length, summary
-from ..tree import Node, SessionTree, compaction_links, is_tool_result
+from ..tree import SessionTree, compaction_links, node_kind
 from .fold import Folded, Item
 
 DEPTH_STEP = 64.0  # px between a parent's column and its children's
@@ -36,13 +36,6 @@ INK, FAINT, PATH_INK, CURRENT = "#333333", "#b4b4b4", "#1f1f1f", "#d62728"
 TAG_CHARS = 12
 CHAR_WIDTH = 5.6  # px, about, of a 10px sans-serif character
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def node_kind(node: Node) -> str:
-    """``user`` (a person's question), ``assistant`` or ``tool`` (a tool's result)."""
-    if node.role == "assistant":
-        return "assistant"
-    return "tool" if is_tool_result(node.message) else "user"
 
 
 def model_colours(items: Sequence[Item], tree: SessionTree) -> dict[str, str]:

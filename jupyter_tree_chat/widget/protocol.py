@@ -55,7 +55,13 @@ from typing import Any
 
 from ..models import PRICES, Price
 from ..session import Session
-from ..tree import Node, is_tool_result, message_text, redacted_thinking_count, thinking_text
+from ..tree import (
+    Node,
+    message_text,
+    node_kind,
+    redacted_thinking_count,
+    thinking_text,
+)
 from ..usage import dollars, node_cost
 
 HEAD_CHARS = 80
@@ -69,9 +75,8 @@ Row = list[Any]
 
 
 def role_code(node: Node) -> str:
-    if node.role == "assistant":
-        return "a"
-    return "t" if is_tool_result(node.message) else "u"
+    """A row's role as the browser reads it: ``u``, ``a`` or ``t`` (see ``node_kind``)."""
+    return node_kind(node)[0]
 
 
 def display_text(message: Mapping[str, Any]) -> str:
