@@ -18,11 +18,11 @@ import statistics
 import time
 from collections.abc import Callable
 
+from jupyter_tree_chat.history.tree import SessionTree, is_thinking
+from jupyter_tree_chat.measures.usage import meter, totals
 from jupyter_tree_chat.providers.anthropic import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest
 from jupyter_tree_chat.providers.wire import sends_thinking
-from jupyter_tree_chat.tree import SessionTree, is_thinking
-from jupyter_tree_chat.usage import meter, totals
 
 MODEL = "claude-sonnet-4-6"
 THOUGHT = {

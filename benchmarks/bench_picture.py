@@ -40,12 +40,12 @@ from bench_tree_store import build_session
 from widget_comm import recording_comms
 from widget_page import open_widget, panel_traits
 
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.picture import draw, fold, place
 from jupyter_tree_chat.picture.layout import tidy_tree
 from jupyter_tree_chat.picture.svg import write_svg
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import parse_session
 from jupyter_tree_chat.textview import draw_tree
 from jupyter_tree_chat.widget import TreePanel
 

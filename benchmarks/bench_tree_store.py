@@ -38,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_tree_chat.store import FileStore, load_file
+from jupyter_tree_chat.history.store import FileStore, load_file
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from widget_comm import recording_comms
 from widget_page import open_widget, panel_traits
 
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.history.store import MemoryStore, encode_record
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import MemoryStore, encode_record
 from jupyter_tree_chat.widget import TreePanel
 
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking",

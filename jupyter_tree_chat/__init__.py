@@ -1,7 +1,9 @@
 """jupyter-tree-chat: a branching chat assistant that lives in Jupyter.
 
-The layers import in one direction: ``tree`` (pure) ← ``store`` (files) ←
-``providers`` (models) ← ``session`` (state and actions) ← views (magic, widget, CLI).
+The layers import in one direction: ``history/`` (the tree, pure, and its file) ←
+``providers/`` (models) ← ``conversation/`` (the session: state and actions) ← views
+(``kernel/``, ``widget/``, ``cli/``, ``server/``); ``measures/`` holds the arithmetic
+of tokens, cost and comparison. docs/architecture.md draws it.
 
 In a notebook: ``%load_ext jupyter_tree_chat`` (or ``c.InteractiveShellApp.extensions =
 ["jupyter_tree_chat"]`` in ``ipython_config.py``), then ``%%chat`` cells; ``%chat help``
@@ -14,11 +16,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .events import Turn
+    from .conversation.events import Turn
+    from .conversation.session import Session
+    from .conversation.settings import ChatSettings
+    from .history.tree import Node, SessionTree
+    from .measures.usage import node_cost, nodes_cost
     from .providers.tools import ToolRegistry, tool
-    from .session import ChatSettings, Session
-    from .tree import Node, SessionTree
-    from .usage import node_cost, nodes_cost
 
     register_tool = tool
 
@@ -28,13 +31,13 @@ _LAZY = {
     "ToolRegistry": ("providers.tools", "ToolRegistry"),
     "tool": ("providers.tools", "tool"),
     "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
-    "ChatSettings": ("session", "ChatSettings"),
-    "Session": ("session", "Session"),
-    "Turn": ("events", "Turn"),
-    "Node": ("tree", "Node"),
-    "SessionTree": ("tree", "SessionTree"),
-    "node_cost": ("usage", "node_cost"),
-    "nodes_cost": ("usage", "nodes_cost"),
+    "ChatSettings": ("conversation.settings", "ChatSettings"),
+    "Session": ("conversation.session", "Session"),
+    "Turn": ("conversation.events", "Turn"),
+    "Node": ("history.tree", "Node"),
+    "SessionTree": ("history.tree", "SessionTree"),
+    "node_cost": ("measures.usage", "node_cost"),
+    "nodes_cost": ("measures.usage", "nodes_cost"),
 }
 
 
@@ -89,9 +92,9 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
     Add a score with ``df["score"] = df.text.map(my_metric)``, then continue from the
     best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
     """
-    from .compare import COLUMNS, rows, sibling_answers
     from .errors import MissingExtra
     from .kernel.sessions import current_session
+    from .measures.compare import COLUMNS, rows, sibling_answers
 
     try:
         import pandas

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .tree import (
+from .history.tree import (
     COMPACTION_ACKNOWLEDGEMENT,
     COMPACTION_HEADING,
     is_real_user_message,

@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
-from .tree import Message, SessionTree, message_text
+from .history.tree import Message, SessionTree, message_text
 
 MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
 TEXT_WIDTH = 60

@@ -189,7 +189,7 @@ def crash_worker(
     which records were *done* (must be on disk) and which one may have been in flight.
     The chain continues from the loaded leaf, as a restarted kernel would.
     """
-    from jupyter_tree_chat import store as store_module
+    from jupyter_tree_chat.history import store as store_module
 
     store = store_module.FileStore(path)
     loaded = store.load()
@@ -238,7 +238,7 @@ def append_worker(path: str, writer: str, count: int, seed: int, go: str, mode: 
     string through a buffered file, or ``print``) would. The test asserts that the
     checker *does* find damage in that mode, which proves it can.
     """
-    from jupyter_tree_chat.store import FileStore, encode_record
+    from jupyter_tree_chat.history.store import FileStore, encode_record
 
     sizes = record_sizes(count, seed)
     store = FileStore(path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_tree_chat.errors import ProviderError
+from jupyter_tree_chat.history.tree import message_text
 from jupyter_tree_chat.providers.base import (
     Finished,
     ReplyEvent,
@@ -20,7 +21,6 @@ from jupyter_tree_chat.providers.base import (
     ThinkingDelta,
     ToolUseReady,
 )
-from jupyter_tree_chat.tree import message_text
 
 
 @dataclass

@@ -22,8 +22,8 @@ from test_reliability_fuzz import lines_of, sessions
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.cli.quickpath import quick_path
-from jupyter_tree_chat.loader import parse_session
-from jupyter_tree_chat.store import (
+from jupyter_tree_chat.history.loader import parse_session
+from jupyter_tree_chat.history.store import (
     encode_record,
     header_record,
     hidden_record,

@@ -7,11 +7,11 @@ a closed ``<details>`` (switched off until opened), with model text escaped ever
 
 from __future__ import annotations
 
-from jupyter_tree_chat.compare import sibling_answers
-from jupyter_tree_chat.fanout import Answer, Fanout
+from jupyter_tree_chat.conversation.settings import ChatSettings
+from jupyter_tree_chat.conversation.variants import Answer, Fanout
+from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.kernel.columns import FanoutColumns, compare_html, facts, per_row
-from jupyter_tree_chat.session import ChatSettings
-from jupyter_tree_chat.tree import Node, SessionTree
+from jupyter_tree_chat.measures.compare import sibling_answers
 
 
 def answer(node_id: str, text: str, **meta: object) -> Node:

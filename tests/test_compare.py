@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_tree_chat.compare import COLUMNS, question_of, rows, sibling_answers
 from jupyter_tree_chat.errors import TreeError
-from jupyter_tree_chat.models import Price
-from jupyter_tree_chat.tree import Node, SessionTree
+from jupyter_tree_chat.history.tree import Node, SessionTree
+from jupyter_tree_chat.measures.compare import COLUMNS, question_of, rows, sibling_answers
+from jupyter_tree_chat.measures.models import Price
 
 
 def reply(node_id: str, parent: str, text: str, **meta: Any) -> Node:

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from node_runner import node_module
 
-from jupyter_tree_chat import diff
-from jupyter_tree_chat.diff import code_units, matched, prose_units, unique_marks
+from jupyter_tree_chat.measures import diff
+from jupyter_tree_chat.measures.diff import code_units, matched, prose_units, unique_marks
 
 
 def marked(answers: list[str]) -> list[list[str]]:

@@ -22,13 +22,13 @@ import pytest
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from kernel_harness import CellRun, Kernel
 
+from jupyter_tree_chat.conversation.events import ReplyDelta
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import SessionBusy
-from jupyter_tree_chat.events import ReplyDelta
-from jupyter_tree_chat.fanout import Fanout
+from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.history.tree import SessionTree, is_tool_result
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import load_file
-from jupyter_tree_chat.tree import SessionTree, is_tool_result
 
 pytestmark = pytest.mark.kernel
 

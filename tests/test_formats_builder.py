@@ -11,7 +11,7 @@ from typing import Any
 
 from jupyter_tree_chat.formats.builder import SYNTHETIC_QUESTION, TreeBuilder
 from jupyter_tree_chat.formats.common import Entry
-from jupyter_tree_chat.store import encode_record, parse_session
+from jupyter_tree_chat.history.store import encode_record, parse_session
 
 
 def entry(node_id: str, parent: str | None, role: str | None, content: Any = "", **kw: Any):

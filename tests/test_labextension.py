@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from node_runner import node_module
 
-from jupyter_tree_chat.store import parse_session
+from jupyter_tree_chat.history.store import parse_session
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,9 +1,13 @@
 """The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
 
-- The core (``errors models node tree diff language loader store compare usage preflight
-  events session fanout cellrule textview``, ``formats/``, ``context/`` and ``picture/``) and
+- The core (``errors language textview`` at the top; the rooms ``history/`` (node, tree,
+  loader, store), ``conversation/`` (session, events, fanout, cellrule), ``measures/``
+  (models, usage, preflight, compare, diff), ``formats/``, ``context/`` and ``picture/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
-- Inside the core and providers, imports go one way: tree ← store ← providers ← session.
+- Inside the core and providers, imports go one way: tree ← store ← providers ← session;
+  no module imports itself back through others (no circles, counting imports made only
+  for type checks or inside functions).
+- At most ten modules at the package's top: the rest live in rooms.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
   that reads other tools' files for the viewer) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
@@ -27,30 +31,34 @@ import jupyter_tree_chat
 PACKAGE = Path(jupyter_tree_chat.__file__).parent
 PREFIX = "jupyter_tree_chat."
 
+#: the core's rooms and modules, each with its layer: a module may import only modules of
+#: its own layer or below (the longest matching name decides: ``history.tree`` is 1)
 CORE_LAYER = {
     "errors": 0,
-    "models": 0,
-    "node": 1,
-    "tree": 1,
-    "loader": 2,
-    "diff": 1,
+    "i18n": 0,
+    "measures": 0,
+    "measures.models": 0,
+    "history": 1,
+    "history.node": 1,
+    "history.tree": 1,
+    "measures.diff": 1,
+    "history.loader": 2,
+    "history.store": 2,
     "formats": 2,
     "language": 2,
-    "store": 2,
-    "usage": 2,
-    "compare": 2,
+    "measures.usage": 2,
+    "measures.compare": 2,
     "providers": 3,
-    "events": 4,  # what a session announces; names fanout's Answer for type checks only
-    "cellrule": 4,
-    "preflight": 4,
-    "session": 4,
-    "fanout": 4,  # Session's own helper: each imports the other inside functions
+    "measures.preflight": 4,
+    "conversation": 4,
     "textview": 4,
     "context": 4,
     "picture": 4,
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
+#: at most this many modules at the package's top (DESIGN.md: a few named rooms)
+MOST_TOP_MODULES = 10
 
 
 def top_of(module: str) -> str:
@@ -58,7 +66,12 @@ def top_of(module: str) -> str:
 
 
 def layer_of(module: str) -> int:
-    return CORE_LAYER.get(top_of(module), 5)
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        found = CORE_LAYER.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return 5
 
 
 def modules() -> list[tuple[str, Path]]:
@@ -70,24 +83,38 @@ def modules() -> list[tuple[str, Path]]:
     return found
 
 
+def module_names() -> set[str]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    return {name.removesuffix(".__init__") for name, _ in modules()}
+
+
 def imports(path: Path) -> tuple[set[str], set[str]]:
-    """(modules of this package, outside top-level packages) that ``path`` imports."""
+    """(modules of this package, outside top-level packages) that ``path`` imports.
+
+    ``from .x import y`` names ``x.y`` when ``y`` is itself a module, else ``x``; every
+    import counts, those made only for type checks or inside functions included."""
     here = path.relative_to(PACKAGE).with_suffix("").parts
     if path.name == "__init__.py":
         here = (*here, "")  # relative imports are relative to the package itself
+    known = module_names()
     ours: set[str] = set()
     outside: set[str] = set()
+
+    def add(target: str, names: list[str]) -> None:
+        submodules = [f"{target}.{n}" if target else n for n in names]
+        found = [m for m in submodules if m in known]
+        ours.update(found)
+        if len(found) < len(submodules) and target:
+            ours.add(target)
+
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = list(here[: len(here) - node.level])
             target = [*base, *(node.module.split(".") if node.module else [])]
-            if target:
-                ours.add(".".join(target))
-            else:  # from . import x
-                ours.update(alias.name for alias in node.names)
+            add(".".join(target), [alias.name for alias in node.names])
         elif isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith(PREFIX):
-                ours.add(node.module.removeprefix(PREFIX))
+            if node.module.startswith(PREFIX) or node.module == PREFIX[:-1]:
+                add(node.module.removeprefix(PREFIX[:-1]).lstrip("."), [a.name for a in node.names])
             else:
                 outside.add(top_of(node.module))
         elif isinstance(node, ast.Import):
@@ -136,14 +163,88 @@ def test_views_never_import_each_other():
 
 
 def test_every_module_lives_in_a_known_room():
-    rooms = set(CORE_LAYER) | VIEWS | {"__init__"}
+    rooms = {top_of(room) for room in CORE_LAYER} | VIEWS | {"__init__"}
     assert sorted({top_of(module) for module, _ in modules()} - rooms) == []
 
 
+def test_few_modules_sit_at_the_top():
+    top = sorted(m for m, path in modules() if "." not in m and path.parent == PACKAGE)
+    assert len(top) <= MOST_TOP_MODULES, top
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module (a package by its name) and the modules of this package it imports."""
+    known = module_names()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules():
+        name = module.removesuffix(".__init__")
+        graph[name] = {m for m in imports(path)[0] if m in known and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph`` (strongly connected parts of more than one
+    module), found without recursion (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.append(member)
+                    if member == node:
+                        break
+                if len(part) > 1:
+                    found.append(sorted(part))
+    return found
+
+
+def test_no_module_imports_itself_back():
+    """No circle through any chain of imports (the root package, which wires the views
+    together on load, is the one module that may name everything)."""
+    graph = {m: deps - {"__init__"} for m, deps in import_graph().items() if m != "__init__"}
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_circles():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
 def test_the_checker_sees_wrong_imports(tmp_path):
-    assert layer_of("kernel.magics") > layer_of("session") > layer_of("store") > layer_of("tree")
-    assert "session" in imports(PACKAGE / "kernel" / "output.py")[0]
-    assert "tree" in imports(PACKAGE / "providers" / "offline.py")[0]
+    assert layer_of("kernel.magics") > layer_of("conversation.session")
+    assert layer_of("conversation.session") > layer_of("history.store")
+    assert layer_of("history.store") > layer_of("history.tree")
+    assert layer_of("measures.preflight") > layer_of("measures.models")
+    assert "conversation.session" in imports(PACKAGE / "kernel" / "output.py")[0]
+    assert "history.tree" in imports(PACKAGE / "providers" / "offline.py")[0]
+    assert "measures.preflight" in imports(PACKAGE / "conversation" / "session.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
     assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]

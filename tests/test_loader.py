@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_tree_chat import loader
-from jupyter_tree_chat.loader import LoadResult, Reader, parse_session
-from jupyter_tree_chat.node import RawBody
-from jupyter_tree_chat.store import encode_record, label_record, leaf_record
+from jupyter_tree_chat.history import loader
+from jupyter_tree_chat.history.loader import LoadResult, Reader, parse_session
+from jupyter_tree_chat.history.node import RawBody
+from jupyter_tree_chat.history.store import encode_record, label_record, leaf_record
 
 
 def record(node_id: str, parent: str | None, role: str, i: int) -> dict[str, Any]:

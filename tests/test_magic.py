@@ -13,13 +13,13 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat import reply_text
-from jupyter_tree_chat.fanout import Fanout
+from jupyter_tree_chat.conversation.variants import Fanout
+from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat
 from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_path
 from jupyter_tree_chat.kernel.options import fanout_words, parse_cell_line, parse_tool_names
 from jupyter_tree_chat.kernel.output import DisplayReply, footer
-from jupyter_tree_chat.store import load_file
 
 
 def nodes(path: Path) -> list[dict]:
@@ -429,7 +429,7 @@ def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
 def test_footer_shows_id_model_tokens_cache_and_position():
     from scripted_provider import ScriptedProvider
 
-    from jupyter_tree_chat.session import Session
+    from jupyter_tree_chat.conversation.session import Session
 
     session = Session.in_memory(ScriptedProvider())
     turn = session.ask("hi")
@@ -448,8 +448,8 @@ def test_footer_shows_id_model_tokens_cache_and_position():
 def test_the_footer_prices_a_reply_and_suggests_compacting_past_80_percent():
     from scripted_provider import ScriptedProvider
 
-    from jupyter_tree_chat.models import Price
-    from jupyter_tree_chat.session import Session
+    from jupyter_tree_chat.conversation.session import Session
+    from jupyter_tree_chat.measures.models import Price
 
     session = Session.in_memory(ScriptedProvider())
     session.prices = {"scripted-1": Price(3, 15, 3.75, 0.30)}

@@ -22,10 +22,10 @@ import pytest
 from import_samples import chatgpt_export, claude_code_session, jsonl, pi_session
 from kernel_harness import CellRun, Kernel
 
+from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.history.tree import SessionTree
 from jupyter_tree_chat.kernel.output import INTERRUPTED_MARK
 from jupyter_tree_chat.providers.wire import api_tool_id
-from jupyter_tree_chat.store import load_file
-from jupyter_tree_chat.tree import SessionTree
 
 pytestmark = pytest.mark.kernel
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_tree_chat.models import (
+from jupyter_tree_chat.measures.models import (
     CONTEXT_WINDOWS,
     PRICES,
     TAKEN,

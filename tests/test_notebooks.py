@@ -26,8 +26,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_tree_chat.store import load_file
-from jupyter_tree_chat.tree import is_tool_result
+from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.history.tree import is_tool_result
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

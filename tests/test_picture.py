@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from scripted_provider import ScriptedProvider
 
+from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.errors import StoreError
+from jupyter_tree_chat.history.store import FileStore, load_file
 from jupyter_tree_chat.picture import TreePicture, draw
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import FileStore, load_file
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.picture.fold import BUDGET, CHAIN_END, PAGE, WIDTH, Folded, fold
-from jupyter_tree_chat.tree import Node, SessionTree
 
 
 def message(role: str, text: str = "") -> dict:

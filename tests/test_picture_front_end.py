@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from node_runner import LABEXT, node_module
 
+from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.picture import fold, place
-from jupyter_tree_chat.store import parse_session
 
 DATA = Path(__file__).parent / "data"
 

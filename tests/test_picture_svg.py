@@ -7,9 +7,9 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.picture import draw
 from jupyter_tree_chat.picture.svg import PALETTE
-from jupyter_tree_chat.tree import Node, SessionTree
 
 SVG = "{http://www.w3.org/2000/svg}"
 PAYLOADS = [

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jupyter_tree_chat.errors import ContextWindowFull, SettingsError
-from jupyter_tree_chat.preflight import (
+from jupyter_tree_chat.history.tree import Node
+from jupyter_tree_chat.measures.preflight import (
     check_fanout_thinking,
     check_fits,
     check_thinking,
@@ -13,8 +14,7 @@ from jupyter_tree_chat.preflight import (
     thinking_problem,
     tool_turn_problem,
 )
-from jupyter_tree_chat.tree import Node
-from jupyter_tree_chat.usage import Meter
+from jupyter_tree_chat.measures.usage import Meter
 
 
 @pytest.mark.parametrize(

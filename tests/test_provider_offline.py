@@ -9,6 +9,7 @@ import pytest
 from content_blocks import image_block, pdf_block
 
 from jupyter_tree_chat.errors import BadRequest
+from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.providers.base import (
     Finished,
     Provider,
@@ -21,7 +22,6 @@ from jupyter_tree_chat.providers.base import (
 )
 from jupyter_tree_chat.providers.offline import OfflineProvider, offline_notice
 from jupyter_tree_chat.providers.tools import ToolRegistry
-from jupyter_tree_chat.tree import Node, SessionTree
 
 
 def user(text: str) -> dict[str, Any]:

@@ -26,8 +26,8 @@ import pytest
 from kernel_harness import Kernel
 from reliability_helpers import check_writers_file, record_sizes, worker
 
-from jupyter_tree_chat.store import load_file
-from jupyter_tree_chat.tree import Node, SessionTree
+from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.history.tree import Node, SessionTree
 
 COUNT = int(os.environ.get("JTC_CONCURRENCY_COUNT", "10000"))
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from reliability_helpers import kill, lock_is_free, read_ack, wait_for_big_write, worker
 
-from jupyter_tree_chat.store import load_file
+from jupyter_tree_chat.history.store import load_file
 
 KILLS = int(os.environ.get("JTC_CRASH_KILLS", "50"))
 SEED = int(os.environ.get("JTC_CRASH_SEED", "20240614"))

@@ -28,11 +28,11 @@ from kernel_harness import Kernel
 from reliability_helpers import fill_disk, make_readonly, readonly_dir, small_tmpfs
 from scripted_provider import ScriptedProvider
 
+from jupyter_tree_chat.conversation.events import Notice
+from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.errors import StoreError
-from jupyter_tree_chat.events import Notice
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import FileStore, LoadResult, load_file
-from jupyter_tree_chat.tree import SessionTree
+from jupyter_tree_chat.history.store import FileStore, LoadResult, load_file
+from jupyter_tree_chat.history.tree import SessionTree
 
 NOT_SAVED = "NOT being saved"
 BIG = "a long question " * 1500  # 24 KB: needs new pages, so a full tmpfs refuses it

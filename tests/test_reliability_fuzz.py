@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from jupyter_tree_chat.store import (
+from jupyter_tree_chat.history.store import (
     FileStore,
     LoadResult,
     encode_record,

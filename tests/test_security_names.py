@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_tree_chat.errors import SessionNameError, StoreError
-from jupyter_tree_chat.store import SESSION_SUFFIX, session_path, validate_session_name
+from jupyter_tree_chat.history.store import SESSION_SUFFIX, session_path, validate_session_name
 
 #: (name, a word the message must contain so the user knows *why*)
 HOSTILE_NAMES = [

@@ -29,10 +29,10 @@ from fake_anthropic import FakeAnthropic
 from kernel_harness import Kernel
 from test_reliability_provider import FAULTS, QUESTION, SENTINEL_KEY
 
-from jupyter_tree_chat.events import Notice
+from jupyter_tree_chat.conversation.events import Notice
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.history.store import FileStore
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import FileStore
 
 #: pieces of the key that must not appear either (a key cut in half still leaks)
 KEY_PIECES = [SENTINEL_KEY, SENTINEL_KEY[:24], SENTINEL_KEY[-24:], "SENTINEL-9f8e7d6c5b4a"]

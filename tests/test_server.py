@@ -25,8 +25,8 @@ import pytest
 from import_samples import chatgpt_export, claude_code_session, jsonl, pi_v1_with_damage
 
 from jupyter_tree_chat import formats
+from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.server.handlers import read_for_viewer
-from jupyter_tree_chat.store import parse_session
 
 
 def free_port() -> int:

@@ -10,14 +10,7 @@ from pathlib import Path
 import pytest
 from scripted_provider import ScriptedProvider
 
-from jupyter_tree_chat.errors import (
-    ConnectionFailed,
-    RoleOrderError,
-    SessionBusy,
-    StreamError,
-    TreeError,
-)
-from jupyter_tree_chat.events import (
+from jupyter_tree_chat.conversation.events import (
     LeafChanged,
     NodeAdded,
     Notice,
@@ -26,10 +19,18 @@ from jupyter_tree_chat.events import (
     ReplyStarted,
     TurnInterrupted,
 )
-from jupyter_tree_chat.fanout import Fanout
-from jupyter_tree_chat.session import ChatSettings, Session
-from jupyter_tree_chat.store import FileStore, MemoryStore, load_file
-from jupyter_tree_chat.tree import is_tool_result
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.settings import ChatSettings
+from jupyter_tree_chat.conversation.variants import Fanout
+from jupyter_tree_chat.errors import (
+    ConnectionFailed,
+    RoleOrderError,
+    SessionBusy,
+    StreamError,
+    TreeError,
+)
+from jupyter_tree_chat.history.store import FileStore, MemoryStore, load_file
+from jupyter_tree_chat.history.tree import is_tool_result
 
 
 @pytest.fixture

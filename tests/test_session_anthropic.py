@@ -17,13 +17,14 @@ import pytest
 from fake_anthropic import FakeAnthropic
 from fake_cache import prompt_tokens
 
+from jupyter_tree_chat.conversation.events import ReplyDelta, ReplyThinking, TurnInterrupted
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import ContextWindowFull, SettingsError
-from jupyter_tree_chat.events import ReplyDelta, ReplyThinking, TurnInterrupted
+from jupyter_tree_chat.history.store import FileStore, load_file
+from jupyter_tree_chat.history.tree import is_tool_result
+from jupyter_tree_chat.measures.usage import node_cost, totals
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.session import ChatSettings, Session
-from jupyter_tree_chat.store import FileStore, load_file
-from jupyter_tree_chat.tree import is_tool_result
-from jupyter_tree_chat.usage import node_cost, totals
 
 LONG = "Background for the whole conversation. " * 400  # well past the cacheable minimum
 

@@ -12,7 +12,7 @@ import pytest
 from reliability_helpers import fill_disk, small_tmpfs
 
 from jupyter_tree_chat.errors import SessionNameError, SessionNotSaved, StoreError
-from jupyter_tree_chat.store import (
+from jupyter_tree_chat.history.store import (
     FileStore,
     MemoryStore,
     create_session_file,
@@ -27,7 +27,7 @@ from jupyter_tree_chat.store import (
     session_path,
     validate_session_name,
 )
-from jupyter_tree_chat.tree import Node, message_text
+from jupyter_tree_chat.history.tree import Node, message_text
 
 CHAPTER_LINES = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'

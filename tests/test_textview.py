@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jupyter_tree_chat.history.tree import SessionTree
 from jupyter_tree_chat.textview import (
     draw_tree,
     hidden_branches,
@@ -12,7 +13,6 @@ from jupyter_tree_chat.textview import (
     short_id_length,
     summary,
 )
-from jupyter_tree_chat.tree import SessionTree
 
 
 def user(text: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jupyter_tree_chat.errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
-from jupyter_tree_chat.tree import (
+from jupyter_tree_chat.history.tree import (
     Node,
     SessionTree,
     check_role_order,

@@ -6,9 +6,9 @@ import pytest
 
 from jupyter_tree_chat.context.files import attachment
 from jupyter_tree_chat.context.sent import Limits
-from jupyter_tree_chat.models import Price
-from jupyter_tree_chat.tree import Node
-from jupyter_tree_chat.usage import (
+from jupyter_tree_chat.history.tree import Node
+from jupyter_tree_chat.measures.models import Price
+from jupyter_tree_chat.measures.usage import (
     IMAGE_TOKENS,
     PDF_PAGE_TOKENS,
     breakdown,

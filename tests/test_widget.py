@@ -17,13 +17,14 @@ import pytest
 from content_blocks import image_block, pdf_block, url_image
 from widget_comm import Recorder, RecordingComm, recording_comms
 
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import Overloaded
-from jupyter_tree_chat.models import Price
+from jupyter_tree_chat.history.tree import Node, thinking_text
+from jupyter_tree_chat.measures.models import Price
+from jupyter_tree_chat.measures.usage import dollars, node_cost
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import ChatSettings, Session
-from jupyter_tree_chat.tree import Node, thinking_text
-from jupyter_tree_chat.usage import dollars, node_cost
 from jupyter_tree_chat.widget.protocol import (
     HEAD_CHARS,
     DeltaCoalescer,

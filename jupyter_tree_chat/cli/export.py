@@ -7,8 +7,8 @@ and the file being read, so an export cannot replace the data it came from.
 from __future__ import annotations
 
 from ..errors import StoreError
+from ..history.store import LoadResult, refuse_session_target
 from ..picture import draw
-from ..store import LoadResult, refuse_session_target
 from ..textview import path_markdown
 from .reading import CliError
 

@@ -33,9 +33,9 @@ from msgspec import UNSET, UnsetType
 from .. import formats
 from ..errors import ChatError
 from ..formats.detect import SCAN_BYTES
-from ..loader import gc_paused, parse_session
-from ..node import Node
-from ..store import open_session_file
+from ..history.loader import gc_paused, parse_session
+from ..history.node import Node
+from ..history.store import open_session_file
 
 
 class _Record(msgspec.Struct, gc=False, rename={"parent_id": "parentId"}):

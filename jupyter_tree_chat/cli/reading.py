@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from .. import formats
 from ..errors import ChatError, StoreError
 from ..formats.detect import SCAN_BYTES
-from ..node import Node
-from ..store import LoadResult, load_file, open_session_file, read_session_bytes
+from ..history.node import Node
+from ..history.store import LoadResult, load_file, open_session_file, read_session_bytes
+from ..history.tree import SessionTree
 from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
-from ..tree import SessionTree
 
 
 class CliError(Exception):

@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 
 from ..errors import FormatError, StoreError
-from ..loader import gc_paused
-from ..store import (
+from ..history.loader import gc_paused
+from ..history.store import (
     SESSION_SUFFIX,
     LoadResult,
     create_session_file,

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..loader import why_not_json, with_lone_surrogates
+from ..history.loader import why_not_json, with_lone_surrogates
 
 Report = Callable[[int | None, str], None]
 _DECODER = json.JSONDecoder()

@@ -25,12 +25,12 @@ from html import escape
 
 from IPython.display import display, update_display
 
-from ..compare import ComparedAnswer
-from ..diff import unique_marks
-from ..fanout import Answer, Variant
-from ..models import Price
-from ..tree import Node, redacted_thinking_count, thinking_text
-from ..usage import dollars
+from ..conversation.variants import Answer, Variant
+from ..history.tree import Node, redacted_thinking_count, thinking_text
+from ..measures.compare import ComparedAnswer
+from ..measures.diff import unique_marks
+from ..measures.models import Price
+from ..measures.usage import dollars
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3

@@ -15,14 +15,14 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..compare import question_of, sibling_answers
 from ..context import code_blocks
+from ..conversation.session import Session
 from ..errors import AmbiguousId, ChatError, NodeNotFound, StoreError
+from ..history.store import list_sessions, refuse_session_target
+from ..history.tree import Node
+from ..measures.compare import question_of, sibling_answers
 from ..picture import draw
-from ..session import Session
-from ..store import list_sessions, refuse_session_target
 from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
-from ..tree import Node
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder

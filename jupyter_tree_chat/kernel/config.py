@@ -14,11 +14,12 @@ from traitlets import Bool, CFloat, CInt, Dict, Enum, Int, List, Unicode, Union,
 from traitlets.config import Configurable
 
 from ..context import Limits
-from ..models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
+from ..conversation.session import Session
+from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
+from ..history.store import validate_session_name
+from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
-from ..session import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings, Session
-from ..store import validate_session_name
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"

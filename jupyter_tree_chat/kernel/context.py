@@ -29,8 +29,8 @@ from ..context import Limits, QuestionParts, Sent, attachment, convert_value
 from ..context.files import MAX_FILE_BYTES
 from ..context.images import megabytes
 from ..context.sent import Block, Converted, cut
+from ..conversation.session import Session
 from ..errors import AmbiguousId, ContextRefused, NodeNotFound
-from ..session import Session
 from ..textview import fence, path_markdown
 from .history import CellError, CellErrors, cell_output, cell_source, counts
 

@@ -16,8 +16,9 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
+from ..conversation.session import Session
+from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, NodeNotFound
-from ..session import ChatSettings, Session
 from . import turn as _turn
 from .commands import HELP, Commands
 from .config import TreeChat

@@ -12,11 +12,10 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..conversation.session import Session
 from ..errors import ProviderError
-from ..models import PRICES_SOURCE, TAKEN
-from ..session import Session
-from ..textview import summary
-from ..usage import (
+from ..measures.models import PRICES_SOURCE, TAKEN
+from ..measures.usage import (
     FULL_AT,
     Meter,
     Tally,
@@ -26,6 +25,7 @@ from ..usage import (
     totals,
     window_label,
 )
+from ..textview import summary
 
 
 class MeasureCommands:

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from ..conversation.variants import MAX_VARIANTS, Fanout
 from ..errors import ChatError
-from ..fanout import MAX_VARIANTS, Fanout
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE, Thinking
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..events import (
+from ..conversation.events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -34,9 +34,9 @@ from ..events import (
     ReplyStarted,
     ReplyThinking,
 )
-from ..session import Session
-from ..tree import Node, redacted_thinking_count
-from ..usage import dollars, meter, meter_label, node_cost
+from ..conversation.session import Session
+from ..history.tree import Node, redacted_thinking_count
+from ..measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
 from .safe_html import ThinkingSection, markdown_to_html
 

@@ -21,7 +21,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..diff import code_units, prose_units
+from ..measures.diff import code_units, prose_units
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 

@@ -27,11 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..events import Turn
+from ..conversation.events import Turn
+from ..conversation.session import Session
+from ..history.store import session_path
 from ..providers import Provider, choose_provider
 from ..providers.tools import default_registry
-from ..session import Session
-from ..store import session_path
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
 

@@ -17,9 +17,9 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..context import sent_line
+from ..conversation.events import FanoutStarted, Turn, TurnInterrupted
+from ..conversation.session import Session
 from ..errors import ChatError, ProviderError
-from ..events import FanoutStarted, Turn, TurnInterrupted
-from ..session import Session
 from .columns import FanoutColumns
 from .output import (
     DisplayReply,

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store import refuse_session_target
+from ..history.store import refuse_session_target
+from ..history.tree import SessionTree
 from ..textview import hidden_branches
-from ..tree import SessionTree
 from .fold import BUDGET, WIDTH, Folded, fold
 from .layout import tidy_tree
 from .svg import write_svg

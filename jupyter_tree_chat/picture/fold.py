@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from ..tree import SessionTree, compaction_links
+from ..history.tree import SessionTree, compaction_links
 
 WIDTH = 6
 """Children shown under one node before the rest fold into ``+N``."""

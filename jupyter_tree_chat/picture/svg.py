@@ -18,8 +18,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..history.tree import SessionTree, compaction_links, node_kind
 from ..textview import short_id_length, summary
-from ..tree import SessionTree, compaction_links, node_kind
 from .fold import Folded, Item
 
 DEPTH_STEP = 64.0  # px between a parent's column and its children's

@@ -73,7 +73,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..tree import is_thinking
+from ..history.tree import is_thinking
 from .base import (
     ADAPTIVE,
     Began,

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadRequest
+from ..history.tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from ..language import HAN, count_words, path_language
-from ..tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from .base import (
     Began,
     Finished,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Turn
-from ..session import Session
+from ..conversation.events import Turn
+from ..conversation.session import Session
 
 
 def turn_hook(session: Session, turn: Turn) -> None:

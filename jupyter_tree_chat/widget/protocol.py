@@ -53,16 +53,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..models import PRICES, Price
-from ..session import Session
-from ..tree import (
+from ..conversation.session import Session
+from ..history.tree import (
     Node,
     message_text,
     node_kind,
     redacted_thinking_count,
     thinking_text,
 )
-from ..usage import dollars, node_cost
+from ..measures.models import PRICES, Price
+from ..measures.usage import dollars, node_cost
 
 HEAD_CHARS = 80
 DELTA_INTERVAL_S = 0.05

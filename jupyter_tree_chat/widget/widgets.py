@@ -29,8 +29,7 @@ import anywidget
 import traitlets
 
 from ..context import with_text
-from ..errors import ChatError, SessionBusy, TreeError
-from ..events import (
+from ..conversation.events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -44,9 +43,10 @@ from ..events import (
     Turn,
     TurnInterrupted,
 )
-from ..fanout import Fanout
-from ..session import Session
-from ..tree import Node, compaction_links, is_real_user_message
+from ..conversation.session import Session
+from ..conversation.variants import Fanout
+from ..errors import ChatError, SessionBusy, TreeError
+from ..history.tree import Node, compaction_links, is_real_user_message
 from .protocol import (
     DeltaCoalescer,
     RowIndex,

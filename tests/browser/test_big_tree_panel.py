@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from widget_comm import recording_comms
 from widget_page import open_widget, panel_traits
 
+from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.history.store import MemoryStore, encode_record
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.session import Session
-from jupyter_tree_chat.store import MemoryStore, encode_record
 from jupyter_tree_chat.widget import TreePanel
 
 pytestmark = pytest.mark.browser

@@ -24,7 +24,7 @@ from scripted_provider import ScriptedProvider
 from widget_comm import recording_comms
 from widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 
-from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.widget import TreePanel, TurnControl
 from jupyter_tree_chat.widget.protocol import text_payload
 

@@ -19,10 +19,10 @@ from contrast import CONTRAST_JS, assert_readable, set_theme
 from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
 
+from jupyter_tree_chat.history.store import load_file, parse_session
 from jupyter_tree_chat.picture import draw, fold
 from jupyter_tree_chat.picture.fold import PAGE
 from jupyter_tree_chat.picture.svg import PALETTE
-from jupyter_tree_chat.store import load_file, parse_session
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ from import_samples import chatgpt_export
 from playwright.sync_api import expect
 
 from jupyter_tree_chat import formats
-from jupyter_tree_chat.store import parse_session
+from jupyter_tree_chat.history.store import parse_session
 
 pytestmark = pytest.mark.browser
 

@@ -153,7 +153,7 @@ HOSTILE = """Payloads follow.
 
 HOSTILE_CELL = f"""
 from jupyter_tree_chat.providers.base import Finished, TextDelta
-from jupyter_tree_chat.session import Session
+from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.widget import TreePanel, TurnControl
 from IPython.display import display
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import ContextWindowFull, SettingsError
-from .providers.base import ADAPTIVE, Thinking
-from .tree import Node, is_real_user_message, is_tool_result
+from ..errors import ContextWindowFull, SettingsError
+from ..history.tree import Node, is_real_user_message, is_tool_result
+from ..providers.base import ADAPTIVE, Thinking
 from .usage import Meter, window_label
 
 MIN_THINKING_BUDGET = 1024

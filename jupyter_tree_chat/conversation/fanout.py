@@ -33,20 +33,30 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 
 from __future__ import annotations
 
-import itertools
 import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from .errors import ChatError, FanoutTooLarge, ProviderError
+from ..errors import ChatError, ProviderError
+from ..history.tree import Node, SessionTree, tool_uses
+from ..providers.base import (
+    Began,
+    Finished,
+    Message,
+    Provider,
+    ReplyRequest,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+)
+from ..providers.tools import ToolRegistry
 from .events import (
+    Event,
     FanoutEnded,
     FanoutStarted,
-    LeafChanged,
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
@@ -54,118 +64,41 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .providers.base import (
-    Began,
-    Finished,
-    Message,
-    ReplyRequest,
-    TextDelta,
-    ThinkingDelta,
-    ThinkingReady,
-)
-from .store import leaf_record
-from .tree import Node, tool_uses
-
-if TYPE_CHECKING:
-    from .session import ChatSettings, Session
+from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .settings import ChatSettings
+from .variants import Answer, Variant
 
 log = logging.getLogger(__name__)
-
-MAX_VARIANTS = 12
-"""The most answers one fan-out asks for (each is a full request, billed as one)."""
 
 _POLL_S = 0.1
 """How often a waiting thread looks at the cancel flag."""
 
 
-@dataclass(frozen=True)
-class Fanout:
-    """What to ask for: ``n`` samples of each model × temperature combination.
+class FanoutHost(Protocol):
+    """What a fan-out needs of the session that runs it: ``Session`` is one, through its
+    public calls only (so the two modules do not import each other)."""
 
-    ``models``/``temperatures`` empty means "the settings' own one". The checks run
-    here, so a view can refuse a bad fan-out before anything is written.
-    """
+    tree: SessionTree
+    provider: Provider
+    tools: ToolRegistry
 
-    n: int = 1
-    models: tuple[str, ...] = ()
-    temperatures: tuple[float, ...] = ()
+    def build_request(
+        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+    ) -> ReplyRequest: ...
 
-    def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ChatError(f"the number of answers must be at least 1, not {self.n}")
-        if self.count > MAX_VARIANTS:
-            raise FanoutTooLarge(
-                f"{self.describe()} is {self.count} answers; at most {MAX_VARIANTS} at once: "
-                "ask for fewer samples, models or temperatures"
-            )
+    def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
 
-    @property
-    def count(self) -> int:
-        return self.n * max(len(self.models), 1) * max(len(self.temperatures), 1)
+    def new_id(self) -> str: ...
 
-    def describe(self) -> str:
-        parts = [f"{self.n} sample{'s' if self.n != 1 else ''}"]
-        if self.models:
-            parts.append(f"{len(self.models)} models")
-        if self.temperatures:
-            parts.append(f"{len(self.temperatures)} temperatures")
-        return " × ".join(parts)
+    def now(self) -> int: ...
 
-    def variants(self, base: ChatSettings, default_model: str) -> list[Variant]:
-        """Every combination, in variant order: model, then temperature, then sample."""
-        models: Sequence[str | None] = self.models or (base.model,)
-        temperatures: Sequence[float | None] = self.temperatures or (base.temperature,)
-        found = []
-        for model, temperature in itertools.product(models, temperatures):
-            settings = base.merged(model=model, temperature=temperature)
-            for sample in range(1, self.n + 1):
-                found.append(Variant(settings, settings.model or default_model, sample, self.n))
-        return found
+    def record(self, node: Node) -> Node: ...
 
+    def emit(self, event: Event) -> None: ...
 
-@dataclass(frozen=True)
-class Variant:
-    """One of the answers a fan-out asks for: its settings and where it stands."""
+    def notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None: ...
 
-    settings: ChatSettings
-    model: str
-    sample: int = 1
-    samples: int = 1
-
-    @property
-    def temperature(self) -> float | None:
-        return self.settings.temperature
-
-    @property
-    def label(self) -> str:
-        """``claude-sonnet-4-6 · temperature 0.7 · sample 2/3`` (the parts that vary)."""
-        parts = [self.model]
-        if self.temperature is not None:
-            parts.append(f"temperature {self.temperature:g}")
-        if self.samples > 1:
-            parts.append(f"sample {self.sample}/{self.samples}")
-        return " · ".join(parts)
-
-
-@dataclass
-class Answer:
-    """What one variant produced: its nodes (reply, tool results, reply, ...) and faults."""
-
-    variant: Variant
-    nodes: list[Node] = field(default_factory=list)
-    error: ChatError | None = None
-    interrupted: bool = False
-    done: bool = False
-
-    @property
-    def head(self) -> Node | None:
-        """The sibling under the question (the node a switch or a compare names)."""
-        return self.nodes[0] if self.nodes else None
-
-    @property
-    def final(self) -> Node | None:
-        """The last reply of this answer (after any tool rounds)."""
-        return next((n for n in reversed(self.nodes) if n.role == "assistant"), None)
+    def settle(self, leaf: str) -> None: ...
 
 
 # -- what the workers report ----------------------------------------------------------
@@ -217,7 +150,7 @@ class _Worker:
         if self.index > 0 and not self._wait(run.first_began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            finished = self._stream(run.session._request(messages, settings, run.specs))
+            finished = self._stream(run.session.build_request(messages, settings, run.specs))
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -282,19 +215,17 @@ class _Worker:
 class _FanoutRun:
     """One fan-out under ``question``: starts the workers and owns every change."""
 
-    def __init__(self, session: Session, question: Node, variants: list[Variant]) -> None:
-        from .session import _PartialReply
-
+    def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
         self.session = session
         self.question = question
         self.path: list[Message] = session.tree.active_path(question.id)
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
-        self.partials = [_PartialReply() for _ in variants]
+        self.partials = [PartialReply() for _ in variants]
         self.started = [0.0 for _ in variants]
         # the siblings' ids are taken in variant order now, whatever order they finish in
-        self.head_ids = [session._new_id() for _ in variants]
+        self.head_ids = [session.new_id() for _ in variants]
         self.reports: queue.Queue[_Report] = queue.Queue()
         self.first_began = threading.Event()
         self.cancelled = threading.Event()
@@ -303,7 +234,7 @@ class _FanoutRun:
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
-        session._emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
+        session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
         for worker in self.workers:
             worker.thread.start()
         try:
@@ -317,10 +248,10 @@ class _FanoutRun:
             self.cancelled.set()
             self._keep_what_arrived()
             self._finish(turn)
-            session._emit(FanoutEnded(self.question.id, tuple(self.answers)))
+            session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
             raise TurnInterrupted(turn) from None
         self._finish(turn)
-        session._emit(FanoutEnded(self.question.id, tuple(self.answers)))
+        session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
         return turn
 
     def _handle(self, report: _Report, turn: Turn) -> None:
@@ -328,35 +259,37 @@ class _FanoutRun:
         answer, parent = self.answers[i], self._parent_of(i)
         if report.kind == "delta":
             self.partials[i].add(TextDelta(report.payload))
-            session._emit(ReplyDelta(parent, report.payload, variant=i))
+            session.emit(ReplyDelta(parent, report.payload, variant=i))
         elif report.kind == "think":
             self.partials[i].think(report.payload)
-            session._emit(ReplyThinking(parent, report.payload.text, variant=i))
+            session.emit(ReplyThinking(parent, report.payload.text, variant=i))
         elif report.kind == "thought":
             self.partials[i].thought(report.payload)
         elif report.kind == "start":
-            self.partials[i] = type(self.partials[i])()
+            self.partials[i] = PartialReply()
             self.started[i] = time.monotonic()
-            session._emit(ReplyStarted(parent, variant=i))
+            session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
             finished: Finished = report.payload
-            meta = session._reply_meta(finished, answer.variant.settings, report.seconds)
-            message = {**finished.message, "timestamp": session._now()}
+            meta = reply_meta(
+                session.provider.name, finished, answer.variant.settings, report.seconds
+            )
+            message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
-            self.partials[i] = type(self.partials[i])()
-            stop = session._stop_reason_error(finished, answer.variant.settings)
+            self.partials[i] = PartialReply()
+            stop = stop_reason_error(finished, answer.variant.settings)
             if stop is not None:
-                session._notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
-            session._emit(ReplyEnded(parent, node, variant=i))
+                session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
+            session.emit(ReplyEnded(parent, node, variant=i))
         elif report.kind == "tools":
             results = [session.tools.run(block) for block in report.payload]
-            message = {"role": "user", "content": results, "timestamp": session._now()}
+            message = {"role": "user", "content": results, "timestamp": session.now()}
             answer.nodes.append(self._node(i, parent, message, {"tool_results": True}))
             self.workers[i].results.put(results)
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
-            session._notice(
+            session.notice(
                 f"Answer {i + 1} stopped after {rounds} tool rounds; "
                 "run `%chat retry` on it to let the model go on.",
                 "warning",
@@ -372,10 +305,10 @@ class _FanoutRun:
         answer = self.answers[i]
         answer.error = error
         node = self._partial_node(i, error.kind if isinstance(error, ProviderError) else "error")
-        self.session._notice(
+        self.session.notice(
             f"Answer {i + 1} ({answer.variant.label}) failed: {error}", "warning", turn
         )
-        self.session._emit(ReplyEnded(self._parent_of(i), node, error, variant=i))
+        self.session.emit(ReplyEnded(self._parent_of(i), node, error, variant=i))
 
     def _partial_node(self, i: int, why: str) -> Node | None:
         """What variant ``i`` streamed of its unfinished reply, stored marked interrupted."""
@@ -385,11 +318,13 @@ class _FanoutRun:
         if message is None:
             return None
         seconds = time.monotonic() - self.started[i] if self.started[i] else 0.0
-        message["timestamp"] = self.session._now()
-        meta = self.session._partial_meta(answer.variant.settings, why, seconds)
+        message["timestamp"] = self.session.now()
+        meta = partial_meta(
+            self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
+        )
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
-        self.partials[i] = type(self.partials[i])()
+        self.partials[i] = PartialReply()
         return node
 
     def _keep_what_arrived(self) -> None:
@@ -400,7 +335,7 @@ class _FanoutRun:
 
     def _node(self, i: int, parent: str, message: Message, meta: dict[str, Any]) -> Node:
         first = not self.answers[i].nodes
-        node_id = self.head_ids[i] if first else self.session._new_id()
+        node_id = self.head_ids[i] if first else self.session.new_id()
         return Node(node_id, parent, message, meta)
 
     def _parent_of(self, i: int) -> str:
@@ -414,7 +349,7 @@ class _FanoutRun:
             for node in answer.nodes:
                 if node.id in self.session.tree:  # a Ctrl-C cut this loop short before
                     continue
-                self.session._add_node(node)
+                self.session.record(node)
                 if node.role == "assistant":
                     turn.replies.append(node)
             self._committed += 1
@@ -425,17 +360,13 @@ class _FanoutRun:
         turn.answers = list(self.answers)
         first = next((a for a in self.answers if a.nodes), None)
         leaf = first.nodes[-1].id if first is not None else self.question.id
-        if session.tree.leaf != leaf:
-            session.tree.switch(leaf)
-            session._persist([leaf_record(leaf)], durable=False)
         if all(a.error is not None for a in self.answers):
             turn.error = self.answers[0].error
-        session._sync()
-        session._emit(LeafChanged(session.tree.leaf))
+        session.settle(leaf)
         for worker in self.workers:
             worker.thread.join(timeout=_POLL_S)
 
 
-def answer_all(session: Session, question: Node, turn: Turn, variants: list[Variant]) -> Turn:
+def answer_all(session: FanoutHost, question: Node, turn: Turn, variants: list[Variant]) -> Turn:
     """Ask every variant under ``question`` at once (see the module docstring)."""
     return _FanoutRun(session, question, variants).run(turn)

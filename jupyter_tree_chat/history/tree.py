@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
+from ..errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
 from .node import Message, Node
 from .node import message_text as message_text  # its home before node.py
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from .errors import SessionNameError, SessionNotSaved, StoreError
+from ..errors import SessionNameError, SessionNotSaved, StoreError
 from .loader import LoadResult, Problem, Reader, scrub_surrogates
 from .loader import parse_session as parse_session  # the store's name before loader.py
 from .tree import Node

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import ChatError
-from .tree import Node
+from ..errors import ChatError
+from ..history.tree import Node
 
 if TYPE_CHECKING:
-    from .fanout import Answer, Variant
+    from .variants import Answer, Variant
 
 
 @dataclass(frozen=True)

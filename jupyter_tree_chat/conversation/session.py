@@ -21,20 +21,52 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
-from . import cellrule, preflight
-from .errors import (
-    ChatError,
-    MaxTokensReached,
+from ..errors import (
     ProviderError,
-    Refused,
     SessionBusy,
     SessionNotSaved,
     TreeError,
 )
+from ..history.store import (
+    FileStore,
+    LoadResult,
+    MemoryStore,
+    Problem,
+    Store,
+    hidden_record,
+    label_record,
+    leaf_record,
+)
+from ..history.tree import (
+    Message,
+    Node,
+    SessionTree,
+    is_real_user_message,
+    is_tool_result,
+    message_text,
+    only_thinking,
+    tool_uses,
+)
+from ..language import COMPACTION, path_language
+from ..measures import preflight
+from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
+from ..measures.usage import Meter, exact_meter, meter
+from ..providers.base import (
+    Finished,
+    Provider,
+    ReplyRequest,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+    TokenCounter,
+    ToolUseReady,
+)
+from ..providers.tools import ToolRegistry
+from . import cellrule
 from .events import (
     Event,
     LeafChanged,
@@ -48,49 +80,12 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .language import COMPACTION, path_language
-from .models import CONTEXT_WINDOWS, PRICES, Price, by_model
-from .providers.base import (
-    Finished,
-    Provider,
-    ReplyRequest,
-    TextDelta,
-    Thinking,
-    ThinkingDelta,
-    ThinkingReady,
-    TokenCounter,
-    ToolUseReady,
-)
-from .providers.tools import ToolRegistry
-from .store import (
-    FileStore,
-    LoadResult,
-    MemoryStore,
-    Problem,
-    Store,
-    hidden_record,
-    label_record,
-    leaf_record,
-)
-from .tree import (
-    Message,
-    Node,
-    SessionTree,
-    is_real_user_message,
-    is_tool_result,
-    message_text,
-    only_thinking,
-    tool_uses,
-)
-from .usage import Meter, exact_meter, meter
-
-if TYPE_CHECKING:
-    from .fanout import Fanout
+from .fanout import answer_all
+from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .settings import ChatSettings, with_root_system
+from .variants import Fanout
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MAX_TOOL_ROUNDS = 10
-
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,66 +116,6 @@ def exclusive(method: F) -> F:
 def new_node_id() -> str:
     """A fresh node id: 16 hex digits, shortened like git ids for display."""
     return uuid.uuid4().hex[:16]
-
-
-@dataclass(frozen=True)
-class ChatSettings:
-    """How to ask the model. ``None`` means the provider's default."""
-
-    model: str | None = None
-    max_tokens: int = 4096
-    system: str | None = None
-    temperature: float | None = None
-    tools: tuple[str, ...] | None = None  # names of registered tools; None = all
-    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
-    thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
-
-    def merged(self, **changes: Any) -> ChatSettings:
-        """These settings with every non-``None`` change applied."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-
-def _with_root_system(settings: ChatSettings, path: list[Node]) -> ChatSettings:
-    """An imported conversation's system prompt (its root's ``meta.system``) when the
-    settings name none: a continued ChatGPT or Open WebUI chat keeps its instructions."""
-    if settings.system is not None or not path or not path[0].meta:
-        return settings
-    system = path[0].meta.get("system")
-    return settings.merged(system=system) if isinstance(system, str) and system else settings
-
-
-class _PartialReply:
-    """Collects streamed pieces so a cut reply can still be stored."""
-
-    def __init__(self) -> None:
-        self.texts: dict[int, str] = {}
-        self.thinking: dict[int, dict[str, Any]] = {}
-        self.tools: list[dict[str, Any]] = []
-
-    def add(self, delta: TextDelta) -> None:
-        self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
-
-    def think(self, delta: ThinkingDelta) -> None:
-        """Thinking so far, unsigned until its block completes (``ThinkingReady``)."""
-        block = self.thinking.setdefault(
-            delta.index, {"type": "thinking", "thinking": "", "signature": ""}
-        )
-        block["thinking"] += delta.text
-
-    def thought(self, ready: ThinkingReady) -> None:
-        self.thinking[ready.index] = ready.block
-
-    def message(self) -> Message | None:
-        """The thinking and the text: an unanswered tool_use would make the path unsendable.
-
-        Thinking cut short keeps an empty signature, so it is never sent back."""
-        blocks: dict[int, dict[str, Any]] = dict(self.thinking)
-        for index, text in self.texts.items():
-            if text:
-                blocks[index] = {"type": "text", "text": text}
-        if not blocks:
-            return None
-        return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
 
 
 class Session:
@@ -237,17 +172,19 @@ class Session:
 
         return unsubscribe
 
-    def _emit(self, event: Event) -> None:
+    def emit(self, event: Event) -> None:
+        """Tell every listener (a failing one is logged, never breaks the conversation)."""
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:  # a broken view must not break the conversation
                 log.exception("session listener failed on %s", type(event).__name__)
 
-    def _notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None:
+    def notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None:
+        """Say something to the user: on ``turn`` (its cell shows it) and as a ``Notice``."""
         if turn is not None:
             turn.notices.append(message)
-        self._emit(Notice(message, level))
+        self.emit(Notice(message, level))
 
     # -- reading -----------------------------------------------------------------------
 
@@ -291,16 +228,16 @@ class Session:
     def _read_new(self) -> list[Node]:
         found = self.store.read_new()
         if found.note:
-            self._notice(found.note, "warning")
+            self.notice(found.note, "warning")
         if found.problems:
             first = found.problems[0]
-            self._notice(
+            self.notice(
                 f"{len(found.problems)} damaged or unknown line(s) appended to "
                 f"{self.location} by another process were skipped (first: {first})",
                 "warning",
             )
         for node in found.nodes:
-            self._emit(NodeAdded(node))
+            self.emit(NodeAdded(node))
         return found.nodes
 
     # -- actions -----------------------------------------------------------------------
@@ -348,12 +285,12 @@ class Session:
                         f"The question {above.id[:7]} got no answer; this one is asked beside it."
                     )
         settings = self._settings(settings)
-        message: Message = {"role": "user", "content": content, "timestamp": self._now()}
+        message: Message = {"role": "user", "content": content, "timestamp": self.now()}
         self._preflight(self.path(parent_id) if parent_id else [], message, settings, fanout)
         user = self._add(parent_id, message, meta, durable=True)
         turn = Turn(user)
         for line in notices:
-            self._notice(line, "info", turn)
+            self.notice(line, "info", turn)
         return self._respond(user, turn, settings, fanout)
 
     @exclusive
@@ -377,12 +314,12 @@ class Session:
         above = self.path(original.parent_id) if original.parent_id else []
         self._preflight(above, {"role": "user", "content": content}, settings, fanout)
         node = Node(
-            self._new_id(),
+            self.new_id(),
             original.parent_id,
-            {**original.message, "content": content, "timestamp": self._now()},
+            {**original.message, "content": content, "timestamp": self.now()},
             {**(meta or {}), "edited_from": original.id},
         )
-        user = self._add_node(node, durable=True)
+        user = self.record(node, durable=True)
         return self._respond(user, Turn(user), settings, fanout)
 
     @exclusive
@@ -410,7 +347,7 @@ class Session:
         target = self.tree.deepest_leaf(node.id) if deepest else node.id
         self.tree.switch(target)
         self._persist([leaf_record(target)], durable=True)
-        self._emit(LeafChanged(target))
+        self.emit(LeafChanged(target))
         return target
 
     @exclusive
@@ -428,12 +365,12 @@ class Session:
         above = self.path(point.parent_id) if point.parent_id else []
         self._preflight(above, {"role": "user", "content": new_content}, settings)
         node = Node(
-            self._new_id(),
+            self.new_id(),
             point.parent_id,
-            {**point.message, "content": new_content, "timestamp": self._now()},
+            {**point.message, "content": new_content, "timestamp": self.now()},
             {"forked_before_tool_use": point.id},
         )
-        user = self._add_node(node, durable=True)
+        user = self.record(node, durable=True)
         return self._respond(user, Turn(user), settings)
 
     @exclusive
@@ -454,21 +391,21 @@ class Session:
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
         text, error = self._collect_text(request_path, settings)
         if error is not None:
-            self._notice(f"Compaction failed: {error}", "error")
+            self.notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
         root, ack = self.tree.compact(
             text,
             summarised,
-            self._new_id(),
-            self._new_id(),
-            self._now(),
+            self.new_id(),
+            self.new_id(),
+            self.now(),
             heading=texts.heading,
             acknowledgement=texts.acknowledgement,
         )
         for node in (root, ack):
             self._persist([node.to_record()], durable=node is ack)
-            self._emit(NodeAdded(node))
-        self._emit(LeafChanged(ack.id))
+            self.emit(NodeAdded(node))
+        self.emit(LeafChanged(ack.id))
         return Turn(root, [ack])
 
     @exclusive
@@ -480,7 +417,7 @@ class Session:
             self.labels[node.id] = label
         else:
             self.labels.pop(node.id, None)
-        self._emit(LeafChanged(self.tree.leaf))
+        self.emit(LeafChanged(self.tree.leaf))
         return node
 
     @exclusive
@@ -503,7 +440,7 @@ class Session:
             self.hidden.add(node.id)
         else:
             self.hidden.discard(node.id)
-        self._emit(LeafChanged(self.tree.leaf))
+        self.emit(LeafChanged(self.tree.leaf))
         return True
 
     # -- the reply loop ---------------------------------------------------------------
@@ -512,10 +449,8 @@ class Session:
         self, user: Node, turn: Turn, settings: ChatSettings | None, fanout: Fanout | None = None
     ) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
-        settings = _with_root_system(self._settings(settings), self.path(user.id))
+        settings = with_root_system(self._settings(settings), self.path(user.id))
         if fanout is not None:
-            from .fanout import answer_all
-
             variants = fanout.variants(settings, self.provider.default_model)
             if len(variants) > 1:
                 return answer_all(self, user, turn, variants)
@@ -530,7 +465,7 @@ class Session:
             if not uses or reply.meta is None or reply.meta.get("stop_reason") != "tool_use":
                 break
             if round_number == settings.max_tool_rounds:
-                self._notice(
+                self.notice(
                     f"Stopped after {settings.max_tool_rounds} tool rounds; "
                     "run `%chat retry` to let the model go on.",
                     "warning",
@@ -539,31 +474,31 @@ class Session:
             results = [self.tools.run(block) for block in uses]
             parent = self._add(
                 reply.id,
-                {"role": "user", "content": results, "timestamp": self._now()},
+                {"role": "user", "content": results, "timestamp": self.now()},
                 {"tool_results": True},
             )
         self._sync()
-        self._emit(LeafChanged(self.tree.leaf))
+        self.emit(LeafChanged(self.tree.leaf))
         return turn
 
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
         path = self.tree.path_nodes(parent.id)
-        request = self._request([n.message for n in path], settings, specs)
+        request = self.build_request([n.message for n in path], settings, specs)
         self.tree.switch(parent.id)
-        self._emit(ReplyStarted(parent.id))
-        partial = _PartialReply()
+        self.emit(ReplyStarted(parent.id))
+        partial = PartialReply()
         finished: Finished | None = None
         started = time.monotonic()
         try:
             for event in self.provider.stream(request):
                 if isinstance(event, TextDelta):
                     partial.add(event)
-                    self._emit(ReplyDelta(parent.id, event.text))
+                    self.emit(ReplyDelta(parent.id, event.text))
                 elif isinstance(event, ThinkingDelta):
                     partial.think(event)
-                    self._emit(ReplyThinking(parent.id, event.text))
+                    self.emit(ReplyThinking(parent.id, event.text))
                 elif isinstance(event, ThinkingReady):
                     partial.thought(event)
                 elif isinstance(event, ToolUseReady):
@@ -578,8 +513,8 @@ class Session:
             if node is not None:
                 turn.replies.append(node)
             self._sync()
-            self._emit(ReplyEnded(parent.id, node))
-            self._emit(LeafChanged(self.tree.leaf))
+            self.emit(ReplyEnded(parent.id, node))
+            self.emit(LeafChanged(self.tree.leaf))
             raise TurnInterrupted(turn) from None
         if finished is None:
             error = turn.error or ProviderError("the reply ended without a final message")
@@ -588,71 +523,35 @@ class Session:
             node = self._store_partial(parent, partial, settings, started, why)
             if node is not None:
                 turn.replies.append(node)
-            self._notice(str(error), "error", turn)
-            self._emit(ReplyEnded(parent.id, node, error))
+            self.notice(str(error), "error", turn)
+            self.emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = self._reply_meta(finished, settings, time.monotonic() - started)
-        message = {**finished.message, "timestamp": self._now()}
+        meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
-        stop_error = self._stop_reason_error(finished, settings)
+        stop_error = stop_reason_error(finished, settings)
         if stop_error is not None:
-            self._notice(str(stop_error), "warning", turn)
-        self._emit(ReplyEnded(parent.id, node))
+            self.notice(str(stop_error), "warning", turn)
+        self.emit(ReplyEnded(parent.id, node))
         return node
 
     def _store_partial(
-        self, parent: Node, partial: _PartialReply, settings: ChatSettings, started: float, why: str
+        self, parent: Node, partial: PartialReply, settings: ChatSettings, started: float, why: str
     ) -> Node | None:
         message = partial.message()
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
-        message["timestamp"] = self._now()
-        meta = self._partial_meta(settings, why, time.monotonic() - started)
-        return self._add(parent.id, message, meta)
-
-    def _reply_meta(
-        self, finished: Finished, settings: ChatSettings, seconds: float
-    ) -> dict[str, Any]:
-        """What a stored reply keeps beside its message (never sent to the model)."""
-        meta: dict[str, Any] = {"provider": self.provider.name, "model": finished.model}
-        if settings.temperature is not None:
-            meta["temperature"] = settings.temperature
-        meta.update(
-            usage=finished.usage,
-            stop_reason=finished.stop_reason,
-            duration_ms=round(seconds * 1000),
+        message["timestamp"] = self.now()
+        meta = partial_meta(
+            self.provider.name, self._model(settings), settings, why, time.monotonic() - started
         )
-        return meta | _thinking_meta(settings)
-
-    def _partial_meta(self, settings: ChatSettings, why: str, seconds: float) -> dict[str, Any]:
-        """The meta of a reply cut short: what was asked, and why it ended."""
-        meta: dict[str, Any] = {
-            "provider": self.provider.name,
-            "model": self._model(settings),
-        }
-        if settings.temperature is not None:
-            meta["temperature"] = settings.temperature
-        meta.update(interrupted=True, error=why, duration_ms=round(seconds * 1000))
-        return meta | _thinking_meta(settings)
-
-    @staticmethod
-    def _stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError | None:
-        if finished.stop_reason == "max_tokens":
-            return MaxTokensReached(
-                f"The reply stopped at the max_tokens limit ({settings.max_tokens}); "
-                "raise it with --max-tokens or %config TreeChat.max_tokens, or ask to continue."
-            )
-        if finished.stop_reason == "refusal":
-            return Refused(
-                "The model declined to answer; rephrase the question (edit it) and run again."
-            )
-        return None
+        return self._add(parent.id, message, meta)
 
     def _collect_text(
         self, messages: list[Message], settings: ChatSettings
     ) -> tuple[str, ProviderError | None]:
-        request = self._request(messages, settings)
+        request = self.build_request(messages, settings)
         text = ""
         try:
             for event in self.provider.stream(request):
@@ -666,9 +565,10 @@ class Session:
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _request(
+    def build_request(
         self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
     ) -> ReplyRequest:
+        """The request for ``messages`` (a path, as stored) asked with ``settings``."""
         return ReplyRequest(
             messages=messages,
             model=self._model(settings),
@@ -726,7 +626,7 @@ class Session:
             nodes,
             model=self._model(settings),
             windows=self.context_windows,
-            system=_with_root_system(settings, nodes).system,
+            system=with_root_system(settings, nodes).system,
             tools=[spec.to_api() for spec in self.tool_specs(settings)],
             extra=extra,
         )
@@ -746,8 +646,8 @@ class Session:
             messages = [*messages, {"role": "user", "content": question}]
         if not messages or messages[-1].get("role") != "user":
             return None
-        request = self._request(
-            messages, _with_root_system(settings, path), self.tool_specs(settings)
+        request = self.build_request(
+            messages, with_root_system(settings, path), self.tool_specs(settings)
         )
         tokens = self.provider.count_tokens(request)
         return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
@@ -763,8 +663,13 @@ class Session:
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:
         return self.settings if settings is None else settings
 
-    def _now(self) -> int:
+    def now(self) -> int:
+        """The time a new message is stamped with, in whole seconds."""
         return int(self._clock())
+
+    def new_id(self) -> str:
+        """A fresh node id (the session's ``new_id``, injected for tests)."""
+        return self._new_id()
 
     def _add(
         self,
@@ -774,15 +679,14 @@ class Session:
         *,
         durable: bool = False,
     ) -> Node:
-        return self._add_node(
-            Node(self._new_id(), parent_id, message, meta or None), durable=durable
-        )
+        return self.record(Node(self._new_id(), parent_id, message, meta or None), durable=durable)
 
-    def _add_node(self, node: Node, *, durable: bool = False) -> Node:
+    def record(self, node: Node, *, durable: bool = False) -> Node:
+        """Add ``node`` to the tree and the file, make it the leaf, announce it."""
         self.tree.add(node)
         self.tree.leaf = node.id
         self._persist([node.to_record()], durable=durable)
-        self._emit(NodeAdded(node))
+        self.emit(NodeAdded(node))
         return node
 
     def _persist(self, records: Iterable[dict[str, Any]], *, durable: bool) -> None:
@@ -792,17 +696,25 @@ class Session:
             self.store.append(records, durable=durable)
         except SessionNotSaved as error:
             self.save_error = error
-            self._notice(str(error), "error")
+            self.notice(str(error), "error")
+
+    def settle(self, leaf: str) -> None:
+        """End a turn at ``leaf``: make it current (on disk too), flush, announce it."""
+        if self.tree.leaf != leaf:
+            self.tree.switch(leaf)
+            self._persist([leaf_record(leaf)], durable=False)
+        self._sync()
+        self.emit(LeafChanged(self.tree.leaf))
 
     def _sync(self) -> None:
         if self.save_error is not None:
-            self._notice(str(self.save_error), "error")
+            self.notice(str(self.save_error), "error")
             return
         try:
             self.store.sync()
         except SessionNotSaved as error:
             self.save_error = error
-            self._notice(str(error), "error")
+            self.notice(str(error), "error")
 
     # -- the notebook-native rule -----------------------------------------------------
 
@@ -838,8 +750,3 @@ class Session:
         if decision.action == "edit" and decision.node is not None:
             return self.edit(decision.node.id, text, meta=meta, **how)
         return self.ask(text, meta=meta, **how)
-
-
-def _thinking_meta(settings: ChatSettings) -> dict[str, Any]:
-    """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
-    return {} if settings.thinking is None else {"thinking": settings.thinking}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .tree import Node, SessionTree
+from ..history.tree import Node, SessionTree
 
 Action = Literal["append", "edit", "retry"]
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TreeError
+from ..errors import TreeError
+from ..history.tree import Node, SessionTree, is_real_user_message
 from .models import Price
-from .tree import Node, SessionTree, is_real_user_message
 from .usage import nodes_cost
 
 USAGE_KEYS = (

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..history.tree import Node
 from .models import CONTEXT_WINDOWS, PRICES, Price, by_model
-from .tree import Node
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600

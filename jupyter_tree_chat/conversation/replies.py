@@ -1,0 +1,95 @@
+"""A reply as it is stored: the pieces of a streamed reply, and what its node keeps.
+
+A single answer (``session.py``) and a fan-out's answers (``fanout.py``) store replies
+by the same rules: what arrived before a cut is kept (thinking unsigned, so it is never
+sent back; no half tool call), ``meta`` records what was asked and what the API said,
+and a reply stopped at ``max_tokens`` or refused becomes a notice, not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ChatError, MaxTokensReached, Refused
+from ..history.tree import Message
+from ..providers.base import Finished, TextDelta, ThinkingDelta, ThinkingReady
+from .settings import ChatSettings
+
+
+class PartialReply:
+    """Collects streamed pieces so a cut reply can still be stored."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
+        self.tools: list[dict[str, Any]] = []
+
+    def add(self, delta: TextDelta) -> None:
+        self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
+
+    def think(self, delta: ThinkingDelta) -> None:
+        """Thinking so far, unsigned until its block completes (``ThinkingReady``)."""
+        block = self.thinking.setdefault(
+            delta.index, {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        block["thinking"] += delta.text
+
+    def thought(self, ready: ThinkingReady) -> None:
+        self.thinking[ready.index] = ready.block
+
+    def message(self) -> Message | None:
+        """The thinking and the text: an unanswered tool_use would make the path unsendable.
+
+        Thinking cut short keeps an empty signature, so it is never sent back."""
+        blocks: dict[int, dict[str, Any]] = dict(self.thinking)
+        for index, text in self.texts.items():
+            if text:
+                blocks[index] = {"type": "text", "text": text}
+        if not blocks:
+            return None
+        return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
+
+
+def reply_meta(
+    provider: str, finished: Finished, settings: ChatSettings, seconds: float
+) -> dict[str, Any]:
+    """What a stored reply keeps beside its message (never sent to the model)."""
+    meta: dict[str, Any] = {"provider": provider, "model": finished.model}
+    if settings.temperature is not None:
+        meta["temperature"] = settings.temperature
+    meta.update(
+        usage=finished.usage,
+        stop_reason=finished.stop_reason,
+        duration_ms=round(seconds * 1000),
+    )
+    return meta | thinking_meta(settings)
+
+
+def partial_meta(
+    provider: str, model: str, settings: ChatSettings, why: str, seconds: float
+) -> dict[str, Any]:
+    """The meta of a reply cut short: what was asked, and why it ended."""
+    meta: dict[str, Any] = {"provider": provider, "model": model}
+    if settings.temperature is not None:
+        meta["temperature"] = settings.temperature
+    meta.update(interrupted=True, error=why, duration_ms=round(seconds * 1000))
+    return meta | thinking_meta(settings)
+
+
+def stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError | None:
+    """The notice a reply's stop reason calls for (``max_tokens``, ``refusal``), if any."""
+    if finished.stop_reason == "max_tokens":
+        return MaxTokensReached(
+            f"The reply stopped at the max_tokens limit ({settings.max_tokens}); "
+            "raise it with --max-tokens or %config TreeChat.max_tokens, or ask to continue."
+        )
+    if finished.stop_reason == "refusal":
+        return Refused(
+            "The model declined to answer; rephrase the question (edit it) and run again."
+        )
+    return None
+
+
+def thinking_meta(settings: ChatSettings) -> dict[str, Any]:
+    """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
+    return {} if settings.thinking is None else {"thinking": settings.thinking}

@@ -1,0 +1,9 @@
+"""The history: the session tree and the file it lives in (the chapter's Session).
+
+Everything here is about what was said and where it is kept, never about asking a model:
+``node`` (one message, its body decoded on first use), ``tree`` (the id index, children,
+the active path and every operation the chapter names: pure, no I/O), ``loader`` (reading
+a ``*.chat.jsonl`` file tolerantly, the lazy index) and ``store`` (the only code that
+writes session files: locked, durable appends beside the notebook). Imports go
+node ← tree ← loader ← store.
+"""
