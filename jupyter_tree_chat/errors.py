@@ -16,7 +16,9 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── SessionBusy                 another action is still running on this session
     ├── RequestRefused              a request the API would refuse, stopped before it is sent
     │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
-    │   └── ContextWindowFull       the path and the question would not fit the window
+    │   ├── ContextWindowFull       the path and the question would not fit the window
+    │   └── EndpointRefuses         what the model's endpoint lacks (images, PDFs, thinking,
+    │                               a temperature outside its range) or needs (its key)
     ├── ToolError                   a tool name that is not registered, or a bad function
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
@@ -30,6 +32,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
         ├── ConnectionFailed        network unreachable, dropped or timed out
         ├── StreamError             an ``error`` event inside the stream
         ├── BadRequest              400/404/413/422: the request itself was refused
+        │   └── FeatureMissing      an endpoint refused a feature its preset claims (once;
+        │                           it is treated as missing from then on)
         ├── MaxTokensReached        the reply stopped at max_tokens
         └── Refused                 the model declined (stop_reason "refusal")
 """
@@ -114,11 +118,19 @@ class ContextWindowFull(RequestRefused):
     """The active path and the new question would not fit the model's context window."""
 
 
+class EndpointRefuses(RequestRefused):
+    """A request the model's endpoint would refuse (an image to a server that reads no
+    images, a temperature outside its range, thinking it lacks) or cannot be sent at all
+    (its key is not set): refused before anything is stored or sent."""
+
+
 class ProviderError(ChatError):
     """The model call failed. ``partial`` is set by the session when a reply was cut."""
 
     #: short machine-readable kind, stored in ``meta.error`` of an interrupted node
     kind = "provider_error"
+    #: the HTTP status the server answered, where there was one
+    status: int | None = None
 
 
 class MissingApiKey(ProviderError):
@@ -156,6 +168,16 @@ class StreamError(ProviderError):
 
 class BadRequest(ProviderError):
     kind = "bad_request"
+    #: what the server said of the request (its error message), for telling which feature
+    detail: str = ""
+
+
+class FeatureMissing(BadRequest):
+    """An endpoint answered 404 or 400 for a feature its preset says it has (count_tokens,
+    cache_control, ...). Said once, in one line naming the endpoint and the feature; the
+    feature is treated as missing from then on and the session keeps working."""
+
+    kind = "feature_missing"
 
 
 class MaxTokensReached(ProviderError):

@@ -22,6 +22,7 @@ request so tests can check what was sent.
         server.tokens_per_second = 100                   # each text delta waits 10 ms
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
+        FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
 
@@ -57,7 +58,16 @@ from pathlib import Path
 from typing import Any
 
 from fake_cache import PromptCache, estimate_tokens, prompt_tokens
-from fake_rules import COUNT_RULES, redacted_data, sign_thinking, thinking_mode, validate
+from fake_endpoints import endpoint_mode
+from fake_rules import (
+    COUNT_RULES,
+    LEGACY_API_VERSION,
+    RULES,
+    redacted_data,
+    sign_thinking,
+    thinking_mode,
+    validate,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -153,7 +163,10 @@ class FakeAnthropic:
         api_key: str | None = None,
         min_cache_tokens: int = 1024,
         tokens_per_second: float | None = None,
+        endpoint: str | None = None,
     ) -> None:
+        self.endpoint = endpoint_mode(endpoint)
+        """How this server differs from the Anthropic API (fake_endpoints.py)."""
         self.chunk_chars = chunk_chars
         self.api_key = api_key
         self.tokens_per_second = tokens_per_second
@@ -536,6 +549,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake._connections.discard(self.connection)
         super().finish()
 
+    def do_GET(self) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest("GET", self.path, headers, None, received=time.monotonic())
+        with self.fake._lock:
+            self.fake.requests.append(record)
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.fake.api_key is not None and key != self.fake.api_key:
+            return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if self.path.split("?")[0] != "/v1/models":
+            return self._send_error(404, "not_found_error", f"no route {self.path}")
+        body, status = self.fake.endpoint.models
+        self._send_json(status, body)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
@@ -564,8 +590,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
             )
+        mode = self.fake.endpoint
+        version = LEGACY_API_VERSION if mode.any_version else headers.get("anthropic-version")
         if route == "/v1/messages/count_tokens":
-            problem = validate(body, COUNT_RULES, headers.get("anthropic-version"))
+            if not mode.count_tokens:
+                return self._send_error(404, "not_found_error", f"no route {self.path}")
+            problem = validate(body, mode.rules(COUNT_RULES), version)
             if problem:
                 return self._send_error(400, "invalid_request_error", problem)
             error = self.fake._next_error(body)
@@ -574,9 +604,10 @@ class _Handler(BaseHTTPRequestHandler):
                     error.status, error.error_type, error.message, error.headers
                 )
             return self._send_json(200, {"input_tokens": prompt_tokens(body)})
-        problem = validate(body, api_version=headers.get("anthropic-version"))
+        problem = validate(body, mode.rules(RULES), version)
         if problem:
             return self._send_error(400, "invalid_request_error", problem)
+        body = mode.answering(body)
         item = self.fake._next(body)
         if isinstance(item, ScriptedError):
             return self._send_error(item.status, item.error_type, item.message, item.headers)

@@ -475,8 +475,8 @@ FRAME = """
 import jupyter_tree_chat
 df = jupyter_tree_chat.compare_frame()
 print(list(df.columns))
-print(df[["id", "position", "model", "temperature", "output_tokens", "stop_reason"]].to_json(
-    orient="records"))
+print(df[["id", "position", "endpoint", "model", "served_model", "temperature", "output_tokens",
+          "stop_reason"]].to_json(orient="records"))
 print(df[["cache_read_input_tokens", "seconds", "interrupted", "text"]].to_json(orient="records"))
 """
 
@@ -491,7 +491,9 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert json.loads(printed[0].replace("'", '"')) == [
         "id",
         "position",
+        "endpoint",
         "model",
+        "served_model",
         "temperature",
         "input_tokens",
         "output_tokens",
@@ -509,6 +511,8 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert [r["position"] for r in rows] == ["1/2", "2/2"]
     assert [r["temperature"] for r in rows] == [0.0, 1.0]
     assert [r["model"] for r in rows] == ["claude-sonnet-4-6"] * 2
+    assert [r["endpoint"] for r in rows] == ["anthropic"] * 2
+    assert [r["served_model"] for r in rows] == [None] * 2
     assert [r["output_tokens"] for r in rows] == [a.meta["usage"]["output_tokens"] for a in answers]
     assert [r["stop_reason"] for r in rows] == ["end_turn"] * 2
     more = json.loads(printed[2])

@@ -87,10 +87,10 @@ def test_attach_and_with_repeat_and_with_path_is_its_own_flag():
         ),
         (
             "--temperatures 0,hot",
-            "%%chat --temperatures: 'hot' is not a temperature from 0 to 1; "
+            "%%chat --temperatures: 'hot' is not a temperature (a number, 0 or more); "
             "give them comma-separated, e.g. --temperatures 0,0.5,1",
         ),
-        ("--temperatures 1.5", "%%chat --temperatures: '1.5' is not a temperature from 0 to 1;"),
+        ("--temperatures=-1", "%%chat --temperatures: '-1' is not a temperature"),
         ("--models ,", "%%chat --models: the list is empty; give it comma-separated"),
         ("--model a --models b,c", "%%chat: --model and --models contradict; put every model"),
         ("--temperature 1 --temperatures 0,1", "%%chat: --temperature and --temperatures contra"),

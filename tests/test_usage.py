@@ -89,7 +89,7 @@ def test_what_follows_the_last_counted_reply_is_estimated_and_marked_so():
     reading = meter(path, model="m", windows=WINDOWS, extra=[{"role": "user", "content": "y" * 40}])
     assert (reading.counted, reading.estimated, reading.tokens) == (7_500, 110, 7_610)
     assert not reading.exact
-    assert meter_label(reading) == "context ~76% of 10k"
+    assert meter_label(reading) == "context ≈76% of 10k"
 
 
 def test_a_path_never_counted_is_estimated_whole_with_its_system_prompt_and_tools():

@@ -7,10 +7,13 @@ node, concurrently, and stores each answer as a sibling with its own ``meta``.
 
 It lives apart from ``session.py`` because the concurrency has rules of its own:
 
-- **Cache first.** The first request starts first; the others start once its response
-  has begun (its first stream event arrived), because the API makes the prompt-cache
-  entry a request writes readable only from then on: started together, they would all
-  write the shared prefix instead of reading it.
+- **Cache first.** Among the answers of one caching endpoint (``cache_group``), the
+  first request starts first; the others start once its response has begun (its first
+  stream event arrived), because the API makes the prompt-cache entry a request writes
+  readable only from then on: started together, they would all write the shared prefix
+  instead of reading it. Answers of different endpoints share no cache, so each
+  endpoint's first answer starts at once, and an endpoint without caching has all its
+  answers start at once.
 - **One thread owns the tree.** Each answer streams on a worker thread, but the workers
   only read from the network and report what they got on a queue; the calling thread
   (the one holding the session's one-action-at-a-time lock) makes every node, appends
@@ -44,6 +47,7 @@ from ..errors import ChatError, ProviderError
 from ..history.tree import Node, SessionTree, tool_uses
 from ..providers.base import (
     Began,
+    Degraded,
     Finished,
     Message,
     Provider,
@@ -51,6 +55,8 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
+    cache_group,
+    route_of,
 )
 from ..providers.tools import ToolRegistry
 from .events import (
@@ -108,7 +114,7 @@ class FanoutHost(Protocol):
 class _Report:
     variant: int
     kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" | "limit" |
-    # "failed" | "done"
+    # "degraded" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -125,6 +131,10 @@ class _Worker:
         self.index = index
         self.variant = variant
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        self.began = threading.Event()
+        """Set once this answer's response has begun (or it ended): what waits on it."""
+        self.waits_for: _Worker | None = None
+        """The answer of the same caching endpoint that must begin first, if any."""
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -141,13 +151,13 @@ class _Worker:
             log.exception("answer %d of a fan-out failed", self.index + 1)
             self.report("failed", ProviderError(f"{type(error).__name__}: {error}"))
         finally:
-            self.run.first_began.set()  # never leave the others waiting
+            self.began.set()  # never leave the others waiting
             self.report("done")
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
         messages = list(run.path)
-        if self.index > 0 and not self._wait(run.first_began):
+        if self.waits_for is not None and not self._wait(self.waits_for.began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
             finished = self._stream(run.session.build_request(messages, settings, run.specs))
@@ -181,10 +191,11 @@ class _Worker:
                 elif isinstance(event, ThinkingReady):
                     self.report("thought", event)
                 elif isinstance(event, Began):
-                    if self.index == 0:
-                        self.run.first_began.set()
+                    self.began.set()
                 elif isinstance(event, Finished):
                     finished = event
+                elif isinstance(event, Degraded):
+                    self.report("degraded", event.message)
         finally:  # a cancelled answer frees its connection now, not when collected
             close = getattr(events, "close", None)
             if close is not None:
@@ -227,8 +238,14 @@ class _FanoutRun:
         # the siblings' ids are taken in variant order now, whatever order they finish in
         self.head_ids = [session.new_id() for _ in variants]
         self.reports: queue.Queue[_Report] = queue.Queue()
-        self.first_began = threading.Event()
         self.cancelled = threading.Event()
+        leaders: dict[str, _Worker] = {}
+        for worker in self.workers:  # the first answer of each caching endpoint goes first
+            group = cache_group(session.provider, worker.variant.model)
+            if group is None:
+                continue
+            worker.waits_for = leaders.get(group)
+            leaders.setdefault(group, worker)
         self._committed = 0
 
     def run(self, turn: Turn) -> Turn:
@@ -271,9 +288,8 @@ class _FanoutRun:
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
             finished: Finished = report.payload
-            meta = reply_meta(
-                session.provider.name, finished, answer.variant.settings, report.seconds
-            )
+            route = route_of(session.provider, answer.variant.model)
+            meta = reply_meta(route, finished, answer.variant.settings, report.seconds)
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
@@ -287,6 +303,10 @@ class _FanoutRun:
             message = {"role": "user", "content": results, "timestamp": session.now()}
             answer.nodes.append(self._node(i, parent, message, {"tool_results": True}))
             self.workers[i].results.put(results)
+        elif report.kind == "degraded":
+            session.notice(
+                f"Answer {i + 1} ({answer.variant.label}): {report.payload}", "warning", turn
+            )
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
             session.notice(
@@ -319,9 +339,8 @@ class _FanoutRun:
             return None
         seconds = time.monotonic() - self.started[i] if self.started[i] else 0.0
         message["timestamp"] = self.session.now()
-        meta = partial_meta(
-            self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
-        )
+        route = route_of(self.session.provider, answer.variant.model)
+        meta = partial_meta(route, answer.variant.settings, why, seconds)
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = PartialReply()

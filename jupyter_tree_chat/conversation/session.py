@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..errors import (
+    FeatureMissing,
     ProviderError,
     SessionBusy,
     SessionNotSaved,
@@ -56,15 +57,19 @@ from ..measures import preflight
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
 from ..measures.usage import Meter, exact_meter, meter
 from ..providers.base import (
+    Degraded,
     Finished,
     Provider,
     ReplyRequest,
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
-    TokenCounter,
     ToolUseReady,
+    can_count,
+    check_request,
+    route_of,
 )
+from ..providers.endpoints import PRESETS, known_prices, known_windows
 from ..providers.tools import ToolRegistry
 from . import cellrule
 from .events import (
@@ -142,9 +147,10 @@ class Session:
         self.hidden: set[str] = loaded.hidden
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
-        #: the model tables (models.py) the session measures with; views may override
-        self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
-        self.prices: dict[str, Price] = dict(PRICES)
+        #: the model tables (models.py, and what the endpoint presets know of their models,
+        #: as ``endpoint:model``) the session measures with; views may override
+        self.context_windows: dict[str, int] = {**CONTEXT_WINDOWS, **known_windows(PRESETS)}
+        self.prices: dict[str, Price] = {**PRICES, **known_prices(PRESETS)}
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -505,6 +511,8 @@ class Session:
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
                     finished = event
+                elif isinstance(event, Degraded):
+                    self.notice(event.message, "warning", turn)
         except ProviderError as failure:
             turn.error = failure
         except KeyboardInterrupt:
@@ -526,7 +534,8 @@ class Session:
             self.notice(str(error), "error", turn)
             self.emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        route = route_of(self.provider, self._model(settings))
+        meta = reply_meta(route, finished, settings, time.monotonic() - started)
         message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
@@ -543,9 +552,8 @@ class Session:
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
         message["timestamp"] = self.now()
-        meta = partial_meta(
-            self.provider.name, self._model(settings), settings, why, time.monotonic() - started
-        )
+        route = route_of(self.provider, self._model(settings))
+        meta = partial_meta(route, settings, why, time.monotonic() - started)
         return self._add(parent.id, message, meta)
 
     def _collect_text(
@@ -597,6 +605,7 @@ class Session:
         else:
             variants = [settings]
         extra = [] if question is None else [question]
+        messages = [*(node.message for node in path), *extra]
         measured: set[str] = set()
         for asked in variants:
             preflight.check_thinking(
@@ -608,6 +617,8 @@ class Session:
             if model not in measured:  # the window is the model's: one reading each
                 measured.add(model)
                 preflight.check_fits(self.meter(path, asked, extra=extra), model=model)
+            # what the model's endpoint lacks (images, a temperature range, its key, ...)
+            check_request(self.provider, self.build_request(messages, asked))
 
     # -- measuring ---------------------------------------------------------------------
 
@@ -638,7 +649,8 @@ class Session:
         count_tokens; None if the provider cannot count or the path ends with a reply
         and no question is given (a count needs a request that ends with a user turn)."""
         settings = self._settings(settings)
-        if not isinstance(self.provider, TokenCounter):
+        model = self._model(settings)
+        if not can_count(self.provider, model):
             return None
         path = self.path()
         messages = [node.message for node in path]
@@ -649,8 +661,12 @@ class Session:
         request = self.build_request(
             messages, with_root_system(settings, path), self.tool_specs(settings)
         )
-        tokens = self.provider.count_tokens(request)
-        return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
+        try:
+            tokens = self.provider.count_tokens(request)  # type: ignore[attr-defined]
+        except FeatureMissing as missing:  # said once; the meter estimates from now on
+            self.notice(str(missing), "warning")
+            return None
+        return exact_meter(tokens, by_model(self.context_windows, model))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
         """The tools a request with ``settings`` offers the model (all registered by default)."""

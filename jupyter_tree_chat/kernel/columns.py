@@ -27,7 +27,7 @@ from IPython.display import display, update_display
 
 from ..conversation.variants import Answer, Variant
 from ..history.tree import Node, redacted_thinking_count, thinking_text
-from ..measures.compare import ComparedAnswer
+from ..measures.compare import ComparedAnswer, model_label
 from ..measures.diff import unique_marks
 from ..measures.models import Price
 from ..measures.usage import dollars
@@ -77,7 +77,7 @@ def facts(
         return f"failed: {error}" if error else "no answer"
     answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1, prices)
     meta = answer.meta
-    parts = [str(meta.get("model", "?"))]
+    parts = [model_label(meta)]
     if meta.get("temperature") is not None:
         parts.append(f"temperature {meta['temperature']:g}")
     for key, word in (("input_tokens", "in"), ("output_tokens", "out")):

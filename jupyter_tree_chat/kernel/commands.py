@@ -26,6 +26,7 @@ from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
+from .endpoints import describe_model, models_lines
 from .importing import import_session
 from .measures import MeasureCommands
 from .options import fanout_words
@@ -56,7 +57,9 @@ HELP = """\
   import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
                         a Claude Code, pi, ChatGPT or Open WebUI session as a new
                         session of this notebook (SRC is only read), then use it
-  model [NAME]          show or set the model (same as %config TreeChat.model)
+  model [NAME]          show or set the model (same as %config TreeChat.model);
+                        ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2
+  models [ENDPOINT]     every endpoint: whether it answers, its models, what it supports
   label ID NAME         name a node (an empty NAME removes the label)
   hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
   panel                 the session as an interactive panel (tree, edit, retry, compare)
@@ -395,8 +398,14 @@ class Commands(MeasureCommands):
         config = self.sessions.config
         if args:
             config.model = args[0]
-        shown = config.model or f"{self.session.provider.default_model} (the provider's default)"
-        print(f"Model: {shown}")
+        session = self.session
+        shown = describe_model(session, config.model or session.provider.default_model)
+        print(f"Model: {shown}" + ("" if config.model else " (the provider's default)"))
+
+    def do_models(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "models [ENDPOINT]")
+        for line in models_lines(self.session, self.sessions.config, args[0] if args else None):
+            print(line)
 
 
 def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:

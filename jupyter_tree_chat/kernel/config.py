@@ -20,6 +20,7 @@ from ..history.store import validate_session_name
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
+from ..providers.endpoints import Endpoint, endpoint_table, known_prices, known_windows
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"
@@ -80,6 +81,13 @@ class TreeChat(Configurable):
         f"the built-in table (models.py, taken {TAKEN}), e.g. {{'my-model': {{'input': 3, "
         "'output': 15}} (cache_write and cache_read default to 1.25x and 0.1x input).",
     ).tag(config=True)
+    endpoints = Dict(
+        help="Model endpoints by name, added to or overriding the presets (local, ollama, "
+        "vllm, lmstudio, litellm, openrouter, deepseek, moonshot, zhipu, dashscope, "
+        "minimax) field by field: {'lab': {'base_url': 'http://127.0.0.1:8081', "
+        "'key_env': 'LAB_API_KEY', 'supports': {'images': False}}}. A model is then named "
+        "'lab:MODEL'. See docs/endpoints.md.",
+    ).tag(config=True)
     throttle = CFloat(
         0.1, help="Least seconds between two updates of a streaming reply's output."
     ).tag(config=True)
@@ -121,6 +129,12 @@ class TreeChat(Configurable):
                 Price.from_mapping(price)  # raises with the fix
         return dict(value)
 
+    @validate("endpoints")
+    def _valid_endpoints(self, proposal: Any) -> dict[str, Any]:
+        value = dict(proposal["value"])
+        endpoint_table(value)  # raises with the fix
+        return value
+
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
@@ -150,11 +164,18 @@ class TreeChat(Configurable):
             thinking=self.thinking,
         )
 
+    def endpoint_table(self) -> dict[str, Endpoint]:
+        """The presets with this config's ``endpoints`` on top."""
+        return endpoint_table(self.endpoints)
+
     def apply_tables(self, session: Session) -> None:
-        """Give ``session`` the model tables with this config's entries on top."""
-        session.context_windows = with_overrides(CONTEXT_WINDOWS, self.context_windows)
+        """Give ``session`` the model tables (with what the endpoints know of their models)
+        with this config's entries on top."""
+        table = self.endpoint_table()
+        windows = {**CONTEXT_WINDOWS, **known_windows(table)}
+        session.context_windows = with_overrides(windows, self.context_windows)
         prices = {
             model: price if isinstance(price, Price) else Price.from_mapping(price)
             for model, price in self.prices.items()
         }
-        session.prices = with_overrides(PRICES, prices)
+        session.prices = with_overrides({**PRICES, **known_prices(table)}, prices)

@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 
 from ..conversation.session import Session
 from ..errors import ProviderError
+from ..i18n import _
 from ..measures.models import PRICES_SOURCE, TAKEN
 from ..measures.usage import (
     FULL_AT,
@@ -25,6 +26,7 @@ from ..measures.usage import (
     totals,
     window_label,
 )
+from ..providers.base import route_of
 from ..textview import summary
 
 
@@ -50,20 +52,20 @@ class MeasureCommands:
         if reading.counted_by:
             print(
                 f"  {reading.counted:,} as reported in the usage of reply "
-                f"{reading.counted_by[:7]}, ~{reading.estimated:,} estimated after it"
+                f"{reading.counted_by[:7]}, ≈{reading.estimated:,} estimated after it"
             )
         if args:
             self._count(session, self._text(args, "%chat context"), reading)
         tools = [spec.to_api() for spec in session.tool_specs()]
         parts = breakdown(path, system=settings.system, tools=tools)
         print("By part (estimates: characters / 4):")
-        print(f"  system     ~{parts.system:,}")
-        print(f"  tools      ~{parts.tools:,}")
-        print(f"  messages   ~{parts.messages:,} in {len(path)} message(s)")
+        print(f"  system     ≈{parts.system:,}")
+        print(f"  tools      ≈{parts.tools:,}")
+        print(f"  messages   ≈{parts.messages:,} in {len(path)} message(s)")
         if parts.largest:
             print("Largest messages on the path:")
             for node, size in parts.largest:
-                print(f"  {node.id[:7]}  {node.role:<9} ~{size:>8,}  {summary(node.message, 50)}")
+                print(f"  {node.id[:7]}  {node.role:<9} ≈{size:>8,}  {summary(node.message, 50)}")
         if reading.full:
             print(
                 f"Past {FULL_AT:.0%} of the window: `%chat compact` summarises the path into "
@@ -76,9 +78,13 @@ class MeasureCommands:
         except ProviderError as error:
             raise UsageError(f"%chat context: counting failed: {error}") from None
         if counted is None:
+            model = session.settings.model or session.provider.default_model
+            where = route_of(session.provider, model).endpoint or session.provider.name
             print(
-                f"  With the question: ~{estimate.tokens + estimate_tokens(question):,} tokens "
-                f"(estimated: the {session.provider.name} provider cannot count tokens)"
+                _(
+                    "  With the question: ≈{tokens} tokens (estimated: {endpoint} cannot "
+                    "count tokens)"
+                ).format(tokens=f"{estimate.tokens + estimate_tokens(question):,}", endpoint=where)
             )
             return
         verdict = "fits" if counted.fits else "would NOT fit: `%chat compact` first"
@@ -110,7 +116,7 @@ class MeasureCommands:
 
 
 def _meter_line(title: str, reading: Meter) -> str:
-    about = "" if reading.exact else "~"
+    about = "" if reading.exact else "≈"
     if reading.window is None:
         return (
             f"{title}: {about}{reading.tokens:,} tokens (window unknown: "

@@ -59,7 +59,8 @@ _ARGUMENTS = (
     argument(
         "--temperatures",
         metavar="T1,T2",
-        help="Ask at each of these temperatures (comma-separated, 0 to 1).",
+        help="Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
+        "endpoint's own range for the others).",
     ),
     argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
     argument(
@@ -231,9 +232,9 @@ def _temperature(value: str, command: str) -> float:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if not 0 <= number <= 1:
+    if not 0 <= number < float("inf"):  # each endpoint's range is checked before asking
         raise UsageError(
-            f"{command} --temperatures: {value!r} is not a temperature from 0 to 1; "
+            f"{command} --temperatures: {value!r} is not a temperature (a number, 0 or more); "
             "give them comma-separated, e.g. --temperatures 0,0.5,1"
         )
     return number

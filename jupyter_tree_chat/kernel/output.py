@@ -36,6 +36,7 @@ from ..conversation.events import (
 )
 from ..conversation.session import Session
 from ..history.tree import Node, redacted_thinking_count
+from ..measures.compare import model_label
 from ..measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
 from .safe_html import ThinkingSection, markdown_to_html
@@ -309,7 +310,7 @@ def footer(session: Session, node: Node) -> str:
     meta = node.meta or {}
     parts = [node.id[:7]]
     if meta.get("model"):
-        parts.append(str(meta["model"]))
+        parts.append(model_label(meta))
     usage: dict[str, Any] = meta.get("usage") or {}
     if usage:
         parts.append(f"{_n(usage.get('input_tokens'))} in")

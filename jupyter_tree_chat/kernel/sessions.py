@@ -31,6 +31,7 @@ from ..conversation.events import Turn
 from ..conversation.session import Session
 from ..history.store import session_path
 from ..providers import Provider, choose_provider
+from ..providers.router import EndpointPool, Router
 from ..providers.tools import default_registry
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
@@ -52,6 +53,9 @@ class KernelSessions:
         self.panel_hook: PanelHook | None = None
         self._sessions: dict[Path, Session] = {}
         self._providers: dict[str | None, Provider] = {}
+        self._routers: dict[str | None, Router] = {}
+        self.endpoints = EndpointPool()
+        """The endpoints' providers and what each turned out to lack, for every router."""
         self._said: set[str] = set()
         self._warming: dict[str | None, threading.Thread] = {}
         self._warmed: dict[str | None, tuple[Provider, str | None]] = {}
@@ -107,8 +111,19 @@ class KernelSessions:
         self._warming[name] = thread
         thread.start()
 
-    def provider(self, name: str | None = None) -> Provider:
-        """The kernel's provider called ``name`` (None: by API key), made once."""
+    def provider(self, name: str | None = None) -> Router:
+        """The kernel's provider for bare model names called ``name`` (None: by API key),
+        made once, inside the router that sends ``endpoint:model`` names to their
+        endpoints (``TreeChat.endpoints`` as it is now)."""
+        default = self._default_provider(name)
+        router = self._routers.get(name)
+        if router is None or router.default is not default:
+            router = Router(default, pool=self.endpoints)
+            self._routers[name] = router
+        router.endpoints = self.config.endpoint_table()
+        return router
+
+    def _default_provider(self, name: str | None) -> Provider:
         provider = self._providers.get(name)
         if provider is None and name in self._warming:
             self._warming.pop(name).join()  # only if it is not ready yet

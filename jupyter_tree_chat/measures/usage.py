@@ -205,8 +205,9 @@ def window_label(window: int) -> str:
 
 
 def meter_label(reading: Meter) -> str:
-    """``context 42% of 200k`` (or ``context about 1,234 tokens`` with no window)."""
-    about = "" if reading.exact else "~"
+    """``context 42% of 200k`` (``≈42%`` where part of it is estimated; ``context
+    ≈1,234 tokens`` with no window)."""
+    about = "" if reading.exact else "≈"
     if reading.window is None:
         return f"context {about}{reading.tokens:,} tokens"
     share = reading.tokens / reading.window * 100

@@ -61,6 +61,7 @@ from ..history.tree import (
     redacted_thinking_count,
     thinking_text,
 )
+from ..measures.compare import model_label
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
 
@@ -190,13 +191,15 @@ def summary(text: str) -> str:
 
 def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] | None:
     """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply,
-    and its cost (``"$0.0135"``) sixth when its model has a price."""
+    and its cost (``"$0.0135"``) sixth when its model has a price; the model as
+    ``compare.model_label`` shows it (``local:smollm2``, with the name the server
+    reported beside it where that differs)."""
     meta = node.meta
     if node.role != "assistant" or not meta:
         return None
     usage = meta.get("usage") or {}
     summarised = [
-        meta.get("model"),
+        model_label(meta) if meta.get("model") else None,
         usage.get("input_tokens"),
         usage.get("output_tokens"),
         meta.get("duration_ms"),

@@ -129,7 +129,8 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     user, first, second, edited, third, fourth = nodes
     assert user["message"]["content"] == "What is 2 + 3 * 4?"
     assert first["parentId"] == second["parentId"] == fourth["parentId"] == user["id"]
-    assert second["meta"]["model"] == "claude-b"
+    assert second["meta"]["model"] == "claude-sonnet-4-6"  # as asked; the server's name beside
+    assert second["meta"]["served_model"] == "claude-b"
     assert edited["parentId"] is None and edited["meta"]["edited_from"] == user["id"]
     assert edited["message"]["content"] == "What is (2 + 3) * 4?"
     assert third["parentId"] == edited["id"]
