@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
 
 from jupyter_tree_chat.providers.anthropic import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
@@ -18,12 +19,8 @@ from jupyter_tree_chat.providers.capabilities import (
 from jupyter_tree_chat.providers.endpoints import PRESETS
 from jupyter_tree_chat.providers.wire import api_messages
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
-PDF = {
-    "type": "document",
-    "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"},
-}
+IMAGE = image_block(tiny_png())
+PDF = pdf_block(TINY_PDF)
 ADD = ToolSpec("add", "Add two numbers", {"type": "object", "properties": {}})
 
 
