@@ -164,8 +164,11 @@ class FakeAnthropic:
         min_cache_tokens: int = 1024,
         tokens_per_second: float | None = None,
         endpoint: str | None = None,
+        first_event_delay: float = 0.0,
     ) -> None:
         self.endpoint = endpoint_mode(endpoint)
+        self.first_event_delay = first_event_delay
+        """Seconds before a stream's first event (a server slow to begin: a long prefill)."""
         """How this server differs from the Anthropic API (fake_endpoints.py)."""
         self.chunk_chars = chunk_chars
         self.api_key = api_key
@@ -657,6 +660,8 @@ class _Handler(BaseHTTPRequestHandler):
             payloads = _recording_payloads(FIXTURES / reply.replay)
         rate = self.fake.tokens_per_second
         pause = 1 / rate if rate else 0.0
+        if self.fake.first_event_delay:
+            time.sleep(self.fake.first_event_delay)
         for sent, payload in enumerate(payloads):
             if sent == reply.drop_after:
                 return self._drop()
