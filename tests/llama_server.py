@@ -133,12 +133,16 @@ def start_test_server(
         log_path=folder / "llama-server.log",
         prompts_dir=prompts_dir,
     )
+    ready = False
     try:
         server.wait_ready(timeout=60)
-    except Exception as error:
-        server.kill()
+        ready = True
+    except local_model.LocalModelError as error:
         pytest.fail(f"llama-server did not start: {error}", pytrace=False)
-    return TestServer(server, prompts_dir)
+    finally:
+        if not ready:
+            server.kill()
+    return server
 
 
 @contextlib.contextmanager
