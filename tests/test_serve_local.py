@@ -226,3 +226,18 @@ def test_a_public_address_needs_allow_remote(tmp_path: Path) -> None:
         "--host 0.0.0.0 would let other machines use this server, which has no key: "
         "give --allow-remote too if that is what you want"
     )
+
+
+def test_a_model_the_server_cannot_load_is_one_line_with_its_reason(tmp_path: Path) -> None:
+    binary_and_model()  # the real server is there to refuse it
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + bytes(4) + b"not a real header")
+    log = tmp_path / "server.log"
+    args = ("--port", str(free_port()), "--model-file", str(broken), "--log", str(log))
+    done = subprocess.run([str(SCRIPT), "serve-local", *args], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stdout.startswith("Starting llama-server (")
+    assert done.stderr == (
+        f"{PROG}: llama-server stopped before it was ready: bad GGUF version: 0 (its log: {log})\n"
+    )

@@ -14,6 +14,7 @@ exits first is reported with the error line of its own log. Requests go through
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
 import ipaddress
 import signal
@@ -58,8 +59,8 @@ def port_is_free(host: str, port: int) -> bool:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((bare, port))
-        except OSError:
-            return False
+        except OSError as error:  # another failure (no such address) is llama-server's to say
+            return error.errno != errno.EADDRINUSE
     return True
 
 

@@ -117,11 +117,6 @@ def check_gguf(path: Path) -> Path:
     return path
 
 
-def ensure_server(report: Report) -> Path:
-    """The server to run, building it first when neither PATH nor the cache has one."""
-    return find_server() or build_server(report)
-
-
 def ensure_model(report: Report) -> Path:
     """The SmolLM2 file, fetched first when the cache lacks it."""
     return find_model() or fetch_model(report)
