@@ -33,8 +33,12 @@ def test_the_session_server_answers_the_sdk_and_keeps_each_prompt(
     assert reply.usage.output_tokens > 0
 
     [prompt] = llama_server.prompts(since=mark)
-    said = ["Answer briefly.", "My cat is called Mochi.", "Mochi is a lovely name.",
-            "What is my cat called?"]  # fmt: skip
+    said = [
+        "Answer briefly.",
+        "My cat is called Mochi.",
+        "Mochi is a lovely name.",
+        "What is my cat called?",
+    ]
     positions = [prompt.index(text) for text in said]
     assert positions == sorted(positions), "the turns reach the model in order"
 
@@ -80,14 +84,23 @@ def test_an_unprepared_machine_fails_with_the_command_that_prepares_it(tmp_path:
         "PYTHONPATH": str(Path(__file__).parent),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
-         str(test)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "conftest",
+            str(test),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         env=env,
         timeout=120,
-    )  # fmt: skip
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 error" in done.stdout and "skipped" not in done.stdout
     assert "the real local model is not prepared" in done.stdout
