@@ -152,7 +152,7 @@ def test_the_key_is_read_from_the_environment_each_time(monkeypatch):
 def test_windows_and_prices_are_found_by_endpoint_model():
     windows = {**CONTEXT_WINDOWS, **known_windows(PRESETS)}
     prices = known_prices(PRESETS)
-    assert by_model(windows, "local:smollm2") == 4096
+    assert by_model(windows, "local:smollm2") == 8192
     assert by_model(windows, "ollama:llama3.2:3b") is None  # not known: the meter shows tokens
     assert by_model(prices, "local:anything") == Price(0, 0, 0, 0)  # your own machine
     assert by_model(prices, "deepseek:deepseek-chat") is None  # never a made-up price

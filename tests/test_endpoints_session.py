@@ -158,7 +158,7 @@ def test_count_tokens_comes_from_the_endpoint_where_it_has_one_and_is_estimated_
     local = ChatSettings(model="local:smollm2")
     session.ask("hello", settings=local)
     counted = session.count_tokens("and again?", settings=local)
-    assert counted is not None and counted.exact and counted.window == 4096
+    assert counted is not None and counted.exact and counted.window == 8192
     assert any(r.path == "/v1/messages/count_tokens" for r in servers["local"].requests)
     assert (
         session.count_tokens("and again?", settings=ChatSettings(model="deepseek:deepseek-chat"))

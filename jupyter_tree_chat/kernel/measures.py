@@ -27,6 +27,7 @@ from ..measures.usage import (
     window_label,
 )
 from ..providers.base import route_of
+from ..providers.endpoints import ANTHROPIC
 from ..textview import summary
 
 
@@ -77,9 +78,10 @@ class MeasureCommands:
             counted = session.count_tokens(question)
         except ProviderError as error:
             raise UsageError(f"%chat context: counting failed: {error}") from None
+        model = session.settings.model or session.provider.default_model
+        route = route_of(session.provider, model)
         if counted is None:
-            model = session.settings.model or session.provider.default_model
-            where = route_of(session.provider, model).endpoint or session.provider.name
+            where = route.endpoint or session.provider.name
             print(
                 _(
                     "  With the question: ≈{tokens} tokens (estimated: {endpoint} cannot "
@@ -88,7 +90,14 @@ class MeasureCommands:
             )
             return
         verdict = "fits" if counted.fits else "would NOT fit: `%chat compact` first"
-        print(f"  With the question: {counted.tokens:,} tokens (counted by the API), {verdict}")
+        if route.endpoint in (None, ANTHROPIC):
+            print(f"  With the question: {counted.tokens:,} tokens (counted by the API), {verdict}")
+        else:
+            print(
+                _("  With the question: {tokens} tokens (counted by {endpoint}), {verdict}").format(
+                    tokens=f"{counted.tokens:,}", endpoint=route.endpoint, verdict=verdict
+                )
+            )
 
     def do_usage(self, args: list[str]) -> None:
         if args:

@@ -196,11 +196,13 @@ def exact_meter(tokens: int, window: int | None) -> Meter:
 
 
 def window_label(window: int) -> str:
-    """``200k``, ``1M``, ``1.5M``: a window as people say it."""
+    """``200k``, ``1M``, ``1.5M``: a window as people say it (a local model's binary
+    sizes as they are said too: 8,192 is ``8k``, 131,072 ``128k``)."""
     if window >= MILLION:
         return f"{window / MILLION:g}M"
     if window >= 1_000:
-        return f"{window / 1_000:g}k"
+        kilo = window // 1024 if window % 1024 == 0 else window / 1_000
+        return f"{kilo:g}k"
     return str(window)
 
 

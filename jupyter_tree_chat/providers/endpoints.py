@@ -116,7 +116,8 @@ PRESETS: dict[str, Endpoint] = {
             # llama-server reads images only with a multimodal projector (--mmproj), and
             # SmolLM2, the model `serve-local` runs, reads none; no thinking, no documents
             supports=_local(images=False, documents=False, thinking=False),
-            known={"smollm2": KnownModel(window=4096)},  # serve-local runs it with -c 4096
+            # serve-local runs it with an 8192-token context any one request may fill
+            known={"smollm2": KnownModel(window=8192)},
             free=True,
             start=SERVE_LOCAL,
             kind="llama.cpp",
