@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from content_blocks import image_block, pdf_block, url_image
+from fake_anthropic import FakeAnthropic
 from widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.conversation.session import Session
@@ -24,7 +25,9 @@ from jupyter_tree_chat.history.tree import Node, thinking_text
 from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
+from jupyter_tree_chat.providers.endpoints import endpoint_table
 from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.router import Router
 from jupyter_tree_chat.widget.protocol import (
     HEAD_CHARS,
     DeltaCoalescer,
@@ -656,12 +659,31 @@ def test_a_fan_out_the_panel_cannot_ask_for_is_one_line(session: Session, record
         {"a": "fanout", "id": session.leaf, "n": 13, "req": 4}
     )  # fmt: skip
     comm_of(recorder, panel).deliver(
-        {"a": "fanout", "id": session.leaf, "temperatures": [2], "req": 5}
+        {"a": "fanout", "id": session.leaf, "temperatures": [-1], "req": 5}
     )  # fmt: skip
     done = [m for m in recorder.customs() if m["t"] == "done"]
     assert done[0]["err"].startswith("13 samples is 13 answers; at most 12 at once")
-    assert done[1]["err"] == "temperatures go from 0 to 1; pick again"
+    assert done[1]["err"] == "temperatures start at 0; pick again"
     assert len(session.tree) == 2
+
+
+def test_ask_other_models_reaches_other_endpoints_and_rows_name_them(tmp_path, recorder: Recorder):
+    with FakeAnthropic() as local:
+        local.enqueue("From the local server.", model="/m/SmolLM2.gguf")
+        table = endpoint_table({"local": {"base_url": local.base_url}})
+        session = Session.open(tmp_path / "e.chat.jsonl", Router(OfflineProvider(), table))
+        session.ask("Name a colour")
+        panel = TreePanel(session, compare_models=["offline-teacher", "local:smollm2"])
+        question = session.path()[0]
+        recorder.clear()
+        comm_of(recorder, panel).deliver(
+            {"a": "fanout", "id": question.id, "models": ["local:smollm2"], "n": 1, "req": 8}
+        )
+        assert local.last_request.body["model"] == "smollm2"
+    answer = session.tree.children(question.id)[-1]
+    assert (answer.meta["endpoint"], answer.meta["model"]) == ("local", "local:smollm2")
+    row = next(m for m in recorder.customs() if m["t"] == "n" and m["r"][0] == answer.id)
+    assert "local:smollm2 (served as SmolLM2.gguf)" in json.dumps(row, ensure_ascii=False)
 
 
 def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(

@@ -501,8 +501,8 @@ def fanout_of(content: dict[str, Any]) -> Fanout:
         temperatures = tuple(float(t) for t in content.get("temperatures") or ())
     except (TypeError, ValueError):
         raise TreeError("the fan-out asked for is not numbers and names; pick again") from None
-    if any(not 0 <= t <= 1 for t in temperatures):
-        raise TreeError("temperatures go from 0 to 1; pick again")
+    if any(not 0 <= t < float("inf") for t in temperatures):  # each endpoint's range: later
+        raise TreeError("temperatures start at 0; pick again")
     return Fanout(n=n, models=models, temperatures=temperatures)
 
 
