@@ -12,6 +12,7 @@ from fake_anthropic import FakeAnthropic
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
+from jupyter_tree_chat.providers.endpoints import PRESETS
 
 
 @pytest.fixture
@@ -33,8 +34,10 @@ def shell(ip, servers, monkeypatch) -> Any:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", servers["anthropic"].base_url)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek")
-    for variable in ("OPENROUTER_API_KEY", "MOONSHOT_API_KEY", "MINIMAX_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
+    for endpoint in PRESETS.values():  # no other key, whatever this machine's environment holds
+        for variable in endpoint.key_env:
+            if variable != "DEEPSEEK_API_KEY":
+                monkeypatch.delenv(variable, raising=False)
     urls = {name: {"base_url": servers[name].base_url} for name in ("local", "ollama", "deepseek")}
     urls["vllm"] = {"base_url": "http://127.0.0.1:9"}  # nothing answers there
     ip.run_line_magic("config", f"TreeChat.endpoints = {urls!r}")

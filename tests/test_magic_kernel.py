@@ -426,3 +426,17 @@ def test_without_a_key_the_sdk_is_never_imported(offline):
     assert offline.run(LOADED).check().stdout.split()[0] == "False"
     offline.chat("Hello?", "c0000001").check()  # the offline model answers
     assert offline.run(LOADED).check().stdout.split()[0] == "False"
+
+
+def test_without_a_key_a_model_of_another_endpoint_warms_its_sdk_up(tmp_path: Path):
+    with Kernel(tmp_path, load_extension=False) as kernel:
+        kernel.run("get_ipython().config.TreeChat.model = 'local:smollm2'").check()
+        kernel.run("%load_ext jupyter_tree_chat").check()
+        waited = kernel.run(
+            "import sys, time\n"
+            "deadline = time.monotonic() + 60\n"
+            "while 'anthropic.lib.streaming' not in sys.modules and time.monotonic() < deadline:\n"
+            "    time.sleep(0.05)\n"
+            "print('anthropic.lib.streaming' in sys.modules)"
+        ).check()
+        assert waited.stdout.split()[-1] == "True"  # no cell asked anything yet

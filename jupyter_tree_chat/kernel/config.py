@@ -30,7 +30,10 @@ class TreeChat(Configurable):
     """Settings for ``%%chat`` and the panel. Set with ``%config TreeChat.NAME = value``."""
 
     model = Unicode(
-        None, allow_none=True, help="Model name; None uses the provider's default."
+        None,
+        allow_none=True,
+        help="Model name (ENDPOINT:MODEL for another endpoint, e.g. 'local:smollm2'); None "
+        "uses the provider's default.",
     ).tag(config=True)
     max_tokens = CInt(4096, help="Most tokens a reply may have.").tag(config=True)
     system = Unicode(None, allow_none=True, help="System prompt sent with each request.").tag(
@@ -94,7 +97,8 @@ class TreeChat(Configurable):
     compare_models = List(
         Unicode(),
         default_value=["claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"],
-        help='The models the panel\'s "Ask other models…" offers for a fan-out.',
+        help='The models the panel\'s "Ask other models…" offers for a fan-out '
+        "(ENDPOINT:MODEL for other endpoints, e.g. 'local:smollm2').",
     ).tag(config=True)
     compare_temperatures = List(
         CFloat(),

@@ -70,15 +70,13 @@ def _anthropic_lines(session: Session, api: Probe | None, has_key: bool) -> list
         ]
     base = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
     if api is None or not api.answering:
-        why = f" ({api.problem})" if api is not None and api.problem else ""
-        return [
-            _(
-                "anthropic at {url} is not answering{why}: check the network or ANTHROPIC_BASE_URL"
-            ).format(url=base, why=why)
-        ]
+        line = _("anthropic at {url} is not answering: check the network or ANTHROPIC_BASE_URL")
+        return [_with_problem(line.format(url=base), api.problem if api is not None else None)]
     lines = [
-        _("anthropic at {url}: answering, ANTHROPIC_API_KEY set").format(url=base)
-        + (f" ({api.problem})" if api.problem else "")
+        _with_problem(
+            _("anthropic at {url}: answering, ANTHROPIC_API_KEY set").format(url=base),
+            api.problem,
+        )
     ]
     names = [m.id for m in api.models or ()] or sorted(session.context_windows)
     claude = [n for n in names if ":" not in n and n != "offline-teacher"]
@@ -87,6 +85,11 @@ def _anthropic_lines(session: Session, api: Probe | None, has_key: bool) -> list
         mark = _(" (default)") if name == default else ""
         lines.append(f"  {name}{mark} · {_facts(session, name, None)}")
     return lines
+
+
+def _with_problem(line: str, problem: str | None) -> str:
+    """``line`` with what went wrong in its answer, if anything did."""
+    return _("{line} ({problem})").format(line=line, problem=problem) if problem else line
 
 
 def _down_line(endpoint: Endpoint) -> str:
@@ -100,18 +103,15 @@ def _down_line(endpoint: Endpoint) -> str:
 
 
 def _endpoint_lines(session: Session, endpoint: Endpoint, result: Probe) -> list[str]:
-    kind = f" ({endpoint.kind})" if endpoint.kind else ""
-    state = _("answering")
-    if endpoint.key_env:
-        key_set = next((v for v in endpoint.key_env if os.environ.get(v)), None)
-        state += ", " + (
-            _("{variable} set").format(variable=key_set)
-            if key_set
-            else _("no key set (it takes any)")
-        )
-    if result.problem:
-        state += f" ({result.problem})"
-    lines = [f"{endpoint.where()}{kind}: {state}"]
+    where = endpoint.where() + (f" ({endpoint.kind})" if endpoint.kind else "")
+    key_set = next((v for v in endpoint.key_env if os.environ.get(v)), None)
+    if key_set:
+        state = _("{where}: answering, {variable} set").format(where=where, variable=key_set)
+    elif endpoint.key_env:
+        state = _("{where}: answering, no key set (it takes any)").format(where=where)
+    else:
+        state = _("{where}: answering").format(where=where)
+    lines = [_with_problem(state, result.problem)]
     served: list[Served] = list(result.models or ())
     names = {m.id for m in served}
     served += [Served(name) for name in endpoint.known if name not in names]

@@ -34,7 +34,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _ARGUMENTS = (
     argument("-s", "--session", metavar="NAME", help="Use the named session of this notebook."),
-    argument("-m", "--model", help="Model for this cell (default: TreeChat.model)."),
+    argument(
+        "-m",
+        "--model",
+        help="Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
+        "(default: TreeChat.model; `%%chat models` lists them).",
+    ),
     argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
     argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
     argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
@@ -54,7 +59,8 @@ _ARGUMENTS = (
     argument(
         "--models",
         metavar="A,B",
-        help="Ask each of these models (comma-separated); combines with --n and --temperatures.",
+        help="Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
+        "combines with --n and --temperatures.",
     ),
     argument(
         "--temperatures",

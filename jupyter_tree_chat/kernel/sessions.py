@@ -20,6 +20,7 @@ displays (a per-turn control) appears under that cell's reply.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import threading
@@ -31,6 +32,7 @@ from ..conversation.events import Turn
 from ..conversation.session import Session
 from ..history.store import session_path
 from ..providers import Provider, choose_provider
+from ..providers.endpoints import split_model
 from ..providers.router import EndpointPool, Router
 from ..providers.tools import default_registry
 from .config import TreeChat
@@ -93,12 +95,18 @@ class KernelSessions:
         done here (``%load_ext``), the first ``%%chat`` cell finds them ready, or waits
         only for what is left. Nothing goes over the network. The offline model needs
         neither, so with no API key (and no ``TreeChat.provider = 'anthropic'``) there is
-        nothing to do.
+        nothing to do, unless ``TreeChat.model`` names another endpoint: then its wire's
+        SDK is imported (the client is made at the first request, with the key as it is).
         """
         name = self.config.provider
         if not self.config.warm_up or name in self._providers or name in self._warming:
             return
         if name == "offline" or (name is None and not os.environ.get("ANTHROPIC_API_KEY")):
+            endpoint, _model = split_model(self.config.model or "", self.config.endpoint_table())
+            if endpoint is not None:
+                threading.Thread(
+                    target=_import_wire, name="jupyter-tree-chat warm-up", daemon=True
+                ).start()
             return
 
         def make() -> None:
@@ -177,6 +185,16 @@ class KernelSessions:
         if key not in self._said:
             self._said.add(key)
             self.say(message)
+
+
+def _import_wire() -> None:
+    """Import the Messages API's SDK and its streaming types (no network)."""
+    try:
+        importlib.import_module("jupyter_tree_chat.providers.anthropic")
+        importlib.import_module("anthropic.lib.streaming")
+        importlib.import_module("anthropic.types")
+    except Exception:  # the cell imports it again and shows the error there
+        log.debug("warming up the Messages API's SDK failed", exc_info=True)
 
 
 # -- the kernel's one registry -----------------------------------------------------------
