@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ..errors import (
     ProviderError,
@@ -90,6 +90,20 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Refilled(NamedTuple):
+    """A question typed again (an edit in a view): its content, meta and the line that
+    says which fields were filled in again (empty: none)."""
+
+    content: str | list[dict[str, Any]]
+    meta: dict[str, Any] | None
+    note: str
+
+
+Refill = Callable[[Node, str], Refilled]
+"""``refill(question, typed_text)``: the edit of what ``question`` was typed as, its
+``{fields}`` filled in from the notebook now (the kernel sets ``Session.refill``)."""
+
+
 def exclusive(method: F) -> F:
     """One action at a time: a second thread (a widget click while a cell streams) is told
     the session is busy instead of interleaving with the running turn. Re-entrant, so an
@@ -145,6 +159,9 @@ class Session:
         #: the model tables (models.py) the session measures with; views may override
         self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
         self.prices: dict[str, Price] = dict(PRICES)
+        #: fills a question's ``{fields}`` again for an edit of what was typed; set by the
+        #: kernel (its values), None where there are none (the command line, a test)
+        self.refill: Refill | None = None
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
