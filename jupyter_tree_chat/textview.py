@@ -59,7 +59,10 @@ def summary(
 ) -> str:
     """One line saying what a message holds: its first line of text (a question as typed,
     with chips, when ``meta`` keeps that), or its blocks."""
-    text = question_as_typed(message, meta).strip()
+    pieces = typed_pieces(meta)
+    if pieces is not None:
+        return _typed_line(pieces, width) or "(empty)"
+    text = message_text(message).strip()
     if not text:
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
@@ -80,6 +83,26 @@ def summary(
     if len(first) > width:
         first, more = first[: width - 1].rstrip(), True
     return first + (" …" if more else "")
+
+
+def _typed_line(pieces: list[TypedPiece], width: int) -> str:
+    """The first line of a question as typed, within ``width``: a chip whole or not at all."""
+    line = ""
+    for k, piece in enumerate(pieces):
+        if isinstance(piece, Chip):
+            chip = bracketed(piece) + ("" if piece.written else " ")
+            if len(line) + len(chip.rstrip()) > width:
+                return line.rstrip() + " …"
+            line += chip
+            continue
+        words = piece.lstrip() if not line else piece
+        first, newline, rest = words.partition("\n")
+        if len(line) + len(first) > width:  # cut the words, never a chip before them
+            return (line + first[: max(0, width - 1 - len(line))]).rstrip() + " …"
+        line += first
+        if newline and (rest.strip() or k < len(pieces) - 1):
+            return line.rstrip() + " …"
+    return line.strip()
 
 
 def _result_text(block: Mapping[str, Any]) -> str:

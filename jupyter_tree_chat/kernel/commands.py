@@ -29,7 +29,8 @@ from ..textview import (
     hidden_branches,
     hidden_note,
     path_markdown,
-    question_as_typed,
+    summary,
+    typed_pieces,
     typed_source,
 )
 from . import turn as _turn
@@ -196,7 +197,7 @@ class Commands(MeasureCommands):
         for head, leaf_id in shown:
             mark = "*" if head.id in on_path else " "
             leaf = tree.get(leaf_id)
-            asked = _snippet(question_as_typed(head.message, head.meta))
+            asked = _about(head)
             print(
                 f"{mark} {head.id[:7]}  {tree.sibling_position(head.id)}  "
                 f"{head.role:<9} {asked}  → leaf {leaf.id[:7]} "
@@ -267,7 +268,7 @@ class Commands(MeasureCommands):
         leaf = self.session.switch(node.id)
         tree = self.session.tree
         shown = tree.get(leaf)
-        about = _snippet(question_as_typed(shown.message, shown.meta))
+        about = _about(shown)
         print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {about}")
 
     def do_panel(self, args: list[str]) -> None:  # the widget's panel: see sessions.panel_hook
@@ -476,6 +477,13 @@ def _edit_options(words: list[str]) -> tuple[Fanout | None, bool, list[str]]:
             break
         fanout = found
     return fanout, raw, rest
+
+
+def _about(node: Node, width: int = 60) -> str:
+    """A node in one line: a question as typed (a chip whole or not at all), else its text."""
+    if typed_pieces(node.meta) is not None:
+        return summary(node.message, width, node.meta)
+    return _snippet(node.text, width)
 
 
 def _snippet(text: str, width: int = 60) -> str:

@@ -157,7 +157,7 @@ export function typedHead(meta: Record<string, unknown> | null | undefined, tran
     if (typeof piece !== 'string') {
       const chip = `[${chipLabel(piece, trans).replace(MARKS, '')}]`;
       shown += CHIP_START + chip + CHIP_END + (isTyped(piece) ? '' : ' ');
-      room -= chip.length + 1;
+      room -= Array.from(chip).length + 1;
       continue;
     }
     const words = piece.replace(MARKS, '');
@@ -168,12 +168,13 @@ export function typedHead(meta: Record<string, unknown> | null | undefined, tran
     if (/\s$/.test(words) && plain) {
       plain += ' ';
     }
-    if (plain.length > room) {
-      shown += plain.slice(0, room) + '…';
+    const points = Array.from(plain); // counted as the kernel counts (code points)
+    if (points.length > room) {
+      shown += points.slice(0, room).join('') + '…';
       break;
     }
     shown += plain;
-    room -= plain.length;
+    room -= points.length;
   }
   return shown.trim();
 }
