@@ -11,6 +11,7 @@
  *   chipText(chip, text)           what was sent in the chip's place (the table), or null
  *   typedHead(meta, trans)         a tree row's head: the line, each chip marked
  *   headLine(head)                 a row's head as DOM, a marked chip drawn as a chip
+ *   plainHead(head)                a row's head as plain text (a tooltip)
  *   renderTyped(...)               the conversation's question: its words as Markdown,
  *                                  a chip where each substitution stood; a click on one
  *                                  opens what was sent in its place (folded by default)
@@ -177,6 +178,11 @@ export function typedHead(meta: Record<string, unknown> | null | undefined, tran
     room -= points.length;
   }
   return shown.trim();
+}
+
+/** A row's head as plain text: its chips `[in brackets]`, the marks taken out. */
+export function plainHead(head: string): string {
+  return head.replace(/[\u2068\u2069]/g, '');
 }
 
 /** A row's head as a `.jtc-first-line`: its text, each marked chip drawn as a chip. */

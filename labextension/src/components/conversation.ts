@@ -9,7 +9,7 @@
  * and the end), with a button for the later ones.
  */
 
-import { renderTyped, typedPieces } from './chips';
+import { plainHead, renderTyped, typedPieces } from './chips';
 import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
 import { Part, partTitle } from './content';
 import { Navigate, button, editBar, editBox, editsSent, switcher } from './controls';
@@ -263,7 +263,7 @@ export class Conversation {
       body.append(...this.parts(content.parts, id, role === 'assistant'));
     } else {
       const i = tree.index.get(id);
-      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
+      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : plainHead(tree.heads[i])));
     }
     if (this.asking === id && this.options.actions) {
       body.append(askForm(this.options.actions.choices(), trans, id));
