@@ -354,7 +354,7 @@ class FakeAnthropic:
             output_tokens += reply.tokens or estimate_tokens("".join(pieces))
             index += 1
         for tool_use in reply.tool_uses:
-            events += self._tool_use_block(index, tool_use)
+            events += self._tool_use_block(index, tool_use, reply_id)
             output_tokens += estimate_tokens(json.dumps(tool_use.get("input", {})))
             index += 1
         stop_reason = reply.stop_reason or ("tool_use" if reply.tool_uses else "end_turn")
@@ -422,10 +422,13 @@ class FakeAnthropic:
             events.append(_event("ping", {"type": "ping"}))
         return events + _deltas_and_stop(index, "text_delta", "text", pieces)
 
-    def _tool_use_block(self, index: int, tool_use: dict[str, Any]) -> list[SseEvent]:
+    def _tool_use_block(
+        self, index: int, tool_use: dict[str, Any], reply_id: str
+    ) -> list[SseEvent]:
+        made_up = f"toolu_{reply_id.removeprefix('msg_')}_{index:02d}"  # unique, as the API's
         block = {
             "type": "tool_use",
-            "id": tool_use.get("id", f"toolu_fake{index:04d}"),
+            "id": tool_use.get("id", made_up),
             "name": tool_use["name"],
             "input": {},
         }
