@@ -1,6 +1,6 @@
 """Hostile content runs nothing and sends no request: cell outputs, widget, viewer.
 
-Model output is untrusted input (DESIGN.md, Views), and so are a user's pasted messages
+Model output is untrusted input (docs/design.md, Views), and so are a user's pasted messages
 and a ``.chat.jsonl`` someone sent you. The corpus (tests/data/xss_payloads.json, 61
 payloads: script, event handlers, ``javascript:``/``data:``/``vbscript:`` links, SVG and
 SMIL, iframe ``srcdoc``, object/embed, forms, mutation-XSS, CSS loads, meta refresh,
