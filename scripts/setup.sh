@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything jupyter-tree-chat needs on a fresh machine, idempotently:
 # a virtualenv in .venv with the package (editable, front end built) and its test tools,
-# the python3 kernelspec pointing at that virtualenv, and Debian's Chromium for browser tests.
+# the python3 kernelspec pointing at that virtualenv, Debian's Chromium for browser tests, and
+# the reference MCP servers from npm that the tests run (tests/mcp_servers, by its lock file).
 # Usage: bash scripts/setup.sh [--no-browser]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,3 +30,10 @@ echo "==> installing jupyter-tree-chat and its test tools into .venv"
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (jupyter-tree-chat)" >/dev/null
+
+# the MCP servers the tests run, exactly as locked; again only when the lock file changed
+if [ ! -f tests/mcp_servers/node_modules/.package-lock.json ] \
+  || [ tests/mcp_servers/package-lock.json -nt tests/mcp_servers/node_modules/.package-lock.json ]; then
+  echo "==> installing the reference MCP servers (npm ci in tests/mcp_servers)"
+  (cd tests/mcp_servers && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -27,6 +27,7 @@ from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
 from .importing import import_session
+from .mcp import mcp_command
 from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
@@ -60,6 +61,8 @@ HELP = """\
   label ID NAME         name a node (an empty NAME removes the label)
   hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
   panel                 the session as an interactive panel (tree, edit, retry, compare)
+  mcp [NAME]            MCP servers: state, tools, annotations (NAME: start it, list its
+                        tools); mcp stop [NAME] stops them
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
@@ -135,6 +138,9 @@ class Commands(MeasureCommands):
             if word.startswith("--") and word not in allowed:
                 raise UsageError(f"%chat: unknown option {word!r}; usage: %chat {usage}")
         return [word for word in args if word not in allowed]
+
+    def do_mcp(self, args: list[str]) -> None:
+        mcp_command(self.sessions, args)
 
     def do_tree(self, args: list[str]) -> None:
         usage = "tree [--svg] [--all]"

@@ -31,6 +31,10 @@ from ..conversation.events import Turn
 from ..conversation.session import Session
 from ..history.store import session_path
 from ..providers import Provider, choose_provider
+from ..providers.mcp.config import MCP_JSON, ServerConfigs, parse_servers, read_mcp_json
+from ..providers.mcp.servers import McpServers
+from ..providers.mcp.tools import McpTools
+from ..providers.toolbox import Toolbox
 from ..providers.tools import default_registry
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
@@ -55,6 +59,11 @@ class KernelSessions:
         self._said: set[str] = set()
         self._warming: dict[str | None, threading.Thread] = {}
         self._warmed: dict[str | None, tuple[Provider, str | None]] = {}
+        #: the kernel's MCP servers (none runs before a cell names one of their tools)
+        self.mcp = McpServers(self.mcp_configs)
+        self.mcp_tools = McpTools(self.mcp, taken=lambda name: name in default_registry)
+        self.tools = Toolbox(default_registry, self.mcp_tools)
+        self._mcp_json: tuple[Path, float | None, ServerConfigs] | None = None
 
     # -- where -------------------------------------------------------------------------
 
@@ -79,6 +88,24 @@ class KernelSessions:
         elif name == "default":
             name = None
         return session_path(self.notebook(), name).resolve()
+
+    def mcp_configs(self) -> ServerConfigs:
+        """The MCP servers: ``TreeChat.mcp_servers`` over ``.mcp.json`` beside the notebook
+        (read again when it changes)."""
+        folder = self.notebook().parent
+        path = folder / MCP_JSON
+        try:
+            stamp: float | None = path.stat().st_mtime
+        except OSError:
+            stamp = None
+        if self._mcp_json is None or self._mcp_json[:2] != (path, stamp):
+            self._mcp_json = (path, stamp, read_mcp_json(path))
+        configured = parse_servers(self.config.mcp_servers, "TreeChat.mcp_servers", str(folder))
+        return configured.over(self._mcp_json[2])
+
+    def stop_servers(self) -> None:
+        """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""
+        self.mcp.stop_all()
 
     # -- what ------------------------------------------------------------------------
 
@@ -132,7 +159,7 @@ class KernelSessions:
         session = self._sessions.get(path)
         provider = self.provider(self.config.provider)
         if session is None:
-            session = Session.open(path, provider, tools=default_registry)
+            session = Session.open(path, provider, tools=self.tools)
             self._sessions[path] = session
             if session.problems:
                 first = session.problems[0]
@@ -143,6 +170,8 @@ class KernelSessions:
                 )
         session.provider = provider
         session.settings = self.config.chat_settings()
+        self.mcp_tools.timeout = self.config.tool_timeout
+        self.mcp_tools.max_chars = self.config.max_chars
         self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it
         return session
