@@ -14,7 +14,8 @@ The rules (from the API reference and the errors it returns):
 - every ``tool_use`` block is answered by a ``tool_result`` with its id in the very next
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
-- tool-use ids match ``^[a-zA-Z0-9_-]+$``;
+- tool-use ids match ``^[a-zA-Z0-9_-]+$``; tool definitions' names match
+  ``^[a-zA-Z0-9_-]{1,128}$`` (an MCP tool's ``server:tool`` does not) and are unique;
 - content blocks are objects of a known type with only that type's keys (the API says
   "Extra inputs are not permitted": a thinking block has no ``cache_control``), and text
   blocks are not empty;
@@ -475,8 +476,25 @@ def document_blocks(body: dict[str, Any]) -> str | None:
     return None
 
 
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+
+
+def tool_definitions(body: dict[str, Any]) -> str | None:
+    """Each tool definition has a valid name, unique in the request."""
+    seen: set[str] = set()
+    for n, tool in enumerate(body.get("tools") or []):
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            return f"tools.{n}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+        if name in seen:
+            return "tools: Tool names must be unique."
+        seen.add(name)
+    return None
+
+
 RULES: list[Rule] = [
     required_fields,
+    tool_definitions,
     message_shape,
     role_order,
     non_empty_content,

@@ -28,6 +28,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import struct
+import zlib
 from typing import Any
 
 from ...i18n import _
@@ -93,6 +95,11 @@ def _image(data: Any, mime: Any, uri: str | None) -> dict[str, Any]:
                 "[{what} of type {mime}: not passed on; only PNG, JPEG, GIF and WebP images are]"
             ).format(what=what, mime=mime or "?")
         )
+    if media_type == "image/png":
+        cleaned = png_without_broken_chunks(raw)
+        if cleaned is None:
+            return _line(_("[{what}: a damaged PNG; not passed on]").format(what=what))
+        raw = cleaned
     encoded = base64.b64encode(raw).decode("ascii")
     if len(encoded) > MAX_IMAGE_BASE64:
         return _line(
@@ -112,6 +119,35 @@ def raster_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+def png_without_broken_chunks(data: bytes) -> bytes | None:
+    """A PNG with its damaged ancillary chunks left out, or None if a critical one is.
+
+    A chunk whose checksum is wrong is refused by strict decoders (Pillow: "cannot
+    identify image file") and skipped by lenient ones; server-everything's own tiny image
+    has such an ``iCCP`` colour profile. An ancillary chunk (its type starts in lower case)
+    carries nothing the picture needs, so leaving it out makes the image one every
+    decoder reads the same way.
+    """
+    kept = [data[:8]]
+    position = 8
+    while position + 12 <= len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        end = position + 12 + length
+        if end > len(data):
+            return None
+        kind = data[position + 4 : position + 8]
+        (checksum,) = struct.unpack(">I", data[end - 4 : end])
+        intact = zlib.crc32(data[position + 4 : end - 4]) == checksum
+        if intact:
+            kept.append(data[position:end])
+        elif kind[:1].isupper():  # a critical chunk: the picture itself is damaged
+            return None
+        position = end
+        if kind == b"IEND":
+            break
+    return b"".join(kept)
 
 
 def _resource(resource: Any) -> dict[str, Any]:
@@ -152,16 +188,18 @@ def _line(text: str) -> dict[str, Any]:
 
 
 def _already_said(structured: Any, blocks: list[dict[str, Any]]) -> bool:
-    """Whether a text block is the structured content as JSON (servers often send both)."""
-    for block in blocks:
-        if block.get("type") != "text":
-            continue
+    """Whether the text blocks already say the structured content (servers are asked to
+    send both): one of them is it as JSON, or each of its values is one of them
+    (server-filesystem's ``{"content": TEXT}`` beside TEXT)."""
+    said = [block["text"] for block in blocks if block.get("type") == "text"]
+    for text in said:
         try:
-            if json.loads(block["text"]) == structured:
+            if json.loads(text) == structured:
                 return True
         except ValueError:
             continue
-    return False
+    values = structured.values() if isinstance(structured, dict) else ()
+    return bool(values) and all(isinstance(v, str) and v in said for v in values)
 
 
 def _cut(blocks: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
