@@ -303,8 +303,13 @@ def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     reads them exactly as the viewer reads a file's blocks.
     """
     content = message.get("content")
+    blocks = list(content) if isinstance(content, list) else []
+    for block in list(blocks):  # a tool result's images (an MCP server's) are shown too
+        inner = block.get("content") if isinstance(block, dict) else None
+        if isinstance(inner, list) and block.get("type") == "tool_result":
+            blocks += [b for b in inner if isinstance(b, dict) and b.get("type") == "image"]
     shown: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
+    for block in blocks:
         if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
             continue
         source = block.get("source")

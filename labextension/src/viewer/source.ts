@@ -73,7 +73,7 @@ export class FileSource implements SessionSource {
       }
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
-      const parts = partsOf(node.message);
+      const parts = partsOf(node.message, node.meta?.tool_names);
       tree.add(node.id, parent, roleOf(node), firstLine(parts, this.trans), summaryOf(node));
       const timestamp = node.message.timestamp;
       contents.set(node.id, {
