@@ -163,7 +163,10 @@ class McpServers:
 
         Cancelling the future cancels the call (the server is told so).
         """
-        connection = self._connection(name)
+        with self._lock:  # a running server is used as it is: the cell checked its config
+            connection = self._connections.get(name)
+        if connection is None or connection.finished or connection.failure is not None:
+            connection = self._connection(name)
         try:
             _wait(connection.ready)
         except McpServerFailed as failure:
