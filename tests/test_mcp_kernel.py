@@ -359,7 +359,8 @@ def test_load_ext_and_a_cell_without_mcp_tools_do_not_import_the_sdk(tmp_path):
         ).check()
         kernel.chat("call add(2, 3)", "c1").check()
         loaded = kernel.run(
-            "import sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
+            "import sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'"
+            " or m.startswith('jupyter_tree_chat.providers.mcp')))"
         ).check()
         assert loaded.stdout.strip() == "[]"
 

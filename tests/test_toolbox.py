@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_tree_chat.errors import ToolError
-from jupyter_tree_chat.providers.toolbox import Toolbox
+from jupyter_tree_chat.providers.toolbox import LazySource, Toolbox
 from jupyter_tree_chat.providers.tools import ToolRegistry
 
 
@@ -76,3 +76,24 @@ def test_an_old_registry_still_works_through_the_box():
 
     assert "ping" in functions and len(box) == 1 and box.names() == ("ping",)
     assert Toolbox.of(box) is box
+
+
+def test_a_lazy_source_is_made_only_when_a_cell_names_one_of_its_tools(box):
+    made = []
+
+    def make():
+        made.append(True)
+        raise ToolError("made now")
+
+    lazy = Toolbox(box.functions, LazySource(make))
+
+    assert [s.name for s in lazy.specs(["add", "git:*"], start=False)] == ["add"]
+    assert (
+        lazy.run({"type": "tool_use", "id": "t", "name": "add", "input": {"a": 1}})["content"]
+        == "1"
+    )
+    assert lazy.display_names({"content": [{"type": "tool_use", "name": "git__log"}]}) == {}
+    assert made == []
+    with pytest.raises(ToolError, match="made now"):
+        lazy.specs(["git:*"])
+    assert made == [True]

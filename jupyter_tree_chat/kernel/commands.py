@@ -27,7 +27,6 @@ from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
 from .importing import import_session
-from .mcp import mcp_command
 from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
@@ -140,6 +139,8 @@ class Commands(MeasureCommands):
         return [word for word in args if word not in allowed]
 
     def do_mcp(self, args: list[str]) -> None:
+        from .mcp import mcp_command  # the MCP modules load when MCP is first used
+
         mcp_command(self.sessions, args)
 
     def do_tree(self, args: list[str]) -> None:

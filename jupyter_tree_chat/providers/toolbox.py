@@ -90,6 +90,34 @@ class ToolSource(Protocol):
     def start(self, block: Mapping[str, Any], *, allow_destructive: bool) -> PendingTool: ...
 
 
+class LazySource:
+    """A ``ToolSource`` made on first use (by ``make``): until a cell names one of its
+    tools, it owns nothing, and nothing of it (nor the SDK behind it) is imported."""
+
+    def __init__(self, make: Callable[[], ToolSource]) -> None:
+        self._make = make
+        self.made: ToolSource | None = None
+
+    def source(self) -> ToolSource:
+        if self.made is None:
+            self.made = self._make()
+        return self.made
+
+    def resolve(self, selector: str, *, start: bool = True) -> list[ToolSpec]:
+        if self.made is None and not start:
+            return []
+        return self.source().resolve(selector, start=start)
+
+    def owns(self, wire_name: str) -> bool:
+        return self.made is not None and self.made.owns(wire_name)
+
+    def display_name(self, wire_name: str) -> str | None:
+        return None if self.made is None else self.made.display_name(wire_name)
+
+    def start(self, block: Mapping[str, Any], *, allow_destructive: bool) -> PendingTool:
+        return self.source().start(block, allow_destructive=allow_destructive)
+
+
 class Toolbox:
     """A registry of kernel functions and, optionally, a source of ``server:tool`` tools."""
 

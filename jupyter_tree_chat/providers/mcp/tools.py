@@ -49,6 +49,8 @@ class McpTools:
         """Most characters of text in one result (``TreeChat.max_chars``)."""
         self._names = WireNames(taken)
         self._by_wire: dict[str, ServerTool] = {}
+        #: specs by selector, kept while the server's listing is the same one
+        self._chosen_for: dict[str, tuple[tuple[ServerTool, ...], list[ToolSpec]]] = {}
 
     def resolve(self, selector: str, *, start: bool = True) -> list[ToolSpec]:
         server, wanted = parse_selector(selector)
@@ -59,6 +61,18 @@ class McpTools:
 
     def _chosen(
         self, server: str, wanted: str, listed: tuple[ServerTool, ...], quiet: bool = False
+    ) -> list[ToolSpec]:
+        key = f"{server}:{wanted}"
+        known = self._chosen_for.get(key)
+        if known is not None and known[0] is listed:
+            return known[1]
+        specs = self._choose(server, wanted, listed, quiet)
+        if specs:
+            self._chosen_for[key] = (listed, specs)
+        return specs
+
+    def _choose(
+        self, server: str, wanted: str, listed: tuple[ServerTool, ...], quiet: bool
     ) -> list[ToolSpec]:
         chosen = listed if wanted == "*" else tuple(t for t in listed if t.name == wanted)
         if not chosen and not quiet:
