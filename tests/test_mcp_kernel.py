@@ -173,6 +173,13 @@ def test_a_destructive_tool_is_refused_with_a_notice_then_allowed_on_the_cell(
     assert (folder / "plan.txt").read_text() == "step 1"
     assert "was not run" not in allowed.stderr
 
+    claude.run("%config TreeChat.allow_destructive = True").check()
+    again = {"name": "fs__write_file", "input": {"path": target, "content": "step 2"}}
+    fake_anthropic.enqueue(tool_use=again)
+    fake_anthropic.enqueue("Written again.")
+    claude.chat("Write step 2.", "c3", "--tools fs:*").check()
+    assert (folder / "plan.txt").read_text() == "step 2"
+
 
 # -- servers' lives ---------------------------------------------------------------------------
 

@@ -138,6 +138,10 @@ class Toolbox:
     def names(self) -> tuple[str, ...]:
         return self.functions.names()
 
+    def get(self, name: str) -> Any:
+        """A registered function's ``Tool`` (``ToolError`` if there is none)."""
+        return self.functions.get(name)
+
     def __len__(self) -> int:
         return len(self.functions)
 
