@@ -1,4 +1,4 @@
-"""The three notebooks: committed without outputs, and run top to bottom in a real kernel.
+"""The notebooks: committed without outputs, and run top to bottom in a real kernel.
 
 Each notebook is copied into a temporary folder and executed there by nbclient through
 the ``python3`` kernel, with every ``ANTHROPIC_*`` variable removed (so the offline
@@ -31,7 +31,7 @@ from jupyter_tree_chat.history.tree import is_tool_result
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare")
+NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare", "tools")
 #: the chapter's lesson in English and in Chinese, the chapter's own language
 LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
@@ -352,6 +352,19 @@ def test_compare_notebook_runs(tmp_path: Path) -> None:
     assert sum('<details class="jtc-differences">' in h for h in html) == 3
     source = "".join(cell.source for cell in nb.cells if cell.cell_type == "code")
     assert "<" not in source  # no hand-written HTML
+
+
+@pytest.mark.kernel
+def test_tools_notebook_calls_server_everything_and_forks_before_the_call(tmp_path: Path) -> None:
+    nb = execute("tools", tmp_path)
+    shown = outputs_text(nb)
+    tree = load_file(tmp_path / "tools.chat.jsonl").tree
+    assert 'tool call: everything:get-sum {"a": 2, "b": 40}' in shown
+    assert "everything:get-sum" in shown and "read-only" in shown  # %chat mcp everything
+    (result,) = [n for n in tree if is_tool_result(n.message)]
+    assert "42" in json.dumps(result.message["content"])
+    forked = next(n for n in tree if (n.meta or {}).get("forked_before_tool_use"))
+    assert tree.leaf is not None and forked.id in {n.id for n in tree.path_nodes(tree.leaf)}
 
 
 @pytest.mark.kernel

@@ -33,6 +33,7 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -53,7 +54,8 @@ from ..providers.base import (
     ThinkingReady,
     ToolSpec,
 )
-from ..providers.tools import KEPT_DEFINITIONS, ToolRegistry, definitions_called
+from ..providers.toolbox import PendingTool, Toolbox
+from ..providers.tools import KEPT_DEFINITIONS, definitions_called
 from .events import (
     Event,
     FanoutEnded,
@@ -65,7 +67,13 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings
 from .variants import Answer, Variant
 
@@ -81,7 +89,7 @@ class FanoutHost(Protocol):
 
     tree: SessionTree
     provider: Provider
-    tools: ToolRegistry
+    tools: Toolbox
 
     def build_request(
         self,
@@ -118,8 +126,8 @@ class FanoutHost(Protocol):
 @dataclass(frozen=True)
 class _Report:
     variant: int
-    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" | "limit" |
-    # "failed" | "done"
+    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" |
+    # "tool_done" | "limit" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -242,6 +250,8 @@ class _FanoutRun:
         self.started = [0.0 for _ in variants]
         # the siblings' ids are taken in variant order now, whatever order they finish in
         self.head_ids = [session.new_id() for _ in variants]
+        self.calls: list[list[PendingTool]] = [[] for _ in variants]  # tool calls running
+        self.asked: list[list[dict[str, Any]]] = [[] for _ in variants]  # their tool_use blocks
         self.reports: queue.Queue[_Report] = queue.Queue()
         self.first_began = threading.Event()
         self.cancelled = threading.Event()
@@ -262,6 +272,8 @@ class _FanoutRun:
                 self._handle(report, turn)
         except KeyboardInterrupt:
             self.cancelled.set()
+            for call in (c for calls in self.calls for c in calls):
+                call.cancel()
             self._keep_what_arrived()
             self._finish(turn)
             session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
@@ -290,6 +302,7 @@ class _FanoutRun:
             meta = reply_meta(
                 session.provider.name, finished, answer.variant.settings, report.seconds
             )
+            meta = tool_names_meta(session.tools, finished.message, meta)
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
@@ -298,11 +311,25 @@ class _FanoutRun:
             if stop is not None:
                 session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
             session.emit(ReplyEnded(parent, node, variant=i))
-        elif report.kind == "tools":
+        elif report.kind == "tools":  # started here; MCP calls go on while others stream
+            allowed = answer.variant.settings.allow_destructive
+            start = session.tools.start
             offered = {spec.name for spec in self.specs}
-            results = [session.tools.run(block, offered) for block in report.payload]
+            self.asked[i] = report.payload
+            self.calls[i] = [
+                start(b, allow_destructive=allowed, offered=offered) for b in report.payload
+            ]
+            done = _Report(i, "tool_done")
+            for call in self.calls[i]:
+                call.when_done(functools.partial(self.reports.put, done))
+        elif report.kind == "tool_done" and self.calls[i] and all(c.done() for c in self.calls[i]):
+            answers = [call.answer() for call in self.calls[i]]
+            self.calls[i] = []
+            for line in (a.notice for a in answers if a.notice):
+                session.notice(f"Answer {i + 1} ({answer.variant.label}): {line}", "warning", turn)
+            results = [a.result for a in answers]
             message = {"role": "user", "content": results, "timestamp": session.now()}
-            kept = definitions_called(self.specs, report.payload)
+            kept = definitions_called(self.specs, self.asked[i])
             meta = {"tool_results": True, KEPT_DEFINITIONS: kept}
             answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)

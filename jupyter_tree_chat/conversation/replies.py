@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ChatError, MaxTokensReached, Refused
 from ..history.tree import Message
 from ..providers.base import Finished, TextDelta, ThinkingDelta, ThinkingReady
+from ..providers.toolbox import Toolbox
 from .settings import ChatSettings
 
 
@@ -93,3 +94,10 @@ def stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError |
 def thinking_meta(settings: ChatSettings) -> dict[str, Any]:
     """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
     return {} if settings.thinking is None else {"thinking": settings.thinking}
+
+
+def tool_names_meta(tools: Toolbox, message: Message, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with ``tool_names`` (``{wire name: server:tool}``) when the reply asks for
+    MCP tools, so the views show the names a person knows, on any later day."""
+    names = tools.display_names(message)
+    return {**meta, "tool_names": names} if names else meta

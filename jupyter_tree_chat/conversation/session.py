@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, cast
@@ -68,6 +68,7 @@ from ..providers.base import (
     ToolSpec,
     ToolUseReady,
 )
+from ..providers.toolbox import Toolbox
 from ..providers.tools import (
     KEPT_DEFINITIONS,
     ToolRegistry,
@@ -89,7 +90,13 @@ from .events import (
     TurnInterrupted,
 )
 from .fanout import answer_all
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings, with_root_system
 from .variants import Fanout
 
@@ -149,7 +156,7 @@ class Session:
         provider: Provider,
         *,
         settings: ChatSettings | None = None,
-        tools: ToolRegistry | None = None,
+        tools: ToolRegistry | Toolbox | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = new_node_id,
         loaded: LoadResult | None = None,
@@ -158,7 +165,7 @@ class Session:
         self.store = store
         self.provider = provider
         self.settings = settings or ChatSettings()
-        self.tools = tools if tools is not None else ToolRegistry()
+        self.tools = Toolbox.of(tools)
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
@@ -497,7 +504,12 @@ class Session:
                     turn,
                 )
             offered = {spec.name for spec in specs}
-            results = [self.tools.run(block, offered) for block in uses]
+            try:
+                results = self.run_tools(uses, settings, turn, offered)
+            except KeyboardInterrupt:  # the reply that asked stays, unanswered
+                self._sync()
+                self.emit(LeafChanged(self.tree.leaf))
+                raise TurnInterrupted(turn) from None
             parent = self._add(
                 reply.id,
                 {"role": "user", "content": results, "timestamp": self.now()},
@@ -554,6 +566,7 @@ class Session:
             self.emit(ReplyEnded(parent.id, node, error))
             return node
         meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        meta = tool_names_meta(self.tools, finished.message, meta)
         message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
@@ -670,6 +683,7 @@ class Session:
             )
             if question is None:
                 preflight.check_tool_turn(path, asked.thinking)
+            self.tool_specs(asked)  # named tools exist, their MCP servers start (or say why)
             model = self._model(asked)
             if model not in measured:  # the window is the model's: one reading each
                 measured.add(model)
@@ -693,7 +707,7 @@ class Session:
             model=self._model(settings),
             windows=self.context_windows,
             system=with_root_system(settings, nodes).system,
-            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            tools=[spec.to_api() for spec in self.tools.specs(settings.tools, start=False)],
             extra=extra,
         )
 
@@ -722,9 +736,32 @@ class Session:
         return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
-        """The tools a request with ``settings`` offers the model (all registered by default)."""
-        settings = self._settings(settings)
-        return self.tools.specs(settings.tools) if len(self.tools) else ()
+        """The tools a request with ``settings`` offers the model (every registered function
+        by default; MCP tools when named: see toolbox.py)."""
+        return self.tools.specs(self._settings(settings).tools)
+
+    def run_tools(
+        self,
+        uses: list[dict[str, Any]],
+        settings: ChatSettings,
+        turn: Turn | None = None,
+        offered: Collection[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Answer a reply's tool_use blocks, in order; calls to MCP servers may overlap.
+        A call to a tool not in ``offered`` runs nothing (see ``ToolRegistry.run``).
+        Ctrl-C cancels the calls still running and is raised."""
+        allowed = settings.allow_destructive
+        pending = [self.tools.start(b, allow_destructive=allowed, offered=offered) for b in uses]
+        try:
+            answers = [call.answer() for call in pending]
+        except KeyboardInterrupt:
+            for call in pending:
+                call.cancel()
+            raise
+        for answer in answers:
+            if answer.notice:
+                self.notice(answer.notice, "warning", turn)
+        return [answer.result for answer in answers]
 
     def _model(self, settings: ChatSettings) -> str:
         return settings.model or self.provider.default_model

@@ -40,6 +40,15 @@ def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in _blocks(message) if b.get("type") == "tool_use"]
 
 
+def tool_shown_name(block: Mapping[str, Any], meta: Mapping[str, Any] | None) -> str:
+    """The name a person knows a tool_use by: ``server:tool`` for an MCP tool (its reply's
+    ``meta.tool_names`` maps the wire name), else the name the model used."""
+    name = str(block.get("name", "?"))
+    names = (meta or {}).get("tool_names")
+    shown = names.get(name) if isinstance(names, Mapping) else None
+    return shown if isinstance(shown, str) and shown else name
+
+
 def is_real_user_message(message: Mapping[str, Any]) -> bool:
     """A user message a person typed (a tool_result has role user but is not one)."""
     return message.get("role") == "user" and not is_tool_result(message)

@@ -98,6 +98,31 @@ class TreeChat(Configurable):
         help="Import the Anthropic SDK and build its client in the background when the "
         "extension loads (no network), so the first cell need not wait for it.",
     ).tag(config=True)
+    tools = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        help="The tools a cell offers when it gives no --tools: registered functions by name, "
+        "MCP tools as server:tool or server:* (e.g. ['add', 'git:*']); None offers every "
+        "registered function and no MCP tool.",
+    ).tag(config=True)
+    mcp_servers = Dict(
+        help="MCP servers by name, in .mcp.json's shape: {'git': {'command': 'mcp-server-git', "
+        "'args': ['--repository', '.']}} or {'docs': {'type': 'http', 'url': '...', "
+        "'headers': {...}}}; ${VAR} is taken from the environment when a server starts. "
+        "Added to the servers of .mcp.json beside the notebook (these win on a name).",
+    ).tag(config=True)
+    allow_destructive = Bool(
+        False,
+        help="Let MCP tools their servers annotate destructive run (write_file, git_reset, "
+        "...); otherwise the model is told the tool was not run. --allow-destructive on a "
+        "cell allows them for that cell.",
+    ).tag(config=True)
+    tool_timeout = CFloat(
+        120.0,
+        allow_none=True,
+        help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
@@ -148,6 +173,8 @@ class TreeChat(Configurable):
             temperature=self.temperature,
             max_tool_rounds=self.max_tool_rounds,
             thinking=self.thinking,
+            tools=tuple(self.tools) if self.tools is not None else None,
+            allow_destructive=self.allow_destructive,
         )
 
     def apply_tables(self, session: Session) -> None:

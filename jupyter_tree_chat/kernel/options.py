@@ -77,8 +77,15 @@ _ARGUMENTS = (
     argument(
         "--tools",
         metavar="NAMES",
-        help="Comma-separated registered tools the model may use; 'none' for none "
-        "(default: all registered).",
+        help="Comma-separated tools the model may use: registered functions, MCP tools as "
+        "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
+        "(default: TreeChat.tools, else every registered function).",
+    ),
+    argument(
+        "--allow-destructive",
+        action="store_true",
+        help="Let MCP tools annotated destructive run in this cell "
+        "(default: TreeChat.allow_destructive).",
     ),
     argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
     argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
@@ -127,6 +134,7 @@ class CellOptions:
     from_node: str | None = None
     continue_leaf: bool = False
     tools: tuple[str, ...] | None = None
+    allow_destructive: bool = False
     provider: str | None = None
     raw: bool = False
     fanout: Fanout | None = None
@@ -174,6 +182,7 @@ def parse_cell_line(line: str) -> CellOptions:
         from_node=args.from_node,
         continue_leaf=args.continue_leaf,
         tools=parse_tool_names(args.tools),
+        allow_destructive=args.allow_destructive,
         provider=args.provider,
         raw=args.raw,
         fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),

@@ -16,6 +16,7 @@ context window is (with a hint to compact past 80%), sibling position.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -35,7 +36,8 @@ from ..conversation.events import (
     ReplyThinking,
 )
 from ..conversation.session import Session
-from ..history.tree import Node, redacted_thinking_count
+from ..history.tree import Node, redacted_thinking_count, tool_shown_name, tool_uses
+from ..i18n import _
 from ..measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
 from .safe_html import ThinkingSection, markdown_to_html
@@ -205,6 +207,24 @@ def notice_line(message: str, level: str = "info") -> None:
     stream.flush()
 
 
+def tool_call_lines(node: Node | None) -> list[str]:
+    """``tool call: git:git_log {"repo_path": "."}``: a line for each tool a reply asks
+    for, by the name a person knows (an MCP tool's ``server:tool``)."""
+    if node is None:
+        return []
+    lines = []
+    for block in tool_uses(node.message):
+        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+        if len(arguments) > 200:
+            arguments = arguments[:199] + "…"
+        lines.append(
+            _("tool call: {name} {arguments}").format(
+                name=tool_shown_name(block, node.meta), arguments=arguments
+            )
+        )
+    return lines
+
+
 class TurnOutput:
     """Subscribes to a session for one action and renders its events in the cell.
 
@@ -266,6 +286,8 @@ class TurnOutput:
                 redacted = redacted_thinking_count(node.message) if node is not None else 0
                 self._current.end(interrupted=cut, redacted=redacted)
                 self._current = None
+                for line in tool_call_lines(node):
+                    notice_line(line)
         elif isinstance(event, Notice):
             if event.level == "error":
                 self.errors.append(event.message)  # shown once, as the cell's error

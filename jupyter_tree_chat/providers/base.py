@@ -25,11 +25,15 @@ ADAPTIVE = "adaptive"
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the API sees it: a name, a description and a JSON schema for input."""
+    """A tool as the API sees it: a name, a description and a JSON schema for input.
+
+    ``title`` is the name a person knows it by when that is not ``name`` (an MCP tool:
+    ``git:git_log`` for the wire's ``git__git_log``); it is never sent."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    title: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {

@@ -414,9 +414,11 @@ def _requested_tool(
     text = message_text(message)
     found: list[tuple[int, ToolSpec, re.Match[str]]] = []
     for spec in tools:
-        match = re.search(rf"(?<![\w-]){re.escape(spec.name)}(?![\w-])", text)
-        if match:
-            found.append((match.start(), spec, match))
+        for name in (spec.name, spec.title):  # an MCP tool also by server:tool
+            match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) if name else None
+            if match:
+                found.append((match.start(), spec, match))
+                break
     if not found:
         return None
     _, spec, match = min(found, key=lambda item: item[0])
