@@ -48,6 +48,8 @@ CORE_LAYER = {
     "language": 2,
     "measures.usage": 2,
     "measures.compare": 2,
+    "measures.budget": 2,
+    "measures.seen": 4,
     "providers": 3,
     "measures.preflight": 4,
     "conversation": 4,

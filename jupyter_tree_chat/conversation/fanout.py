@@ -82,8 +82,14 @@ class FanoutHost(Protocol):
     provider: Provider
     tools: ToolRegistry
 
-    def build_request(
-        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+    def context_request(
+        self,
+        path: list[Node],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
     ) -> ReplyRequest: ...
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
@@ -125,6 +131,8 @@ class _Worker:
         self.index = index
         self.variant = variant
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        #: what the budget left out of this answer's latest request (its meta.context)
+        self.context: dict[str, Any] | None = None
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -146,11 +154,15 @@ class _Worker:
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
-        messages = list(run.path)
+        rounds: list[Message] = []  # this answer's tool rounds, not stored yet
         if self.index > 0 and not self._wait(run.first_began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            finished = self._stream(run.session.build_request(messages, settings, run.specs))
+            request = run.session.context_request(
+                run.path, settings, run.specs, rounds, summarize=False
+            )
+            self.context = request.context  # for a reply cut short
+            finished = self._stream(request)
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -163,7 +175,7 @@ class _Worker:
             results = self._take_results()
             if results is None:
                 return
-            messages += [finished.message, {"role": "user", "content": results}]
+            rounds += [finished.message, {"role": "user", "content": results}]
 
     def _stream(self, request: ReplyRequest) -> Finished | None:
         started = time.monotonic()
@@ -191,7 +203,7 @@ class _Worker:
                 close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
-        self.report("finished", finished, time.monotonic() - started)
+        self.report("finished", (finished, request.context), time.monotonic() - started)
         return finished
 
     def _wait(self, flag: threading.Event) -> bool:
@@ -218,7 +230,7 @@ class _FanoutRun:
     def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
         self.session = session
         self.question = question
-        self.path: list[Message] = session.tree.active_path(question.id)
+        self.path: list[Node] = session.tree.path_nodes(question.id)
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
@@ -234,6 +246,8 @@ class _FanoutRun:
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
+        for answer in self.answers:  # a summary the budget asks for, made here, not by a worker
+            session.context_request(self.path, answer.variant.settings, self.specs)
         session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
         for worker in self.workers:
             worker.thread.start()
@@ -270,9 +284,9 @@ class _FanoutRun:
             self.started[i] = time.monotonic()
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
-            finished: Finished = report.payload
+            finished, context = report.payload
             meta = reply_meta(
-                session.provider.name, finished, answer.variant.settings, report.seconds
+                session.provider.name, finished, answer.variant.settings, report.seconds, context
             )
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
@@ -322,6 +336,8 @@ class _FanoutRun:
         meta = partial_meta(
             self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
         )
+        if self.workers[i].context is not None:
+            meta["context"] = self.workers[i].context
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = PartialReply()

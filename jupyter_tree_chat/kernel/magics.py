@@ -73,9 +73,13 @@ class ChatMagics(Magics):
         With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
         decide); its thinking is folded above the answer. The footer shows the reply's
         cost and how full the context window is; `%chat context` and `%chat usage` say more.
+        Past the window (or --budget N tokens), each request keeps whole exchanges, newest
+        first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
+        session file keeps everything.
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
         temperature, thinking, provider, session, substitute_variables, throttle,
-        max_rows, max_columns, max_chars, context_windows, prices).
+        max_rows, max_columns, max_chars, context_windows, prices, context_budget,
+        summarize_dropped).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
@@ -171,6 +175,8 @@ class ChatMagics(Magics):
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)
+        if options.budget is not None:
+            settings = replace(settings, context_budget=options.budget)
         return settings
 
 

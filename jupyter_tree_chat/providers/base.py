@@ -51,6 +51,9 @@ class ReplyRequest:
     tools: tuple[ToolSpec, ...] = ()
     thinking: Thinking = None
     """``None`` (no thinking), a budget of tokens, or ``"adaptive"`` (the model decides)."""
+    context: dict[str, Any] | None = field(default=None, compare=False)
+    """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
+    answer's ``meta.context``; never sent. None: the whole path is sent."""
 
 
 @dataclass(frozen=True)
