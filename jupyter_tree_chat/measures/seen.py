@@ -180,3 +180,24 @@ def _status(status: str) -> str:
 
 def _exchanges(count: int) -> str:
     return ngettext("{count} exchange", "{count} exchanges", count).format(count=f"{count:,}")
+
+
+def unseen_ids(path: Sequence[Node], context: Any) -> set[str]:
+    """The nodes of ``path`` (root to an answer) that its request left out, by the
+    answer's ``meta.context``: those before ``from`` (its summary excepted) and the broken
+    exchanges ``skipped`` after it. Empty when the request held the whole path."""
+    if not isinstance(context, Mapping) or "from" not in context:
+        return set()
+    ids = [node.id for node in path]
+    first = context.get("from")
+    if first is None:
+        cut = len(ids) - 1
+    elif first in ids:
+        cut = ids.index(first)
+    else:
+        return set()
+    unseen = set(ids[:cut])
+    unseen.discard(context.get("summary"))
+    skipped = context.get("skipped")
+    unseen.update(i for i in (skipped if isinstance(skipped, list) else []) if isinstance(i, str))
+    return unseen
