@@ -1,8 +1,9 @@
-"""measures/budget.py: the request built to a budget from the unchanged path, on hand-built paths."""
+"""measures/budget.py: a request built to a budget from the unchanged path (hand-built paths)."""
 
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -68,7 +69,7 @@ def first_texts(message: dict[str, Any]) -> list[str]:
 
 def alternates(messages: list[dict[str, Any]]) -> bool:
     kinds = roles(messages)
-    return kinds[0] == "user" and all(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    return kinds[0] == "user" and all(a != b for a, b in itertools.pairwise(kinds))
 
 
 # -- the budget ----------------------------------------------------------------------------
@@ -351,7 +352,7 @@ def test_the_cut_moves_in_steps_of_at_least_a_quarter_of_the_budget():
         cuts.append(chosen.cut)
         firsts.append(chosen.messages[0])
         path.answer(60, f"a{k}")
-    moves = [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if a != b]
+    moves = [(a, b) for a, b in itertools.pairwise(cuts) if a != b]
     assert 2 <= len(moves) <= 12  # a sliding cut would move on nearly every one of 40 turns
     available = 2_000 - NOTE_TOKENS
     for before, after in moves:

@@ -11,8 +11,8 @@ to that reply holds their sum. (When the model thought, that overcounts a little
 older models, which drop earlier turns' thinking from the context.) Whatever comes
 after the last counted reply (a question not answered yet, tool results, the question
 about to be sent) is *estimated*, four characters a token but a Chinese, Japanese or
-Korean character one (an image at a fixed size, a PDF by its pages), unless the API's count_tokens endpoint is asked
-(``Session.count_tokens``).
+Korean character one (an image at a fixed size, a PDF by its pages), unless the API's
+count_tokens endpoint is asked (``Session.count_tokens``).
 
 Cost is each reply's usage times its model's price: input, output, cache writes and
 cache reads each at their own rate. A reply from a model with no price is counted in
@@ -45,8 +45,7 @@ _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
 #: characters a tokenizer spends about a token on each (Han, kana, Hangul, full-width forms),
 #: where four Latin characters make one
 _WIDE = re.compile(
-    "[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-    "\U00020000-\U0003134f]"
+    "[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]"
 )
 FULL_AT = 0.8
 """From this share of the window on, the footer suggests ``%chat compact``."""
