@@ -390,3 +390,20 @@ def test_a_reserve_for_a_summary_lists_what_to_summarise_and_adds_no_note():
     assert chosen.left_out > 0 and chosen.breakdown.summary == 200
     assert [n.id for n in chosen.summarise] == [n.id for n in path.nodes[: chosen.cut]]
     assert not any("left out" in t for t in first_texts(chosen.messages[0]))
+
+
+def test_a_question_merged_into_a_pi_compaction_is_sent_after_the_summary():
+    path = Path()
+    for k in range(4):
+        path.exchange(100, str(k))
+    summary = {"type": "text", "text": "<summary>the first two</summary>"}
+    merged = {"type": "text", "text": text(100, "q-merged")}  # as the import joins them
+    path.add("user", [summary, merged], {"pi": "compaction", "first_kept": path.nodes[4].id})
+    path.answer(100, "a-merged")
+    path.exchange(100, "last")
+    path.ask()
+    chosen = select(path.nodes, budget=1_000)
+    assert chosen.summary == path.nodes[8].id and chosen.exchanges == 7
+    sent = [t for m in chosen.messages for t in first_texts(m)]
+    assert sent[0] == summary["text"] and sent.count(merged["text"]) == 1
+    assert sent.count(summary["text"]) == 1 and alternates(chosen.messages)

@@ -156,7 +156,8 @@ class Sizes:
             opens = is_real_user_message(message)
             pi = before.pi_compaction if before is not None else -1
             if opens and is_pi_compaction(node):
-                pi, opens = position, False  # a summary, not an exchange of its own
+                pi = position  # a summary; an exchange only if a question was merged into it
+                opens = bool(pi_question(message))
             if before is None:
                 facts = Facts(tokens, tokens, 1, 1, opens, pi)  # the root opens one anyway
             else:
@@ -176,6 +177,21 @@ def is_pi_compaction(node: Node) -> bool:
     """An imported pi ``compaction`` entry (formats/pi.py): a summary on the path."""
     meta = node.meta
     return meta is not None and meta.get("pi") == "compaction"
+
+
+def pi_summary(message: Message) -> str:
+    """A pi compaction's summary: its first block (the import merges the question that
+    followed it, if any, into the blocks after)."""
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        return str(content[0].get("text") or "")
+    return message_text(message)
+
+
+def pi_question(message: Message) -> list[Any]:
+    """What a pi compaction node holds besides its summary: the question merged into it."""
+    content = message.get("content")
+    return list(content[1:]) if isinstance(content, list) else []
 
 
 # -- the selection ----------------------------------------------------------------------------
@@ -332,7 +348,8 @@ def select(
     anchor = cover.anchor if cover is not None else 0
     excluded = cover.excluded if cover is not None else -1
     summary_tokens = estimate_tokens(cover.text) if cover is not None else 0
-    excluded_tokens = sizes.of(path[excluded]).tokens if excluded >= 0 else 0
+    # a pi compaction's summary goes first; a question merged into it stays in its place
+    excluded_tokens = summary_tokens if excluded >= 0 else 0
 
     def dropped_tokens(cut: int) -> int:
         """Tokens left out when the exchanges from ``cut`` on are sent."""
@@ -367,7 +384,7 @@ def select(
     start = cut
     while start < end:
         stop = next((p for p in range(start + 1, end) if opens(p)), end)
-        group = [p for p in range(start, stop) if p >= n or sizes.of(path[p]).pi_compaction != p]
+        group = [p for p in range(start, stop) if p >= n or _sent_in_place(p, path, sizes)]
         if start < newest and not pairs_by_id([_message_at(p, path, extra) for p in group]):
             skipped += [path[p].id for p in group if p < n]
         else:
@@ -378,6 +395,9 @@ def select(
     left_out = _exchanges_between(anchor, cut, sizes, path, extra_opens)
     covered = _exchanges_between(0, anchor, sizes, path, extra_opens)
     messages = [_message_at(p, path, extra) for p in sent_positions]
+    if excluded in sent_positions:  # the cover's own node: only its merged question
+        at = sent_positions.index(excluded)
+        messages[at] = {**messages[at], "content": pi_question(messages[at])}
     if not summary_reserve:
         note_tokens = NOTE_TOKENS if left_out else 0
     preamble: list[str] = []
@@ -483,9 +503,7 @@ def _newest_cover(
         if position >= pi or path[position].id != kept:
             position = pi
         consider(
-            _Cover(
-                _start_of(position, path, sizes), path[pi].id, message_text(path[pi].message), pi
-            )
+            _Cover(_start_of(position, path, sizes), path[pi].id, pi_summary(path[pi].message), pi)
         )
     for summarised, compaction in compactions.items():
         facts = sizes.get(summarised)
@@ -522,6 +540,13 @@ def _exchanges_between(
     return count(stop) - count(start)
 
 
+def _sent_in_place(position: int, path: Sequence[Node], sizes: Sizes) -> bool:
+    """Everything but a pi compaction that holds only its summary (which, if it is the
+    newest, goes first; if older, the newer summary stands for it)."""
+    facts = sizes.of(path[position])
+    return facts.pi_compaction != position or facts.opens
+
+
 def _message_at(position: int, path: Sequence[Node], extra: Sequence[Message]) -> Message:
     n = len(path)
     return path[position].message if position < n else extra[position - n]
@@ -540,7 +565,7 @@ def _unbroken(path: Sequence[Node], start: int, stop: int, sizes: Sizes) -> list
     position = start
     while position < stop:
         end = next((p for p in range(position + 1, stop) if sizes.of(path[p]).opens), stop)
-        group = [path[p] for p in range(position, end) if sizes.of(path[p]).pi_compaction != p]
+        group = [path[p] for p in range(position, end) if _sent_in_place(p, path, sizes)]
         if group and pairs_by_id([node.message for node in group]):
             nodes += group
         position = end

@@ -104,15 +104,14 @@ def budget_line(budget: Budget) -> str:
 
 
 def selection_line(chosen: Selection) -> str:
-    """One line: what the next request keeps, how big it is, and why."""
+    """One line: what a request keeps, how big it is, and why."""
     parts = chosen.breakdown
     if chosen.reason == WITHIN:
         return _(
-            "The next request sends the whole path: {exchanges} within the budget, "
-            "~{tokens} tokens."
+            "The request sends the whole path: {exchanges} within the budget, ~{tokens} tokens."
         ).format(exchanges=_exchanges(chosen.exchanges), tokens=f"{parts.total:,}")
     line = _(
-        "The next request keeps {sent} of {exchanges}, ~{tokens} tokens (system ~{system}, "
+        "The request keeps {sent} of {exchanges}, ~{tokens} tokens (system ~{system}, "
         "tools ~{tools}, summary ~{summary}, note ~{note}, messages ~{messages})."
     ).format(
         sent=f"{chosen.sent:,}",
