@@ -15,10 +15,10 @@ from jupyter_tree_chat.measures.budget import (
     TRIMMED,
     WITHIN,
     Sizes,
-    pairs_by_id,
     resolve_budget,
     select,
 )
+from jupyter_tree_chat.measures.sizes import pairs_by_id
 from jupyter_tree_chat.measures.usage import estimate_tokens
 
 
@@ -227,24 +227,6 @@ def test_an_exchange_whose_calls_are_unanswered_is_not_sent():
     assert chosen.dropped == chosen.exchanges - chosen.sent == 2  # the old one and the broken
 
 
-@pytest.mark.parametrize(
-    ("calls", "results", "pairs"),
-    [
-        (["a", "b"], ["b", "a"], True),
-        (["a"], ["a", "a"], False),  # answered twice
-        (["a", "a"], ["a"], False),  # one id called twice
-        (["a"], ["b"], False),  # a result with no call
-        ([], [], True),
-    ],
-)
-def test_calls_and_results_pair_by_id(calls, results, pairs):
-    messages = [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": i} for i in calls]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i} for i in results]},
-    ]
-    assert pairs_by_id(messages) is pairs
-
-
 # -- thinking ------------------------------------------------------------------------------
 
 
@@ -363,22 +345,6 @@ def test_the_cut_moves_in_steps_of_at_least_a_quarter_of_the_budget():
         a == b for a, b, c, d in zip(firsts, firsts[1:], cuts, cuts[1:], strict=False) if c == d
     ]
     assert same and all(same)
-
-
-def test_remembered_sizes_give_the_same_selection_as_counting_afresh():
-    path = Path()
-    sizes = Sizes()
-    for k in range(30):
-        path.ask(50 + k, f"q{k}")
-        memo = select(path.nodes, budget=1_500, sizes=sizes)
-        fresh = select(path.nodes, budget=1_500)
-        assert (memo.kept, memo.messages, memo.breakdown) == (
-            fresh.kept,
-            fresh.messages,
-            fresh.breakdown,
-        )
-        path.answer(50, f"a{k}")
-    assert len(sizes) == 59  # each node counted once, however many requests held it
 
 
 def test_a_reserve_for_a_summary_lists_what_to_summarise_and_adds_no_note():

@@ -49,6 +49,7 @@ CORE_LAYER = {
     "measures.usage": 2,
     "measures.compare": 2,
     "measures.budget": 2,
+    "measures.sizes": 2,
     "measures.seen": 4,
     "providers": 3,
     "measures.preflight": 4,

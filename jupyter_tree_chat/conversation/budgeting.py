@@ -98,7 +98,7 @@ def selection(
         budget=budget.tokens,
         system=with_root_system(settings, list(path[:1])).system,
         tools=[tool.to_api() for tool in tools],
-        compactions=compactions(host.tree),
+        compactions=lambda: compactions(host.tree),
         sizes=host.sizes,
         summary_reserve=summary_reserve(budget) if reserve else 0,
     )

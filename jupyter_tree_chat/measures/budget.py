@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..history.tree import Message, Node, is_real_user_message, message_text
 from ..language import Language, left_out_note, path_language
+from .sizes import Sizes, pairs_by_id, pi_question, pi_summary
 from .usage import estimate_tokens
 
 WITHIN = "within_budget"
@@ -98,100 +99,6 @@ def resolve_budget(
             f"a context budget is a positive number of tokens, 'window' or 'off', not {setting!r}"
         )
     return Budget(setting)
-
-
-# -- what each node costs, once -------------------------------------------------------------
-
-
-class Facts(NamedTuple):
-    """One node's estimate, and the sums along its path from the root, itself included."""
-
-    tokens: int
-    total: int
-    exchanges: int
-    depth: int
-    opens: bool  # a real user message: an exchange begins here
-    pi_compaction: int  # the path position of the newest pi compaction up to here, or -1
-
-
-class Sizes:
-    """``Facts`` by node id, computed the first time a path holds the node.
-
-    Sound because a node never changes and its path from the root is fixed (ids are never
-    reused, parents never change). One per session; thread-safe for readers, since a
-    fact is computed from the same node whoever computes it.
-    """
-
-    def __init__(self) -> None:
-        self._facts: dict[str, Facts] = {}
-        self._steps: dict[tuple[str, int], str] = {}
-
-    def next_step(self, node_id: str | None, step: int) -> str | None:
-        """The exchange start a cut at ``node_id`` moves to next (``select``'s chain)."""
-        return None if node_id is None else self._steps.get((node_id, step))
-
-    def remember_step(self, node_id: str, step: int, after: str) -> None:
-        self._steps[(node_id, step)] = after
-
-    def __len__(self) -> int:
-        return len(self._facts)
-
-    def get(self, node_id: str) -> Facts | None:
-        return self._facts.get(node_id)
-
-    def of(self, node: Node) -> Facts:
-        return self._facts[node.id]
-
-    def ensure(self, path: Sequence[Node]) -> None:
-        """Compute what is missing for ``path`` (root first): the known part is skipped."""
-        known = self._facts
-        start = len(path)
-        while start > 0 and path[start - 1].id not in known:
-            start -= 1
-        before = known[path[start - 1].id] if start else None
-        for position in range(start, len(path)):
-            node = path[position]
-            message = node.message
-            tokens = estimate_tokens(message)
-            opens = is_real_user_message(message)
-            pi = before.pi_compaction if before is not None else -1
-            if opens and is_pi_compaction(node):
-                pi = position  # a summary; an exchange only if a question was merged into it
-                opens = bool(pi_question(message))
-            if before is None:
-                facts = Facts(tokens, tokens, 1, 1, opens, pi)  # the root opens one anyway
-            else:
-                facts = Facts(
-                    tokens,
-                    before.total + tokens,
-                    before.exchanges + opens,
-                    before.depth + 1,
-                    opens,
-                    pi,
-                )
-            known[node.id] = facts
-            before = facts
-
-
-def is_pi_compaction(node: Node) -> bool:
-    """An imported pi ``compaction`` entry (formats/pi.py): a summary on the path."""
-    meta = node.meta
-    return meta is not None and meta.get("pi") == "compaction"
-
-
-def pi_summary(message: Message) -> str:
-    """A pi compaction's summary: its first block (the import merges the question that
-    followed it, if any, into the blocks after)."""
-    content = message.get("content")
-    if isinstance(content, list) and content and isinstance(content[0], dict):
-        return str(content[0].get("text") or "")
-    return message_text(message)
-
-
-def pi_question(message: Message) -> list[Any]:
-    """What a pi compaction node holds besides its summary: the question merged into it."""
-    content = message.get("content")
-    return list(content[1:]) if isinstance(content, list) else []
 
 
 # -- the selection ----------------------------------------------------------------------------
@@ -294,7 +201,7 @@ def select(
     budget: int,
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] = (),
-    compactions: Mapping[str, Node] | None = None,
+    compactions: Mapping[str, Node] | Callable[[], Mapping[str, Node]] | None = None,
     sizes: Sizes | None = None,
     summary_reserve: int = 0,
 ) -> Selection:
@@ -302,8 +209,10 @@ def select(
     stored yet: the question being asked, a fan-out's tool rounds) within ``budget``.
 
     ``compactions`` maps a summarised node's id to the compaction root standing for the
-    path up to it. ``summary_reserve`` (tokens) holds room for a summary the caller will
-    write of what is dropped; ``Selection.summarise`` then lists its nodes.
+    path up to it (or is a function giving that map, called only past the budget: finding
+    a tree's compactions lists its roots). ``summary_reserve`` (tokens) holds room for a
+    summary the caller will write of what is dropped; ``Selection.summarise`` then lists
+    its nodes.
     """
     sizes = Sizes() if sizes is None else sizes
     sizes.ensure(path)
@@ -344,7 +253,8 @@ def select(
             first=path[0].id if n else None,
         )
 
-    cover = _newest_cover(path, sizes, compactions or {}, newest)
+    found = compactions() if callable(compactions) else compactions
+    cover = _newest_cover(path, sizes, found or {}, newest)
     anchor = cover.anchor if cover is not None else 0
     excluded = cover.excluded if cover is not None else -1
     summary_tokens = estimate_tokens(cover.text) if cover is not None else 0
@@ -570,30 +480,6 @@ def _unbroken(path: Sequence[Node], start: int, stop: int, sizes: Sizes) -> list
             nodes += group
         position = end
     return nodes
-
-
-def pairs_by_id(messages: Sequence[Message]) -> bool:
-    """Every tool call of an exchange answered once, every result answering a call, each
-    call id used once: the order of results does not matter (parallel calls)."""
-    calls: set[Any] = set()
-    results: set[Any] = set()
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "tool_use":
-                if block.get("id") in calls:
-                    return False
-                calls.add(block.get("id"))
-            elif kind == "tool_result":
-                if block.get("tool_use_id") in results:
-                    return False
-                results.add(block.get("tool_use_id"))
-    return calls == results
 
 
 def _language(messages: Sequence[Message]) -> Language:
