@@ -34,7 +34,15 @@ from ..history.tree import (
 from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
-from ..measures.budget import SUMMARY_SHARE, Budget, Selection, Sizes, resolve_budget, select
+from ..measures.budget import (
+    SUMMARY_SHARE,
+    Budget,
+    Selection,
+    Sizes,
+    resolve_budget,
+    select,
+    with_texts_first,
+)
 from ..measures.models import by_model
 from ..measures.usage import Meter
 from ..providers.base import Finished, Provider, ReplyRequest, TextDelta
@@ -141,7 +149,7 @@ def summarise(
     messages = [dict(node.message) for node in nodes]
     if planned.summary is not None:  # the summary they follow is part of what is summarised
         before = message_text(host.tree.get(planned.summary).message)
-        messages[0] = _with_text_first(messages[0], before)
+        messages[0] = with_texts_first(messages[0], [before])
     texts = COMPACTION[path_language(messages)]
     messages = _ending_with_question(messages, texts.request)
     budget = budget_of(host, settings)
@@ -206,16 +214,6 @@ def check_fits(
     preflight.check_fits(
         Meter(tokens=total, window=whole.window, counted=0, estimated=total), model=model
     )
-
-
-def _with_text_first(message: Message, text: str) -> Message:
-    content = message.get("content")
-    blocks: list[Any] = [{"type": "text", "text": text}]
-    if isinstance(content, str) and content:
-        blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        blocks += content
-    return {**message, "content": blocks}
 
 
 def _ending_with_question(messages: list[Message], question: str) -> list[Message]:

@@ -316,7 +316,7 @@ def select(
     if left_out and not summary_reserve:
         preamble.append(left_out_note(left_out, _language(messages)))
     if preamble and messages:
-        messages[0] = _with_preamble(messages[0], preamble)
+        messages[0] = with_texts_first(messages[0], preamble)
     summarise: tuple[Node, ...] = ()
     if summary_reserve and left_out:
         summarise = tuple(_unbroken(path, anchor, min(cut, n), sizes))
@@ -486,8 +486,9 @@ def _language(messages: Sequence[Message]) -> Language:
     return path_language(messages)
 
 
-def _with_preamble(message: Message, texts: Sequence[str]) -> Message:
-    """A copy of ``message`` with ``texts`` as text blocks in front of its content."""
+def with_texts_first(message: Message, texts: Sequence[str]) -> Message:
+    """A copy of ``message`` with ``texts`` as text blocks in front of its content (the
+    summary and the note of a request; a summary's own request)."""
     content = message.get("content")
     blocks: list[Any] = [{"type": "text", "text": text} for text in texts]
     if isinstance(content, str):
