@@ -179,7 +179,10 @@ def test_summaries_of_what_is_left_out_are_written_once_and_kept(fake_anthropic,
     before = file.read_bytes()
     fake_anthropic.enqueue("SUMMARY-ONE of the early exchanges.")
     fake_anthropic.enqueue("answer 8")
+    notices: list[str] = []
+    session.subscribe(lambda event: notices.append(getattr(event, "message", "")))
     session.ask("question 8: " + WORDS)
+    assert any(n.startswith("Summarising ") and "kept as a compaction" in n for n in notices)
     requests = message_requests(fake_anthropic)
     summary_request, answer_request = requests[-2], requests[-1]
     assert "Summarise our conversation" in json.dumps(summary_request.body)

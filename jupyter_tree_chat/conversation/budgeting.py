@@ -31,7 +31,7 @@ from ..history.tree import (
     compaction_pair,
     message_text,
 )
-from ..i18n import _
+from ..i18n import _, ngettext
 from ..language import COMPACTION, path_language
 from ..measures import preflight
 from ..measures.budget import (
@@ -146,6 +146,15 @@ def summarise(
     """Write the summary of ``planned.summarise`` (and of the summary before them) and store
     it as a compaction of the path up to the cut; None (and a notice) if the model fails."""
     nodes = list(planned.summarise)
+    host.notice(
+        ngettext(
+            "Summarising {count} earlier exchange the context budget leaves out "
+            "(once: the summary is kept as a compaction).",
+            "Summarising {count} earlier exchanges the context budget leaves out "
+            "(once: the summary is kept as a compaction).",
+            planned.left_out,
+        ).format(count=f"{planned.left_out:,}"),
+    )
     messages = [dict(node.message) for node in nodes]
     if planned.summary is not None:  # the summary they follow is part of what is summarised
         before = message_text(host.tree.get(planned.summary).message)
