@@ -373,3 +373,17 @@ def test_a_question_merged_into_a_pi_compaction_is_sent_after_the_summary():
     sent = [t for m in chosen.messages for t in first_texts(m)]
     assert sent[0] == summary["text"] and sent.count(merged["text"]) == 1
     assert sent.count(summary["text"]) == 1 and alternates(chosen.messages)
+
+
+def test_a_window_budget_s_breakdown_says_what_was_held_back():
+    path = Path()
+    for k in range(12):
+        path.exchange(1_000, str(k))
+    path.ask()
+    window = resolve_budget("window", window=20_000, max_tokens=4_096)
+    assert window is not None
+    chosen = select(path.nodes, budget=window)
+    parts = chosen.breakdown
+    assert (parts.budget, parts.reserved_output, parts.margin) == (13_904, 4_096, 2_000)
+    assert parts.total <= parts.budget < parts.budget + parts.reserved_output + parts.margin
+    assert parts.total == parts.system + parts.tools + parts.summary + parts.note + parts.messages

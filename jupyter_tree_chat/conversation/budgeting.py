@@ -103,7 +103,7 @@ def selection(
     return select(
         path,
         extra,
-        budget=budget.tokens,
+        budget=budget,
         system=with_root_system(settings, list(path[:1])).system,
         tools=[tool.to_api() for tool in tools],
         compactions=lambda: compactions(host.tree),

@@ -114,6 +114,9 @@ class Breakdown:
     note: int
     messages: int
     budget: int
+    reserved_output: int = 0
+    """With a ``"window"`` budget: the output held back (``max_tokens``), beside ``margin``."""
+    margin: int = 0
 
     @property
     def total(self) -> int:
@@ -198,7 +201,7 @@ def select(
     path: Sequence[Node],
     extra: Sequence[Message] = (),
     *,
-    budget: int,
+    budget: int | Budget,
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] = (),
     compactions: Mapping[str, Node] | Callable[[], Mapping[str, Node]] | None = None,
@@ -216,6 +219,8 @@ def select(
     """
     sizes = Sizes() if sizes is None else sizes
     sizes.ensure(path)
+    held = (budget.reserved_output, budget.margin) if isinstance(budget, Budget) else (0, 0)
+    budget = budget.tokens if isinstance(budget, Budget) else budget
     n = len(path)
     system_tokens = estimate_tokens(system or "")
     tool_tokens = estimate_tokens(list(tools)) if tools else 0
@@ -249,7 +254,7 @@ def select(
             tuple(node.id for node in path),
             exchanges,
             exchanges,
-            Breakdown(system_tokens, tool_tokens, 0, 0, whole, budget),
+            Breakdown(system_tokens, tool_tokens, 0, 0, whole, budget, *held),
             first=path[0].id if n else None,
         )
 
@@ -334,6 +339,7 @@ def select(
             note_tokens,
             kept_tokens,
             budget,
+            *held,
         ),
         first=kept_ids[0] if kept_ids else None,
         summary=cover.node if cover is not None else None,
