@@ -291,7 +291,8 @@ def select(
         reason = OVERFLOW
 
     # the exchanges from the cut on, broken ones (not the newest) left out; a pi compaction
-    # is never sent in place (the newest is the summary; an older one it stands for)
+    # holding only its summary is not sent in place (the newest goes first, an older one
+    # is stood for by it)
     sent_positions: list[int] = []
     skipped: list[str] = []
     sent_exchanges = 0
@@ -313,6 +314,7 @@ def select(
     if excluded in sent_positions:  # the cover's own node: only its merged question
         at = sent_positions.index(excluded)
         messages[at] = {**messages[at], "content": pi_question(messages[at])}
+        kept_tokens -= excluded_tokens  # its summary is counted as the summary
     if not summary_reserve:
         note_tokens = NOTE_TOKENS if left_out else 0
     preamble: list[str] = []
