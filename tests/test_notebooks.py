@@ -192,6 +192,21 @@ def test_chapter_notebook_runs_and_leaves_the_lesson_tree(english_lesson: tuple[
     assert [m["content"] for m in tree.active_path() if m["role"] == "user"][:1] == [
         "I am learning Python. What is a list?"
     ]
+    # its closing section: a long branch, and one answer that saw only its newest part
+    budget = load_file(tmp_path / "session-tree-chapter.budget.chat.jsonl")
+    assert budget.problems == [] and len(budget.tree) == 26
+    answer = budget.tree.get(budget.tree.leaf)
+    context = answer.meta["context"]
+    saw = context["exchanges"] - context["dropped"]
+    assert 0 < saw < 13 == context["exchanges"] and context["budget"] == 1500
+    assert f"saw {saw} of 13 exchanges" in shown and f"That is **{saw} exchanges**" in answer.text
+    assert "left out     " in shown  # %chat context listed the exchanges it leaves out
+    nb = nbformat.read(tmp_path / "session-tree-chapter.ipynb", as_version=4)
+    cell = next(cell for cell in nb.cells if cell.id == "budget-09")
+    side_by_side = cell.outputs[0]["data"]["text/html"]
+    assert f"[{context['dropped']} earlier exchanges left out]" in side_by_side
+    unseen = re.findall(r'class="node [a-z ]*unseen"', side_by_side)
+    assert len(unseen) == len(budget.tree) - 2 * saw  # the picture fades what it did not see
 
 
 def tree_shape(session_file: Path) -> list[tuple[Any, ...]]:
@@ -234,7 +249,7 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     shown = outputs_text(executed)
     assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
     assert "我只看得到这一条路径" in shown and "I was sent" not in shown
-    for session in ("format", "lesson"):
+    for session in ("format", "lesson", "budget"):
         en = tree_shape(english / f"{LESSONS['en']}.{session}.chat.jsonl")
         zh = tree_shape(tmp_path / f"{LESSONS['zh']}.{session}.chat.jsonl")
         assert zh == en, session

@@ -52,7 +52,6 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
-    ToolSpec,
 )
 from ..providers.toolbox import PendingTool, Toolbox
 from ..providers.tools import KEPT_DEFINITIONS, definitions_called
@@ -91,17 +90,17 @@ class FanoutHost(Protocol):
     provider: Provider
     tools: Toolbox
 
-    def build_request(
+    def context_request(
         self,
-        messages: list[Message],
+        path: list[Node],
         settings: ChatSettings,
         tools: tuple[Any, ...] = (),
-        known: tuple[ToolSpec, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
     ) -> ReplyRequest: ...
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
-
-    def known_tools(self, path: list[Node]) -> tuple[ToolSpec, ...]: ...
 
     def explained(
         self, error: ProviderError, messages: list[Message], settings: ChatSettings
@@ -144,6 +143,8 @@ class _Worker:
         self.index = index
         self.variant = variant
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        #: what the budget left out of this answer's latest request (its meta.context)
+        self.context: dict[str, Any] | None = None
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -165,15 +166,18 @@ class _Worker:
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
-        messages = list(run.path)
+        rounds: list[Message] = []  # this answer's tool rounds, not stored yet
         if self.index > 0 and not self._wait(run.first_began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            request = run.session.build_request(messages, settings, run.specs, run.known)
+            request = run.session.context_request(
+                run.path, settings, run.specs, rounds, summarize=False
+            )
+            self.context = request.context  # for a reply cut short
             try:
                 finished = self._stream(request)
             except ProviderError as error:
-                raise run.session.explained(error, messages, settings) from error
+                raise run.session.explained(error, request.messages, settings) from error
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -186,7 +190,7 @@ class _Worker:
             results = self._take_results()
             if results is None:
                 return
-            messages += [finished.message, {"role": "user", "content": results}]
+            rounds += [finished.message, {"role": "user", "content": results}]
 
     def _stream(self, request: ReplyRequest) -> Finished | None:
         started = time.monotonic()
@@ -214,7 +218,7 @@ class _Worker:
                 close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
-        self.report("finished", finished, time.monotonic() - started)
+        self.report("finished", (finished, request.context), time.monotonic() - started)
         return finished
 
     def _wait(self, flag: threading.Event) -> bool:
@@ -241,9 +245,8 @@ class _FanoutRun:
     def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
         self.session = session
         self.question = question
-        self.path: list[Message] = session.tree.active_path(question.id)
+        self.path: list[Node] = session.tree.path_nodes(question.id)
         self.specs = session.tool_specs(variants[0].settings)
-        self.known = session.known_tools(session.tree.path_nodes(question.id))
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
         self.partials = [PartialReply() for _ in variants]
@@ -260,6 +263,8 @@ class _FanoutRun:
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
+        for answer in self.answers:  # a summary the budget asks for, made here, not by a worker
+            session.context_request(self.path, answer.variant.settings, self.specs)
         session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
         for worker in self.workers:
             worker.thread.start()
@@ -298,9 +303,9 @@ class _FanoutRun:
             self.started[i] = time.monotonic()
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
-            finished: Finished = report.payload
+            finished, context = report.payload
             meta = reply_meta(
-                session.provider.name, finished, answer.variant.settings, report.seconds
+                session.provider.name, finished, answer.variant.settings, report.seconds, context
             )
             meta = tool_names_meta(session.tools, finished.message, meta)
             message = {**finished.message, "timestamp": session.now()}
@@ -368,6 +373,8 @@ class _FanoutRun:
         meta = partial_meta(
             self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
         )
+        if self.workers[i].context is not None:
+            meta["context"] = self.workers[i].context
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = PartialReply()

@@ -52,9 +52,14 @@ class PartialReply:
 
 
 def reply_meta(
-    provider: str, finished: Finished, settings: ChatSettings, seconds: float
+    provider: str,
+    finished: Finished,
+    settings: ChatSettings,
+    seconds: float,
+    context: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What a stored reply keeps beside its message (never sent to the model)."""
+    """What a stored reply keeps beside its message (never sent to the model); ``context``
+    is what a context budget left out of its request (``ReplyRequest.context``)."""
     meta: dict[str, Any] = {"provider": provider, "model": finished.model}
     if settings.temperature is not None:
         meta["temperature"] = settings.temperature
@@ -63,6 +68,8 @@ def reply_meta(
         stop_reason=finished.stop_reason,
         duration_ms=round(seconds * 1000),
     )
+    if context is not None:
+        meta["context"] = context
     return meta | thinking_meta(settings)
 
 

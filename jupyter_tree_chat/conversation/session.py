@@ -48,13 +48,13 @@ from ..history.tree import (
     SessionTree,
     is_real_user_message,
     is_tool_result,
-    message_text,
     only_thinking,
     tool_uses,
 )
 from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
+from ..measures.budget import Sizes
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
 from ..measures.usage import Meter, exact_meter, meter
 from ..providers.base import (
@@ -75,7 +75,7 @@ from ..providers.tools import (
     definitions_called,
     kept_definitions,
 )
-from . import cellrule
+from . import budgeting, cellrule
 from .events import (
     Event,
     LeafChanged,
@@ -177,6 +177,8 @@ class Session:
         #: fills a question's ``{fields}`` again for an edit of what was typed; set by the
         #: kernel (its values), None where there are none (the command line, a test)
         self.refill: Refill | None = None
+        #: what each node costs of a context budget, counted once (measures/budget.py)
+        self.sizes = Sizes()
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -419,10 +421,12 @@ class Session:
         # in the conversation's own language, so the summary and its frame are too
         texts = COMPACTION[path_language([n.message for n in path])]
         ask = texts.request + (" " + instructions if instructions else "")
-        request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
-        text, error = self._collect_text(request_path, settings)
+        asked: Message = {"role": "user", "content": ask}
+        request = self.context_request(path, settings, extra=[asked], summarize=False)
+        text, error = budgeting.collect_text(self.provider, request)
         if error is not None:
+            error = self.explained(error, request.messages, settings)
             self.notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
         root, ack = self.tree.compact(
@@ -522,9 +526,7 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        path = self.tree.path_nodes(parent.id)
-        messages = [n.message for n in path]
-        request = self.build_request(messages, settings, specs, self.known_tools(path))
+        request = self.context_request(self.tree.path_nodes(parent.id), settings, specs)
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()
@@ -545,10 +547,10 @@ class Session:
                 elif isinstance(event, Finished):
                     finished = event
         except ProviderError as failure:
-            turn.error = self.explained(failure, messages, settings)
+            turn.error = self.explained(failure, request.messages, settings)
         except KeyboardInterrupt:
             why = "interrupted by the user"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self._sync()
@@ -559,13 +561,14 @@ class Session:
             error = turn.error or ProviderError("the reply ended without a final message")
             turn.error = error
             why = error.kind if isinstance(error, ProviderError) else "provider_error"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self.notice(str(error), "error", turn)
             self.emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        meta = reply_meta(self.provider.name, finished, settings, seconds, request.context)
         meta = tool_names_meta(self.tools, finished.message, meta)
         message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
@@ -577,31 +580,23 @@ class Session:
         return node
 
     def _store_partial(
-        self, parent: Node, partial: PartialReply, settings: ChatSettings, started: float, why: str
+        self,
+        parent: Node,
+        partial: PartialReply,
+        settings: ChatSettings,
+        started: float,
+        why: str,
+        context: dict[str, Any] | None,
     ) -> Node | None:
         message = partial.message()
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
         message["timestamp"] = self.now()
-        meta = partial_meta(
-            self.provider.name, self._model(settings), settings, why, time.monotonic() - started
-        )
+        seconds = time.monotonic() - started
+        meta = partial_meta(self.provider.name, self.model_of(settings), settings, why, seconds)
+        if context is not None:
+            meta["context"] = context
         return self._add(parent.id, message, meta)
-
-    def _collect_text(
-        self, messages: list[Message], settings: ChatSettings
-    ) -> tuple[str, ProviderError | None]:
-        request = self.build_request(messages, settings)
-        text = ""
-        try:
-            for event in self.provider.stream(request):
-                if isinstance(event, Finished):
-                    text = message_text(event.message) or text
-                elif isinstance(event, TextDelta):
-                    text += event.text
-        except ProviderError as error:
-            return text, self.explained(error, messages, settings)
-        return text, None
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -617,7 +612,7 @@ class Session:
         (``known_tools``: the provider sends them marked not callable, toolwire.py)."""
         return ReplyRequest(
             messages=messages,
-            model=self._model(settings),
+            model=self.model_of(settings),
             max_tokens=settings.max_tokens,
             system=settings.system,
             temperature=settings.temperature,
@@ -640,7 +635,7 @@ class Session:
             return error
         reading = meter(
             [],
-            model=self._model(settings),
+            model=self.model_of(settings),
             windows=self.context_windows,
             system=settings.system,
             tools=[spec.to_api() for spec in self.tool_specs(settings)],
@@ -651,12 +646,35 @@ class Session:
             "tokens as estimated here (the API says: {detail}). Run `%chat compact`, or "
             "fork from an earlier message with `%%chat --from ID`."
         ).format(
-            model=self._model(settings),
+            model=self.model_of(settings),
             messages=len(messages),
             tokens=f"{reading.tokens:,}",
             detail=error.api_message,
         )
         return PromptTooLong(text, error.api_message)
+
+    def context_request(
+        self,
+        path: list[Node],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
+    ) -> ReplyRequest:
+        """The request for ``path`` (and ``extra`` messages not stored yet) built to the
+        settings' context budget (budgeting.py): the whole path when it fits, else whole
+        exchanges, newest first, with a summary or a note for the rest. ``summarize`` lets
+        it write a summary first when ``summarize_dropped`` asks for one."""
+        return budgeting.request(self, path, settings, tools, extra, summarize=summarize)
+
+    def record_aside(self, nodes: Iterable[Node]) -> None:
+        """Store nodes that leave the current leaf where it is (a compaction made for the
+        budget), durably, and announce them."""
+        for node in nodes:
+            self.tree.add(node)
+            self._persist([node.to_record()], durable=True)
+            self.emit(NodeAdded(node))
 
     def _preflight(
         self,
@@ -684,10 +702,11 @@ class Session:
             if question is None:
                 preflight.check_tool_turn(path, asked.thinking)
             self.tool_specs(asked)  # named tools exist, their MCP servers start (or say why)
-            model = self._model(asked)
+            model = self.model_of(asked)
             if model not in measured:  # the window is the model's: one reading each
                 measured.add(model)
-                preflight.check_fits(self.meter(path, asked, extra=extra), model=model)
+                whole = self.meter(path, asked, extra=extra)
+                budgeting.check_fits(self, path, asked, self.tool_specs(asked), extra, whole)
 
     # -- measuring ---------------------------------------------------------------------
 
@@ -704,7 +723,7 @@ class Session:
         nodes = self.path() if path is None else path
         return meter(
             nodes,
-            model=self._model(settings),
+            model=self.model_of(settings),
             windows=self.context_windows,
             system=with_root_system(settings, nodes).system,
             tools=[spec.to_api() for spec in self.tools.specs(settings.tools, start=False)],
@@ -721,19 +740,16 @@ class Session:
         if not isinstance(self.provider, TokenCounter):
             return None
         path = self.path()
-        messages = [node.message for node in path]
-        if question is not None:
-            messages = [*messages, {"role": "user", "content": question}]
-        if not messages or messages[-1].get("role") != "user":
+        extra: list[Message] = [] if question is None else [{"role": "user", "content": question}]
+        last = extra[-1] if extra else (path[-1].message if path else None)
+        if last is None or last.get("role") != "user":
             return None
-        request = self.build_request(
-            messages,
-            with_root_system(settings, path),
-            self.tool_specs(settings),
-            self.known_tools(path),
+        asked = with_root_system(settings, path)
+        request = self.context_request(
+            path, asked, self.tool_specs(settings), extra, summarize=False
         )
         tokens = self.provider.count_tokens(request)
-        return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
+        return exact_meter(tokens, by_model(self.context_windows, self.model_of(settings)))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
         """The tools a request with ``settings`` offers the model (every registered function
@@ -763,7 +779,8 @@ class Session:
                 self.notice(answer.notice, "warning", turn)
         return [answer.result for answer in answers]
 
-    def _model(self, settings: ChatSettings) -> str:
+    def model_of(self, settings: ChatSettings) -> str:
+        """The model a request with ``settings`` asks (the provider's default if none)."""
         return settings.model or self.provider.default_model
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:

@@ -27,6 +27,8 @@ class ChatSettings:
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
     allow_destructive: bool = False  # may MCP tools annotated destructive run?
+    context_budget: int | str = "window"  # tokens a request may hold, "window" or "off"
+    summarize_dropped: bool = False  # what the budget leaves out: a summary, not a note
 
     def merged(self, **changes: Any) -> ChatSettings:
         """These settings with every non-``None`` change applied."""

@@ -70,6 +70,19 @@ class TreeChat(Configurable):
         help="Extended thinking for every request: a budget of tokens (at least 1024, below "
         "max_tokens), 'adaptive', or None for none. `%%chat --thinking` overrides it.",
     ).tag(config=True)
+    context_budget = Union(
+        [Int(), Enum(["window", "off"])],
+        default_value="window",
+        help="Tokens a request may hold (system, tools, messages): past it, whole exchanges "
+        "are kept newest first and a note stands for the rest; 'window' is the model's "
+        "window less max_tokens and a 10% margin; 'off' sends the whole path. "
+        "`%%chat --budget` overrides it.",
+    ).tag(config=True)
+    summarize_dropped = Bool(
+        False,
+        help="What the budget leaves out is summarised once by the model (stored as a "
+        "compaction, reused by later requests) instead of noted.",
+    ).tag(config=True)
     context_windows = Dict(
         value_trait=Int(),
         help="Context windows in tokens by model name, added to or replacing the built-in "
@@ -146,6 +159,13 @@ class TreeChat(Configurable):
                 Price.from_mapping(price)  # raises with the fix
         return dict(value)
 
+    @validate("context_budget")
+    def _valid_budget(self, proposal: Any) -> int | str:
+        value = proposal["value"]
+        if isinstance(value, int) and value <= 0:
+            raise ValueError(f"context_budget must be a positive number of tokens, not {value}")
+        return value
+
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
@@ -175,6 +195,8 @@ class TreeChat(Configurable):
             thinking=self.thinking,
             tools=tuple(self.tools) if self.tools is not None else None,
             allow_destructive=self.allow_destructive,
+            context_budget=self.context_budget,
+            summarize_dropped=self.summarize_dropped,
         )
 
     def apply_tables(self, session: Session) -> None:

@@ -80,10 +80,13 @@ class ChatMagics(Magics):
         --tools add,git:* offers registered functions and MCP servers' tools (servers
         from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
         them); --allow-destructive lets tools annotated destructive run.
+        Past the window (or --budget N tokens), each request keeps whole exchanges, newest
+        first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
+        session file keeps everything.
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
         temperature, thinking, provider, session, substitute_variables, throttle,
-        max_rows, max_columns, max_chars, context_windows, prices, tools,
-        mcp_servers, allow_destructive, tool_timeout).
+        max_rows, max_columns, max_chars, context_windows, prices, context_budget,
+        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
@@ -196,6 +199,8 @@ class ChatMagics(Magics):
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)
+        if options.budget is not None:
+            settings = replace(settings, context_budget=options.budget)
         return settings
 
 

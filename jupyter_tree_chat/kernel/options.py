@@ -24,6 +24,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..conversation.variants import MAX_VARIANTS, Fanout
 from ..errors import ChatError
+from ..i18n import _
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE, Thinking
 
@@ -60,6 +61,13 @@ _ARGUMENTS = (
         "--temperatures",
         metavar="T1,T2",
         help="Ask at each of these temperatures (comma-separated, 0 to 1).",
+    ),
+    argument(
+        "--budget",
+        metavar="N",
+        help="Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
+        "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
+        "the whole path; default: TreeChat.context_budget).",
     ),
     argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
     argument(
@@ -130,6 +138,7 @@ class CellOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     thinking: Thinking = None  # None: TreeChat.thinking; THINKING_OFF: none for this cell
+    budget: int | str | None = None  # None: TreeChat.context_budget
     new: bool = False
     from_node: str | None = None
     continue_leaf: bool = False
@@ -178,6 +187,7 @@ def parse_cell_line(line: str) -> CellOptions:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         thinking=parse_thinking(args.thinking),
+        budget=parse_budget(args.budget, "%%chat --budget"),
         new=args.new,
         from_node=args.from_node,
         continue_leaf=args.continue_leaf,
@@ -204,6 +214,23 @@ def parse_thinking(value: str | None) -> Thinking:
     raise UsageError(
         f"%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
         "'adaptive' or 'off'"
+    )
+
+
+def parse_budget(value: str | None, command: str) -> int | str | None:
+    """``"3000"`` → 3000; ``"window"`` and ``"off"`` as they are; anything else a UsageError."""
+    if value is None:
+        return None
+    word = value.strip().lower().replace(",", "").replace("_", "")
+    if word in ("window", "off"):
+        return word
+    if word.isdigit() and int(word) > 0:
+        return int(word)
+    raise UsageError(
+        _(
+            "{command} {value}: give the tokens a request may hold (e.g. {command} 8000), "
+            "'window' or 'off'"
+        ).format(command=command, value=value)
     )
 
 

@@ -11,7 +11,9 @@ The model's thinking streams into a folded "Thinking" section above the answer: 
 rendered like the answer (safe HTML).
 
 The footer is one line: node id, model, tokens (with cache reads), cost, how full the
-context window is (with a hint to compact past 80%), sibling position.
+context window is (with a hint to compact past 80%), how many exchanges of the path the
+request kept when a context budget left some out (``saw 12 of 40 exchanges``), sibling
+position.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..conversation.events import (
 from ..conversation.session import Session
 from ..history.tree import Node, redacted_thinking_count, tool_shown_name, tool_uses
 from ..i18n import _
+from ..measures.seen import seen_label
 from ..measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
 from .safe_html import ThinkingSection, markdown_to_html
@@ -346,6 +349,9 @@ def footer(session: Session, node: Node) -> str:
     if meta.get("interrupted"):
         parts.append(f"interrupted ({meta.get('error', 'cut short')})")
     parts.append(context_part(session, node))
+    seen = seen_label(meta.get("context"))
+    if seen:
+        parts.append(seen)
     tree = session.tree
     parts.append(f"reply {tree.sibling_position(node.id)}")
     if node.parent_id is not None:
