@@ -20,6 +20,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   └── EndpointRefuses         what the model's endpoint lacks (images, PDFs, thinking,
     │                               a temperature outside its range) or needs (its key)
     ├── ToolError                   a tool name that is not registered, or a bad function
+    │   └── McpServerFailed         an MCP server misconfigured, or one that cannot start
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
@@ -32,8 +33,9 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
         ├── ConnectionFailed        network unreachable, dropped or timed out
         ├── StreamError             an ``error`` event inside the stream
         ├── BadRequest              400/404/413/422: the request itself was refused
-        │   └── FeatureMissing      an endpoint refused a feature its preset claims (once;
-        │                           it is treated as missing from then on)
+        │   ├── FeatureMissing      an endpoint refused a feature its preset claims (once;
+        │   │                       it is treated as missing from then on)
+        │   └── PromptTooLong       400 "prompt is too long": the path is over the window
         ├── MaxTokensReached        the reply stopped at max_tokens
         └── Refused                 the model declined (stop_reason "refusal")
 """
@@ -82,6 +84,11 @@ class FormatError(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class McpServerFailed(ToolError):
+    """An MCP server whose configuration is wrong, or which cannot start (it exits, or
+    does not speak MCP); the message ends with the last lines of its stderr."""
 
 
 class ContextRefused(ChatError):
@@ -178,6 +185,18 @@ class FeatureMissing(BadRequest):
     feature is treated as missing from then on and the session keeps working."""
 
     kind = "feature_missing"
+
+
+class PromptTooLong(BadRequest):
+    """The server counted more tokens than the model's window ("prompt is too long: N
+    tokens > M maximum"); ``api_message`` is its words. The session rewords it with the
+    path's size, since that is what a user can change."""
+
+    kind = "prompt_too_long"
+
+    def __init__(self, message: str, api_message: str = "") -> None:
+        super().__init__(message)
+        self.api_message = api_message or message
 
 
 class MaxTokensReached(ProviderError):

@@ -126,23 +126,25 @@ def test_deepseek_is_told_when_no_thinking_is_wanted():
 
 def test_deepseek_gets_its_unsigned_thinking_back_and_anthropic_does_not():
     stored = tool_turn({"type": "thinking", "thinking": "sum them", "signature": ""})
-    deepseek = build_kwargs(ask(*stored, thinking=2048), PRESETS["deepseek"].supports)
+    deepseek = build_kwargs(ask(*stored, thinking=2048, tools=(ADD,)), PRESETS["deepseek"].supports)
     assert deepseek["messages"][1]["content"][0] == {
         "type": "thinking",
         "thinking": "sum them",
         "signature": "",
     }
-    anthropic = build_kwargs(ask(*stored, thinking=2048))
+    anthropic = build_kwargs(ask(*stored, thinking=2048, tools=(ADD,)))
     assert [b["type"] for b in anthropic["messages"][1]["content"]] == ["tool_use"]
 
 
 def test_a_tool_turn_without_thinking_gets_an_empty_block_where_thinking_must_come_back():
     stored = tool_turn(None)
     minimax = PRESETS["minimax"].supports
-    sent = build_kwargs(ask(*stored, thinking=2048), minimax)["messages"][1]["content"]
+    sent = build_kwargs(ask(*stored, thinking=2048, tools=(ADD,)), minimax)["messages"][1][
+        "content"
+    ]
     assert sent[0] == {"type": "thinking", "thinking": "", "signature": ""}
     assert sent[1]["type"] == "tool_use"
-    without = build_kwargs(ask(*stored), minimax)["messages"][1]["content"]
+    without = build_kwargs(ask(*stored, tools=(ADD,)), minimax)["messages"][1]["content"]
     assert [b["type"] for b in without] == ["tool_use"]  # thinking off: nothing to send back
 
 

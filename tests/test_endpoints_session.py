@@ -25,6 +25,7 @@ from jupyter_tree_chat.measures.compare import rows, sibling_answers
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
 from jupyter_tree_chat.providers.endpoints import endpoint_table
 from jupyter_tree_chat.providers.router import Router
+from jupyter_tree_chat.providers.toolbox import Toolbox
 from jupyter_tree_chat.providers.tools import ToolRegistry
 
 #: long enough (about 2,400 tokens) for the prefix to be cached
@@ -199,7 +200,7 @@ def test_deepseek_continues_a_tool_loop_with_its_thinking_sent_back(session, ser
         """Add two numbers."""
         return a + b
 
-    session.tools = tools
+    session.tools = Toolbox.of(tools)
     servers["deepseek"].enqueue(
         thinking="Call add.", tool_use={"name": "add", "input": {"a": 1, "b": 2}}
     )

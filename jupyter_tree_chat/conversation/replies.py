@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ChatError, MaxTokensReached, Refused
 from ..history.tree import Message
 from ..providers.base import Finished, Route, TextDelta, ThinkingDelta, ThinkingReady
+from ..providers.toolbox import Toolbox
 from .settings import ChatSettings
 
 
@@ -57,9 +58,14 @@ class PartialReply:
 
 
 def reply_meta(
-    route: Route, finished: Finished, settings: ChatSettings, seconds: float
+    route: Route,
+    finished: Finished,
+    settings: ChatSettings,
+    seconds: float,
+    context: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What a stored reply keeps beside its message (never sent to the model)."""
+    """What a stored reply keeps beside its message (never sent to the model); ``context``
+    is what a context budget left out of its request (``ReplyRequest.context``)."""
     meta = asked_meta(route)
     if finished.model and finished.model not in (route.model, route.name):
         meta["served_model"] = finished.model
@@ -70,6 +76,8 @@ def reply_meta(
         stop_reason=finished.stop_reason,
         duration_ms=round(seconds * 1000),
     )
+    if context is not None:
+        meta["context"] = context
     return meta | thinking_meta(settings)
 
 
@@ -108,3 +116,10 @@ def stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError |
 def thinking_meta(settings: ChatSettings) -> dict[str, Any]:
     """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
     return {} if settings.thinking is None else {"thinking": settings.thinking}
+
+
+def tool_names_meta(tools: Toolbox, message: Message, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with ``tool_names`` (``{wire name: server:tool}``) when the reply asks for
+    MCP tools, so the views show the names a person knows, on any later day."""
+    names = tools.display_names(message)
+    return {**meta, "tool_names": names} if names else meta

@@ -55,6 +55,8 @@ Error mapping (each message one line that says what to do; the key never appears
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     any other ``error`` event, a malformed event          → StreamError
+    400 "prompt is too long: N tokens > M maximum"        → PromptTooLong (the session
+                                                            says the path's size)
     400/404/413/422 and other 4xx                         → BadRequest
 An ``overloaded_error`` event mid-stream becomes ``Overloaded`` rather than
 ``StreamError`` because the fix is the same as for a 529: wait and retry.
@@ -75,12 +77,14 @@ from ..errors import (
     ConnectionFailed,
     MissingApiKey,
     Overloaded,
+    PromptTooLong,
     ProviderError,
     RateLimited,
     ServerError,
     StreamError,
 )
 from ..history.tree import is_thinking
+from ..i18n import _
 from .base import (
     ADAPTIVE,
     Began,
@@ -96,9 +100,12 @@ from .base import (
     ToolUseReady,
 )
 from .capabilities import Supports, fitted_messages
+from .toolwire import request_tools
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+PROMPT_TOO_LONG = "prompt is too long"
+"""How the API begins its 400 for a prompt over the model's window."""
 SAMPLING_API_VERSION = "2023-06-01"
 """The newest API version that still accepts ``temperature`` (see the module docstring)."""
 MAX_CACHE_BREAKPOINTS = 4
@@ -134,13 +141,19 @@ def build_kwargs(request: ReplyRequest, supports: Supports = ANTHROPIC_SUPPORTS)
     Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
     the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
     blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...),
-    ``capabilities.fitted_messages`` what the endpoint takes back of thinking, and cache
-    breakpoints are placed as the module docstring says, where ``supports`` has them.
+    ``toolwire.request_tools`` defines every tool the path used (or, with no tool
+    offered, turns the tool blocks into text), ``capabilities.fitted_messages`` makes it
+    what the endpoint takes back of thinking, and cache breakpoints are placed as the
+    module docstring says, where ``supports`` has them.
     """
     thinking_on = request.thinking is not None
-    messages = fitted_messages(
-        api_messages(request.messages), request.messages, supports, thinking_on
+    offered = [tool.to_api() for tool in request.tools] if supports.tools else []
+    messages, tools = request_tools(
+        api_messages(request.messages),
+        offered,
+        [tool.to_api() for tool in request.known_tools],
     )
+    messages = fitted_messages(messages, request.messages, supports, thinking_on)
     caching = supports.cache_control
     if caching:
         for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
@@ -153,8 +166,7 @@ def build_kwargs(request: ReplyRequest, supports: Supports = ANTHROPIC_SUPPORTS)
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         kwargs["system"] = [{**system, "cache_control": CACHE_CONTROL} if caching else system]
-    if request.tools and supports.tools:
-        tools = [tool.to_api() for tool in request.tools]
+    if tools:
         if caching:
             tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
         kwargs["tools"] = tools
@@ -460,6 +472,13 @@ def _status_error(
         return Overloaded(f"{who} is overloaded ({status}){retries}: retry in a minute.")
     if status >= 500:
         return ServerError(f"{who} failed ({status}){retries}{detail}: retry later.")
+    if PROMPT_TOO_LONG in detail:
+        return PromptTooLong(
+            _("{who} refused the request ({status}){detail}: shorten the path.").format(
+                who=who, status=status, detail=detail
+            ),
+            detail.removeprefix(": "),
+        )
     refused = BadRequest(f"{who} refused the request ({status}){detail}: fix it and retry.")
     refused.status = status
     refused.detail = detail.removeprefix(": ")

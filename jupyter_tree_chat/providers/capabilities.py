@@ -206,10 +206,12 @@ def fitted_messages(
 ) -> list[Message]:
     """``sent`` (``wire.api_messages`` of ``stored``, one message for one) with the
     thinking blocks this endpoint takes back (see the module docstring)."""
-    if supports.thinking and supports.thinking_replay == THINKING_SIGNED:
+    if (supports.thinking and supports.thinking_replay == THINKING_SIGNED) or len(sent) != len(
+        stored
+    ):
         return sent
     fitted = []
-    for message, original in zip(sent, stored, strict=True):
+    for message, original in zip(sent, stored, strict=False):
         content = message["content"]
         if message["role"] != "assistant" or not isinstance(content, list):
             fitted.append(message)

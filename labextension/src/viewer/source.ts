@@ -5,6 +5,7 @@
  */
 
 import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from '../components/model';
+import { typedHead } from '../components/chips';
 import { firstLine, isToolResult, partsOf } from '../components/content';
 import { Translation } from '../components/translate';
 import { ChatNode, ChatSession, Problem, emptySession } from '../format/parse';
@@ -73,8 +74,10 @@ export class FileSource implements SessionSource {
       }
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
-      const parts = partsOf(node.message);
-      tree.add(node.id, parent, roleOf(node), firstLine(parts, this.trans), summaryOf(node));
+      const parts = partsOf(node.message, node.meta?.tool_names);
+      const role = roleOf(node);
+      const typed = role === 'user' ? typedHead(node.meta, this.trans) : null; // as typed, with chips
+      tree.add(node.id, parent, role, typed ?? firstLine(parts, this.trans), summaryOf(node));
       const timestamp = node.message.timestamp;
       contents.set(node.id, {
         parts,
