@@ -27,20 +27,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+from bench_magic import TIMING_HOOKS, last_cell  # noqa: E402  (the kernel's cell times)
 from fake_anthropic import FakeAnthropic  # noqa: E402
 from kernel_harness import Kernel  # noqa: E402
 from llama_server import running_server  # noqa: E402
-
-TIMING_HOOKS = """
-import time as _bench_time
-_bench = {"start": 0.0, "cells": []}
-def _bench_pre(*_):
-    _bench["start"] = _bench_time.time()
-def _bench_post(*_):
-    _bench["cells"].append((_bench["start"], _bench_time.time()))
-get_ipython().events.register("pre_run_cell", _bench_pre)
-get_ipython().events.register("post_run_cell", _bench_post)
-"""
 
 QUESTION = "Write a long story about a dragon."  # SmolLM2 writes until max_tokens
 
@@ -62,8 +53,8 @@ for _e in _bench_client.messages.create(
 
 
 def cell_seconds(kernel: Kernel) -> float:
-    out = kernel.run("print(*_bench['cells'][-1])").check().stdout.split()
-    return float(out[1]) - float(out[0])
+    start, end = last_cell(kernel)
+    return end - start
 
 
 def main() -> None:

@@ -78,6 +78,18 @@ def debug_log(tmp_path: Path) -> Iterator[Path]:
             lg.setLevel(level)
 
 
+def debug_logging(log_file: Path) -> str:
+    """A cell that logs everything at DEBUG into ``log_file`` (the SDK and HTTP too)."""
+    return (
+        "import logging\n"
+        f"h = logging.FileHandler({str(log_file)!r})\n"
+        "logging.getLogger().addHandler(h)\n"
+        "logging.getLogger().setLevel(logging.DEBUG)\n"
+        "for n in ('anthropic', 'httpx', 'httpcore', 'jupyter_tree_chat'):\n"
+        "    logging.getLogger(n).setLevel(logging.DEBUG)\n"
+    )
+
+
 def key_was_sent(headers: dict[str, str]) -> bool:
     """The SDK sends the key as ``x-api-key`` or ``authorization: Bearer`` by version."""
     return SENTINEL_KEY in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
@@ -151,15 +163,7 @@ def test_no_key_in_cell_outputs_saved_notebook_or_kernel_log(tmp_path: Path) -> 
         cells = []
         with Kernel(tmp_path, env=env) as kernel:
             log_file = tmp_path / "kernel-debug.log"
-            setup = (
-                "import logging\n"
-                f"h = logging.FileHandler({str(log_file)!r})\n"
-                "logging.getLogger().addHandler(h)\n"
-                "logging.getLogger().setLevel(logging.DEBUG)\n"
-                "for n in ('anthropic', 'httpx', 'httpcore', 'jupyter_tree_chat'):\n"
-                "    logging.getLogger(n).setLevel(logging.DEBUG)\n"
-            )
-            kernel.run(setup).check()
+            kernel.run(debug_logging(log_file)).check()
             runs = []
             for number, fault in enumerate(FAULTS):
                 fault.script(server)
@@ -255,15 +259,7 @@ def test_no_endpoint_key_in_outputs_files_or_logs_and_none_sent_elsewhere(tmp_pa
         }
         log_file = tmp_path / "kernel-debug.log"
         with Kernel(tmp_path, env=env) as kernel:
-            setup = (
-                "import logging\n"
-                f"h = logging.FileHandler({str(log_file)!r})\n"
-                "logging.getLogger().addHandler(h)\n"
-                "logging.getLogger().setLevel(logging.DEBUG)\n"
-                "for n in ('anthropic', 'httpx', 'httpcore', 'jupyter_tree_chat'):\n"
-                "    logging.getLogger(n).setLevel(logging.DEBUG)\n"
-                f"%config TreeChat.endpoints = {endpoints!r}\n"
-            )
+            setup = debug_logging(log_file) + f"%config TreeChat.endpoints = {endpoints!r}\n"
             runs = [kernel.run(setup).check()]
             models = "claude-sonnet-4-6,deepseek:deepseek-chat,local:smollm2"
             runs.append(kernel.chat("question one", "c0000001", f"--models {models}").check())

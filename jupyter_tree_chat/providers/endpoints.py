@@ -105,6 +105,15 @@ def _hosted(**changes: Any) -> Supports:
     return Supports(adaptive_thinking=False, **changes)
 
 
+def _text_api(**changes: Any) -> Supports:
+    """A hosted API that documents text and tools only: no count_tokens, no cache
+    breakpoints, no images or documents, no model list (each may be said otherwise)."""
+    lacking: dict[str, Any] = dict.fromkeys(
+        ("count_tokens", "cache_control", "images", "documents", "models_list"), False
+    )
+    return _hosted(**{**lacking, **changes})
+
+
 PRESETS: dict[str, Endpoint] = {
     endpoint.name: endpoint
     for endpoint in (
@@ -177,15 +186,9 @@ PRESETS: dict[str, Endpoint] = {
             "deepseek",
             "https://api.deepseek.com/anthropic",
             key_env=("DEEPSEEK_API_KEY",),
-            supports=_hosted(
-                count_tokens=False,
-                cache_control=False,  # its prefix caching is automatic
-                images=False,
-                documents=False,
-                thinking_replay=THINKING_ALL,
-                thinking_off=True,
-                temperature=(0.0, 2.0),
-                models_list=False,
+            # its prefix caching is automatic: no cache_control
+            supports=_text_api(
+                thinking_replay=THINKING_ALL, thinking_off=True, temperature=(0.0, 2.0)
             ),
             known={"deepseek-chat": KnownModel(), "deepseek-reasoner": KnownModel()},
             kind="DeepSeek",
@@ -194,56 +197,29 @@ PRESETS: dict[str, Endpoint] = {
             "moonshot",
             "https://api.moonshot.ai/anthropic",
             key_env=("MOONSHOT_API_KEY",),
-            supports=_hosted(
-                count_tokens=False,
-                cache_control=False,
-                images=False,
-                documents=False,
-                thinking=False,
-                models_list=False,
-            ),
+            supports=_text_api(thinking=False),  # no field matrix published
             kind="Moonshot (Kimi)",
         ),
         Endpoint(
             "zhipu",
             "https://api.z.ai/api/anthropic",
             key_env=("ZAI_API_KEY", "ZHIPUAI_API_KEY"),
-            supports=_hosted(
-                count_tokens=False,
-                cache_control=False,
-                images=False,
-                documents=False,
-                thinking=False,
-                models_list=False,
-            ),
+            supports=_text_api(thinking=False),  # no field matrix published
             kind="Zhipu / Z.ai (GLM)",
         ),
         Endpoint(
             "dashscope",
             "https://dashscope-intl.aliyuncs.com/apps/anthropic",
             key_env=("DASHSCOPE_API_KEY",),
-            supports=_hosted(
-                count_tokens=False,
-                images=False,
-                documents=False,
-                temperature=(0.0, 2.0),
-                models_list=False,
-            ),
+            supports=_text_api(cache_control=True, temperature=(0.0, 2.0)),
             kind="Alibaba DashScope (Qwen)",
         ),
         Endpoint(
             "minimax",
             "https://api.minimax.io/anthropic",
             key_env=("MINIMAX_API_KEY",),
-            supports=_hosted(
-                count_tokens=False,
-                cache_control=False,
-                images=False,
-                documents=False,
-                thinking_replay=THINKING_ALL,
-                temperature=(0.0, 1.0),
-                temperature_above_low=True,
-                models_list=False,
+            supports=_text_api(
+                thinking_replay=THINKING_ALL, temperature=(0.0, 1.0), temperature_above_low=True
             ),
             kind="MiniMax",
         ),
