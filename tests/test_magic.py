@@ -294,7 +294,7 @@ def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_
         ("edit one new text", "give N from 1 to 1"),
         ("edit 1", "usage: %chat edit N TEXT"),
         ("use ../evil", "path separator"),
-        ("export pdf", "usage: %chat export md [FILE]"),
+        ("export pdf", "usage: %chat export md|html|ipynb [FILE]"),
         ("label", "usage: %chat label ID NAME"),
     ],
 )

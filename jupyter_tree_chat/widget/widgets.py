@@ -47,6 +47,7 @@ from ..conversation.session import Session
 from ..conversation.variants import Fanout
 from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
+from ..i18n import _
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -57,6 +58,7 @@ from .protocol import (
     summary,
     text_payload,
 )
+from .sharing import find_answer, write_page
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +287,14 @@ class _SessionWidget(anywidget.AnyWidget):
             return None
         if action == "rows":
             self._send_rows(content.get("from"))
+            return None
+        if action == "find":
+            self.send(find_answer(session, content))
+            return None
+        if action == "export":
+            written = write_page(session)
+            message = _("Wrote {target}: the session as one page that opens anywhere.")
+            self.send({"t": "note", "level": "info", "x": message.format(target=written)})
             return None
         self.error = ""
         if action == "retry":
