@@ -9,6 +9,7 @@
  */
 
 import { Part, partsOf } from '../components/content';
+import { FindQuery, FindResult, Finder } from '../components/find';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
@@ -87,7 +88,8 @@ export type KernelMessage =
   | { t: 'vs'; v: number }
   | { t: 'vd'; v: number; x: string }
   | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
-  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> };
+  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> }
+  | { t: 'found'; req: number; ids: string[]; hidden: number; err?: string };
 
 export interface FullText {
   text: string;
@@ -107,7 +109,8 @@ export type Action =
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
   | { a: 'hide'; id: string; hidden: boolean }
-  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
+  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] }
+  | { a: 'export'; format: 'html' };
 
 /**
  * The kernel's words when it refuses an action because a reply is being written
@@ -160,7 +163,7 @@ function contentOf(full: FullText): NodeContent {
  * The tree as the browser keeps it (rows in the kernel's order, see `SessionTree`), the
  * full texts once fetched, the reply being streamed, and the state of the actions sent.
  */
-export class Store implements SessionSource, PanelActions {
+export class Store implements SessionSource, PanelActions, Finder {
   readonly tree = new SessionTree();
   readonly texts = new Map<string, FullText>();
   stream: Stream | null = null;
@@ -186,6 +189,8 @@ export class Store implements SessionSource, PanelActions {
   private hiddenSet = new Set<string>();
   private linksSeen: Record<string, string> | null = null;
   private linksMap = new Map<string, string>();
+  /** the search box's questions to the kernel, by request number */
+  private finding = new Map<number, (result: FindResult) => void>();
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -343,6 +348,12 @@ export class Store implements SessionSource, PanelActions {
         this.updateBusy();
         break;
       }
+      case 'found': {
+        const answer = this.finding.get(message.req);
+        this.finding.delete(message.req);
+        answer?.({ ids: message.ids ?? [], hidden: message.hidden ?? 0, error: message.err });
+        break;
+      }
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
@@ -453,6 +464,32 @@ export class Store implements SessionSource, PanelActions {
 
   hide(id: string, hidden: boolean): void {
     this.act({ a: 'hide', id, hidden });
+  }
+
+  /** The kernel's answer to the search box (share/find.py over the session it holds). */
+  find(query: FindQuery): Promise<FindResult> {
+    const req = this.nextReq++;
+    for (const [older, answer] of this.finding) {
+      this.finding.delete(older); // only the newest query's answer is wanted
+      answer({ ids: [], hidden: 0 });
+    }
+    return new Promise(resolve => {
+      this.finding.set(req, resolve);
+      this.model.send({
+        a: 'find',
+        req,
+        q: query.text,
+        regex: query.regex,
+        case: query.caseSensitive,
+        role: query.role,
+        all: query.includeHidden
+      });
+    });
+  }
+
+  /** Ask the kernel to write the session as one HTML page beside the notebook. */
+  exportHtml(): void {
+    this.act({ a: 'export', format: 'html' });
   }
 
   /** Several answers at once beside `id`'s (a retry as a fan-out). */
