@@ -192,3 +192,34 @@ def test_message_fields_read_every_kind_of_content():
         ("tool result", "r1"),
         ("tool call", 'f {"a": 1, "b": [2, "三"]}'),
     ]
+
+
+def test_a_file_is_searched_from_its_raw_blocks_as_its_decoded_messages_would_be():
+    import json
+
+    from jupyter_tree_chat.history.store import parse_session
+    from jupyter_tree_chat.share.find import node_fields
+
+    contents = [
+        "plain text",
+        [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "x"}],
+        [{"type": "tool_use", "id": "1", "name": "f", "input": {"q": "三", "n": [1, 2.5]}}],
+        [{"type": "tool_result", "tool_use_id": "1", "content": [{"type": "text", "text": "r"}]}],
+        [{"type": "text", "text": 7}, {"type": 3}, "a string", {"type": "redacted_thinking"}],
+        [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
+            }
+        ],
+    ]
+    lines = [
+        json.dumps({"id": f"n{k}", "parentId": None, "message": {"role": "user", "content": c}})
+        for k, c in enumerate(contents)
+    ]
+    result = parse_session(("\n".join(lines) + "\n").encode())
+    nodes = list(result.tree)
+    raw = [node_fields(node) for node in nodes]  # before anything decodes the messages
+    assert raw == [message_fields(node.message) for node in nodes]
+    assert raw[3] == [("tool call", 'f {"q": "三", "n": [1, 2.5]}')]

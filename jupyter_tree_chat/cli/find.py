@@ -21,7 +21,7 @@ from ..share.find import (
     ROLES,
     Found,
     Query,
-    find,
+    find_in,
     hidden_line,
     match_lines,
     more_line,
@@ -82,15 +82,7 @@ def run_find(args: argparse.Namespace) -> tuple[int, str]:
 
 def _search_file(name: str, query: Query, limit: int | None) -> tuple[str, Found, int]:
     result = load(name).result
-    found = find(
-        result.tree,
-        query,
-        labels=result.labels,
-        hidden=result.hidden,
-        leaf=result.tree.leaf,
-        limit=limit,
-    )
-    return name, found, text_index(result.tree).id_width()
+    return name, find_in(result, query, limit=limit), text_index(result.tree).id_width()
 
 
 def _search_folder(folder: Path, query: Query, limit: int | None) -> list[tuple[str, Found, int]]:
@@ -100,14 +92,7 @@ def _search_folder(folder: Path, query: Query, limit: int | None) -> list[tuple[
             result = load_file(path)
         except StoreError:
             continue  # unreadable here: nothing to find in it
-        found = find(
-            result.tree,
-            query,
-            labels=result.labels,
-            hidden=result.hidden,
-            leaf=result.tree.leaf,
-            limit=limit,
-        )
+        found = find_in(result, query, limit=limit)
         searched.append((str(path), found, text_index(result.tree).id_width()))
     return searched
 

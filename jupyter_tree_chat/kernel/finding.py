@@ -20,7 +20,7 @@ from ..i18n import _
 from ..share.find import (
     Found,
     Query,
-    find,
+    find_in,
     hidden_line,
     match_lines,
     more_line,
@@ -119,23 +119,9 @@ def find_command(sessions: KernelSessions, args: list[str]) -> Any:
                 result = load_file(path)
             except StoreError:
                 continue  # unreadable: nothing to find in it
-            found = find(
-                result.tree,
-                options.query,
-                labels=result.labels,
-                hidden=result.hidden,
-                leaf=result.tree.leaf,
-                limit=options.limit,
-            )
+            found = find_in(result, options.query, limit=options.limit)
             searched.append((path, found, text_index(result.tree).id_width()))
-    found = find(
-        session.tree,
-        options.query,
-        labels=session.labels,
-        hidden=session.hidden,
-        leaf=session.leaf,
-        limit=options.limit,
-    )
+    found = find_in(session, options.query, limit=options.limit)
     searched.insert(0, (current, found, text_index(session.tree).id_width()))
     if options.json:
         return [

@@ -24,11 +24,14 @@ import json
 import re
 import threading
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import msgspec
 
 from ..errors import QueryError
+from ..history.node import decode_json
 from ..history.tree import Node, SessionTree, is_real_user_message, node_kind
 from ..i18n import _, ngettext
 from ..textview import MIN_SHORT, hidden_branches, short_id_length
@@ -119,29 +122,70 @@ class Found:
 def message_fields(message: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The searchable text of a message, each piece with where it is (``WHERE_ORDER``)."""
     content = message.get("content")
-    if isinstance(content, str):
+    if type(content) is str:
         return [(TEXT, content)] if content else []
+    return _block_fields(content if isinstance(content, list) else ())
+
+
+def node_fields(node: Node) -> list[tuple[str, str]]:
+    """``message_fields`` of a node, reading its raw blocks without decoding the message
+    (a text or thinking block is read for its one field; a tool block whole)."""
+    content = node.held_content()
+    if type(content) is not tuple:
+        return message_fields(node.message)
+    blocks = []
+    for raw in content:
+        try:
+            block = _BLOCK.decode(raw)
+        except msgspec.ValidationError:  # not an object, a type that is not a string, ...
+            blocks.append(decode_json(raw))
+            continue
+        if block.type in ("tool_use", "tool_result"):
+            blocks.append(decode_json(raw))
+        else:
+            blocks.append({"type": block.type, "text": block.text, "thinking": block.thinking})
+    return _block_fields(blocks)
+
+
+class _SearchBlock(msgspec.Struct):
+    """What find reads of a text or thinking block (the rest of the block is skipped)."""
+
+    type: str | None = None
+    text: Any = None
+    thinking: Any = None
+
+
+_BLOCK = msgspec.json.Decoder(_SearchBlock)
+
+
+def _block_fields(blocks: Iterable[Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
+    others: list[tuple[str, str]] = []  # thinking and tools: after the words, in their order
+    for block in blocks:
+        if type(block) is not dict:
             continue
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
-            if isinstance(text, str) and text:
+            if type(text) is str and text:
                 found.append((TEXT, text))
         elif kind == "thinking":
             text = block.get("thinking")
-            if isinstance(text, str) and text:
-                found.append((THINKING, text))
+            if type(text) is str and text:
+                others.append((THINKING, text))
         elif kind == "tool_result":
             text = _result_text(block.get("content"))
             if text:
-                found.append((TOOL_RESULT, text))
+                others.append((TOOL_RESULT, text))
         elif kind == "tool_use":
             arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-            found.append((TOOL_CALL, f"{block.get('name', '?')} {arguments}"))
-    return sorted(found, key=lambda pair: WHERE_ORDER.index(pair[0]))
+            others.append((TOOL_CALL, f"{block.get('name', '?')} {arguments}"))
+    if len(others) > 1:
+        others.sort(key=lambda pair: _RANK[pair[0]])
+    return found + others if others else found
+
+
+_RANK = {where: rank for rank, where in enumerate(WHERE_ORDER)}
 
 
 def _result_text(content: Any) -> str:
@@ -174,7 +218,7 @@ class TextIndex:
             if len(tree) == known:
                 return
             for node in list(tree)[known:]:
-                pieces = message_fields(node.message)
+                pieces = node_fields(node)
                 self.ids.append(node.id)
                 self.fields.append(pieces)
                 self.lowered.append(_JOIN.join(text for _, text in pieces).lower())
@@ -225,6 +269,7 @@ def find(
         candidates = [i for i in candidates if node_kind(tree.get(index.ids[i])) == wanted]
     folded = _folded_nodes(tree, hidden, leaf) if hidden else set()
     pattern = query.pattern()
+    literal = query.text.lower() if not query.regex and not query.case_sensitive else None
     found = Found()
     namer = _BranchNamer(tree, labels or {})
     positions = _Positions(tree)
@@ -234,13 +279,10 @@ def find(
         if in_hidden and not query.include_hidden:
             found.hidden += 1
             continue
-        located = _locate(index.fields[i], pattern)
-        if located is None:  # the lowered text matched, the pattern did not (İ, ß, ...)
-            continue
         found.ids.append(node_id)
         if limit is not None and len(found.matches) >= limit:
             continue
-        where, text, start, end = located
+        where, text, start, end = _locate(index.fields[i], pattern, literal)
         node = tree.get(node_id)
         before, after = _context(text, start, end)
         found.matches.append(
@@ -259,8 +301,32 @@ def find(
     return found
 
 
+class Held(Protocol):
+    """What holds a tree with its labels and hidden marks: a loaded file, a ``Session``."""
+
+    @property
+    def tree(self) -> SessionTree: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+    @property
+    def hidden(self) -> Collection[str]: ...
+
+
+def find_in(held: Held, query: Query, *, limit: int | None = None) -> Found:
+    """``find`` over a loaded file or a session, its branches folded as its views fold them."""
+    return find(
+        held.tree,
+        query,
+        labels=held.labels,
+        hidden=held.hidden,
+        leaf=held.tree.leaf,
+        limit=limit,
+    )
+
+
 def _candidates(index: TextIndex, query: Query) -> list[int]:
-    """The nodes whose text may match: exactly those, for a literal ignoring case."""
+    """The nodes that match: a literal ignoring case where the lowered text holds it,
+    anything else where the pattern finds it in one of the node's fields."""
     if not query.regex and not query.case_sensitive:
         needle = query.text.lower()
         return [i for i, text in enumerate(index.lowered) if needle in text]
@@ -269,13 +335,27 @@ def _candidates(index: TextIndex, query: Query) -> list[int]:
 
 
 def _locate(
-    pieces: list[tuple[str, str]], pattern: re.Pattern[str]
-) -> tuple[str, str, int, int] | None:
+    pieces: list[tuple[str, str]], pattern: re.Pattern[str], literal: str | None
+) -> tuple[str, str, int, int]:
+    """Where a match is: the field and the span. A literal ignoring case matches where
+    the lowered text holds it (that is the rule, here and in find.ts); the span is read
+    from the lowered text, or found again with the pattern where lowering moved the
+    characters (``İ`` lowers to two), or left empty at the field's start."""
     for where, text in pieces:
+        if literal is not None:
+            lowered = text.lower()
+            at = lowered.find(literal)
+            if at < 0:
+                continue
+            if len(lowered) == len(text):
+                return where, text, at, at + len(literal)
         hit = pattern.search(text)
         if hit is not None:
             return where, text, hit.start(), hit.end()
-    return None
+        if literal is not None:
+            return where, text, 0, 0
+    where, text = pieces[0] if pieces else (TEXT, "")
+    return where, text, 0, 0
 
 
 def _context(text: str, start: int, end: int) -> tuple[str, str]:

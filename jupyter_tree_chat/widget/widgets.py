@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +269,10 @@ class _SessionWidget(anywidget.AnyWidget):
     def _send_rows(self, start: Any) -> None:
         """Only the panel keeps rows."""
 
+    def _row_positions(self) -> Mapping[str, int]:
+        """Node id → its row in the browser (only the panel keeps rows)."""
+        return {}
+
     def _text_of(self, node: Node) -> dict[str, Any]:
         asked_in = None
         if node.role == "assistant":
@@ -289,7 +293,7 @@ class _SessionWidget(anywidget.AnyWidget):
             self._send_rows(content.get("from"))
             return None
         if action == "find":
-            self.send(find_answer(session, content))
+            self.send(find_answer(session, content, self._row_positions()))
             return None
         if action == "export":
             written = write_page(session)
@@ -366,6 +370,9 @@ class TreePanel(_SessionWidget):
         rows = self._rows.rows
         begin = start if isinstance(start, int) and 0 <= start <= len(rows) else len(rows)
         self.send({"t": "rows", "from": begin, "rows": rows[begin:]})
+
+    def _row_positions(self) -> Mapping[str, int]:
+        return self._rows.index
 
     def _add_node(self, node: Node) -> None:
         row = self._rows.add(node)

@@ -105,6 +105,7 @@ export class SearchBox {
     this.current = -1;
     this.host.mark(null, null);
     this.renderCount();
+    this.node.dataset.answered = '';
   }
 
   private query(): FindQuery {
@@ -133,6 +134,7 @@ export class SearchBox {
       this.current = keep === null ? -1 : result.ids.indexOf(keep);
       this.host.mark(result.ids, this.currentId());
       this.renderCount();
+      this.node.dataset.answered = this.input.value; // what the marks are for (tests, benchmarks)
     };
     const found = this.host.finder.find(this.query(), this.host.folds());
     if (found instanceof Promise) {

@@ -304,7 +304,7 @@ export class TreeList {
       classes.push('jtc-leaf');
     }
     if (this.matched.has(i)) {
-      classes.push(i === this.matchedNow ? 'jtc-match jtc-match-current' : 'jtc-match');
+      classes.push(i === this.matchedNow ? 'jtc-match jtc-match-current' : 'jtc-match'); // not for translation: class names
     }
     const summary = tree.summaries[i];
     const label = this.source.label(id);

@@ -41,7 +41,7 @@ function start(): void {
   const trans = english;
   const data = JSON.parse(textOf('jtc-page-data') || '{}') as PageData;
   const started = performance.now();
-  const session = parseSession(textOf('jtc-records'));
+  const session = parseSession(textOf('jtc-records'), { written: true });
   session.problems = Array.isArray(data.problems) ? data.problems : [];
   if (typeof data.leaf === 'string' && session.nodes.has(data.leaf)) {
     session.leaf = data.leaf;

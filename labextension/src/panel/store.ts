@@ -89,7 +89,7 @@ export type KernelMessage =
   | { t: 'vd'; v: number; x: string }
   | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
   | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> }
-  | { t: 'found'; req: number; ids: string[]; hidden: number; err?: string };
+  | { t: 'found'; req: number; rows: string; count: number; hidden: number; err?: string };
 
 export interface FullText {
   text: string;
@@ -189,8 +189,9 @@ export class Store implements SessionSource, PanelActions, Finder {
   private hiddenSet = new Set<string>();
   private linksSeen: Record<string, string> | null = null;
   private linksMap = new Map<string, string>();
-  /** the search box's questions to the kernel, by request number */
-  private finding = new Map<number, (result: FindResult) => void>();
+  /** the search box's question in the kernel now, and the newest one waiting for it */
+  private finding: { req: number; answer: (result: FindResult) => void } | null = null;
+  private nextFind: { query: FindQuery; answer: (result: FindResult) => void } | null = null;
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -348,12 +349,9 @@ export class Store implements SessionSource, PanelActions, Finder {
         this.updateBusy();
         break;
       }
-      case 'found': {
-        const answer = this.finding.get(message.req);
-        this.finding.delete(message.req);
-        answer?.({ ids: message.ids ?? [], hidden: message.hidden ?? 0, error: message.err });
+      case 'found':
+        this.found(message);
         break;
-      }
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
@@ -466,25 +464,52 @@ export class Store implements SessionSource, PanelActions, Finder {
     this.act({ a: 'hide', id, hidden });
   }
 
-  /** The kernel's answer to the search box (share/find.py over the session it holds). */
+  /**
+   * The kernel's answer to the search box (share/find.py over the session it holds).
+   * One question is in the kernel at a time: keys typed meanwhile wait as one (the
+   * newest), so fast typing never queues a search a key.
+   */
   find(query: FindQuery): Promise<FindResult> {
-    const req = this.nextReq++;
-    for (const [older, answer] of this.finding) {
-      this.finding.delete(older); // only the newest query's answer is wanted
-      answer({ ids: [], hidden: 0 });
-    }
-    return new Promise(resolve => {
-      this.finding.set(req, resolve);
-      this.model.send({
-        a: 'find',
-        req,
-        q: query.text,
-        regex: query.regex,
-        case: query.caseSensitive,
-        role: query.role,
-        all: query.includeHidden
-      });
+    return new Promise(answer => {
+      if (this.finding) {
+        this.nextFind?.answer({ ids: [], hidden: 0 }); // overtaken by a newer key
+        this.nextFind = { query, answer };
+      } else {
+        this.askFind(query, answer);
+      }
     });
+  }
+
+  private askFind(query: FindQuery, answer: (result: FindResult) => void): void {
+    const req = this.nextReq++;
+    this.finding = { req, answer };
+    this.model.send({ a: 'find', req, q: query.text, regex: query.regex, case: query.caseSensitive, role: query.role, all: query.includeHidden });
+  }
+
+  /** The kernel's matches: a bitset over the rows (widget/sharing.py), as ids in row order. */
+  private found(message: Extract<KernelMessage, { t: 'found' }>): void {
+    if (!this.finding || this.finding.req !== message.req) {
+      return;
+    }
+    const ids: string[] = [];
+    const bits = atob(message.rows ?? '');
+    const rows = Math.min(bits.length * 8, this.tree.size);
+    for (let byte = 0; byte * 8 < rows; byte++) {
+      const value = bits.charCodeAt(byte);
+      for (let bit = 0; value && bit < 8; bit++) {
+        if (value & (1 << bit) && byte * 8 + bit < rows) {
+          ids.push(this.tree.ids[byte * 8 + bit]);
+        }
+      }
+    }
+    const { answer } = this.finding;
+    this.finding = null;
+    answer({ ids, hidden: message.hidden ?? 0, error: message.err });
+    const next = this.nextFind;
+    if (next) {
+      this.nextFind = null;
+      this.askFind(next.query, next.answer);
+    }
   }
 
   /** Ask the kernel to write the session as one HTML page beside the notebook. */
