@@ -420,7 +420,7 @@ class _BranchNamer:
         if label:
             return label
         question = first or above
-        return question_text(question.message, BRANCH_WIDTH) if question is not None else ""
+        return question_text(question, BRANCH_WIDTH) if question is not None else ""
 
     def _facts(self, node: Node) -> tuple[str | None, Node | None, Node | None, Node | None]:
         tree, facts = self.tree, self.facts

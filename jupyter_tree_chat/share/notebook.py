@@ -31,7 +31,7 @@ from ..history.tree import Node, SessionTree, is_real_user_message, message_text
 from ..i18n import _
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
-from .naming import question_display
+from .naming import question_source
 
 NOTEBOOK_SUFFIX = ".ipynb"
 #: what nbformat 4.5 allows as a cell id
@@ -161,7 +161,7 @@ def _cell_id(question: Node, used: set[str]) -> str:
 def _chat_source(question: Node) -> str:
     """``%%chat`` and the question's text (``--raw`` when braces in it would be read as
     ``{name}`` fields: the cell then sends the text exactly as it was sent)."""
-    text = question_display(question.message)
+    text = question_source(question)
     magic = "%%chat --raw" if "{" in text or "}" in text else "%%chat"
     return f"{magic}\n{text}"
 

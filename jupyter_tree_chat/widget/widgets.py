@@ -240,6 +240,9 @@ class _SessionWidget(anywidget.AnyWidget):
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or "a" not in content:
             return
+        if content["a"] == "find":  # a question, not an action: one answer, no ack or done
+            self.send(find_answer(self.session, content, self._row_positions()))
+            return
         req = content.get("req")
         self.send({"t": "ack", "req": req})
         error: str | None = None
@@ -291,9 +294,6 @@ class _SessionWidget(anywidget.AnyWidget):
             return None
         if action == "rows":
             self._send_rows(content.get("from"))
-            return None
-        if action == "find":
-            self.send(find_answer(session, content, self._row_positions()))
             return None
         if action == "export":
             written = write_page(session)
