@@ -13,9 +13,17 @@ from pathlib import Path
 
 import pytest
 from fake_rules import validate
-from import_samples import chatgpt_export, claude_code_session, jsonl, pi_v1_with_damage
+from import_samples import (
+    chatgpt_export,
+    claude_code_session,
+    jsonl,
+    open_webui_export,
+    pi_session,
+    pi_v1_with_damage,
+)
 
 from jupyter_tree_chat.cli import main
+from jupyter_tree_chat.history.store import parse_session
 
 CHAPTER = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
@@ -408,3 +416,40 @@ def test_import_mistakes_are_one_line_and_exit_2(
     status, out, err = run(capsys, *argv)
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and says in err
+
+
+# -- an imported session reads back as this project's own file ---------------------------
+
+SOURCES = {
+    "claude-code": ("5f0c1a2e.jsonl", lambda: jsonl(claude_code_session())),
+    "pi": ("pi.jsonl", lambda: jsonl(pi_session())),
+    "chatgpt": ("conversations.json", lambda: json.dumps(chatgpt_export()[:1]).encode()),
+    "open-webui": ("owui.json", lambda: json.dumps(open_webui_export()[:1]).encode()),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SOURCES))
+def test_every_command_reads_an_imported_session_as_this_projects_file(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever the header carries from the source (pi's ``cwd``), the imported file is
+    read as a session of this project: show, path, check and export see its nodes."""
+    name, make = SOURCES[kind]
+    source = tmp_path / name
+    source.write_bytes(make())
+    target = tmp_path / "imported.chat.jsonl"
+    assert run(capsys, "import", str(source), "-o", str(target))[0] == 0
+    loaded = parse_session(target.read_bytes())
+    assert loaded.problems == [] and len(loaded.tree) > 1
+    path = [n.message for n in loaded.tree.path_nodes(loaded.tree.leaf)]
+
+    status, out, err = run(capsys, "show", str(target))
+    assert (status, err) == (0, "") and "(empty session)" not in out
+    assert len(out.splitlines()) >= len(loaded.tree)
+    status, out, err = run(capsys, "path", str(target), "--json")
+    assert (status, err) == (0, "")
+    assert len(json.loads(out)) == len(path) > 0
+    assert run(capsys, "check", str(target)) == (0, "", "")
+    status, out, err = run(capsys, "export", str(target), "--format", "md")
+    assert (status, err) == (0, "") and "(empty session)" not in out
+    assert f"{len(path)} messages, leaf `{loaded.tree.leaf}`" in out

@@ -24,6 +24,15 @@ from jupyter_tree_chat.formats import detect
         (json.dumps(chatgpt_export()[0]).encode(), "chatgpt"),
         (json.dumps(open_webui_export(), indent=1).encode(), "open-webui"),
         (b'{"type":"session","version":1,"created":1}\n', "tree-chat"),
+        # an imported pi session's header keeps pi's cwd: still this project's file
+        (
+            b'{"type":"session","version":1,"created":1,"imported":{"format":"pi"},"cwd":"/p"}\n',
+            "tree-chat",
+        ),
+        (
+            b'{"type":"session","version":3,"id":"x","timestamp":"2024-12-03T14:00:00Z","cwd":"/p"}\n',
+            "pi",
+        ),
         (b'{"id":"a","parentId":null,"message":{"role":"user","content":"x"}}\n', "tree-chat"),
         (b"garbage\n{}\n", None),
         (b"", None),

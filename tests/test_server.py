@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from import_samples import chatgpt_export, claude_code_session, jsonl, pi_v1_with_damage
+from import_samples import (
+    chatgpt_export,
+    claude_code_session,
+    jsonl,
+    open_webui_export,
+    pi_session,
+    pi_v1_with_damage,
+)
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.history.store import parse_session
@@ -122,6 +129,26 @@ def test_a_session_file_or_an_unknown_file_is_left_to_the_viewer(server):
     (root / "notes.json").write_text('{"shopping": ["milk"]}')
     assert ask(url, "s.chat.jsonl") == (200, {"format": "tree-chat"})
     assert ask(url, "notes.json") == (200, {"format": None})
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("5f0c1a2e.jsonl", jsonl(claude_code_session())),
+        ("pi.jsonl", jsonl(pi_session())),
+        ("conversations.json", json.dumps(chatgpt_export()[:1]).encode()),
+        ("owui.json", json.dumps(open_webui_export()[:1]).encode()),
+    ],
+)
+def test_an_imported_session_is_left_to_the_viewer_as_this_projects_file(server, name, data):
+    """Its header carries what the source's said (pi's ``cwd``); it is still ours."""
+    url, root = server
+    source = root / f"imported-{name}"
+    source.write_bytes(data)
+    target = root / f"imported-{name}.chat.jsonl"
+    formats.import_files([source], target)
+    assert ask(url, target.name) == (200, {"format": "tree-chat"})
+    assert len(parse_session(target.read_bytes()).tree) > 1
 
 
 def test_only_files_of_the_root_can_be_read(server):

@@ -1,8 +1,12 @@
 """Which tool wrote a file, from its first records (``--format auto``).
 
 JSON Lines are told apart by their records' fields: Claude Code's ``uuid`` and
-``sessionId``, pi's header (``cwd``, no ``created``) and ``"type":"message"``
-entries, this project's ``id``/``parentId``/``message`` nodes. A JSON document is a
+``sessionId``, pi's header and ``"type":"message"`` entries, this project's header and
+``id``/``parentId``/``message`` nodes. A ``session`` header is this project's when it
+carries this project's own field, an integer ``created`` (``store.header_record`` always
+writes one; pi's header has a ``timestamp`` string instead), whatever else it holds: an
+imported session's header keeps what the source's said (a pi session's ``cwd``), and it
+must still read as this project's file, not as the tool it came from. A JSON document is a
 ChatGPT export when its conversations have a ``mapping``, an Open WebUI export when its
 chats have a ``history``.
 """
@@ -82,7 +86,7 @@ def _record_kind(record: Any) -> str | None:
         return "open-webui"
     kind = record.get("type")
     if kind == "session":
-        return NATIVE if "created" in record and "cwd" not in record else "pi"
+        return NATIVE if _is_own_header(record) else "pi"
     if "uuid" in record or "parentUuid" in record or "sessionId" in record:
         return "claude-code"
     if kind == "label":
@@ -94,6 +98,12 @@ def _record_kind(record: Any) -> str | None:
     if kind == "leaf" or ("id" in record and "parentId" in record and "message" in record):
         return NATIVE
     return None
+
+
+def _is_own_header(record: dict[str, Any]) -> bool:
+    """This project's header (``{"type":"session","version":1,"created":...}``), decided by
+    its own ``created`` field, not by the absence of another tool's."""
+    return type(record.get("created")) is int
 
 
 def _document_kind(head: bytes) -> str | None:
