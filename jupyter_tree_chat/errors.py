@@ -31,6 +31,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
         ├── ConnectionFailed        network unreachable, dropped or timed out
         ├── StreamError             an ``error`` event inside the stream
         ├── BadRequest              400/404/413/422: the request itself was refused
+        │   └── PromptTooLong       400 "prompt is too long": the path is over the window
         ├── MaxTokensReached        the reply stopped at max_tokens
         └── Refused                 the model declined (stop_reason "refusal")
 """
@@ -162,6 +163,18 @@ class StreamError(ProviderError):
 
 class BadRequest(ProviderError):
     kind = "bad_request"
+
+
+class PromptTooLong(BadRequest):
+    """The server counted more tokens than the model's window ("prompt is too long: N
+    tokens > M maximum"); ``api_message`` is its words. The session rewords it with the
+    path's size, since that is what a user can change."""
+
+    kind = "prompt_too_long"
+
+    def __init__(self, message: str, api_message: str = "") -> None:
+        super().__init__(message)
+        self.api_message = api_message or message
 
 
 class MaxTokensReached(ProviderError):

@@ -24,6 +24,7 @@ from import_samples import (
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.history.store import parse_session
+from jupyter_tree_chat.providers.toolwire import request_tools
 
 CHAPTER = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
@@ -336,7 +337,11 @@ def test_path_json_of_an_imported_branch_is_what_the_api_accepts(
     sent = json.loads(out)
     assert status == 0 and [m["role"] for m in sent] == ["user", "assistant"] * 3
     assert [b["type"] for b in sent[1]["content"]] == ["text", "tool_use", "tool_use"]
-    assert validate({"model": "m", "max_tokens": 5, "messages": sent}) is None
+    # the messages as a request offering a tool sends them, its used tools defined beside
+    lookup = {"name": "lookup", "description": "Look up.", "input_schema": {"type": "object"}}
+    messages, tools = request_tools(sent, [lookup])
+    assert messages == sent
+    assert validate({"model": "m", "max_tokens": 5, "messages": sent, "tools": tools}) is None
 
 
 def test_check_of_a_damaged_pi_file_lists_its_lines(

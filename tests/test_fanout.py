@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +90,18 @@ def columns_html(run: CellRun) -> str:
 
 def sections(html: str) -> list[str]:
     return re.findall(r'<section class="jtc-answer".*?</section>', html, re.S)
+
+
+def every_column_shows(run: CellRun, text: str) -> bool:
+    """Whether the fan-out's grid is up and each of its answers shows ``text`` (so far)."""
+    grids = [
+        o["data"]["text/html"]
+        for o in run.outputs
+        if o["output_type"] == "display_data"
+        and 'class="jtc-fanout"' in o["data"].get("text/html", "")
+    ]
+    shown = sections(grids[0]) if len(grids) == 1 else []
+    return bool(shown) and all(text in section for section in shown)
 
 
 # -- the core, without a kernel --------------------------------------------------------------
@@ -282,8 +293,8 @@ def test_ctrl_c_keeps_what_every_answer_had_received(claude, fake_anthropic):
     for _ in range(3):
         fake_anthropic.enqueue(tokens=3000)  # 30 s at 100 tokens/s
     msg_id = claude.send(f"%%chat --n 3\n{QUESTION}", "c0000001")
-    run = claude.collect(msg_id, until=lambda r: len(calls(fake_anthropic)) == 3 and r.updates >= 8)
-    time.sleep(0.3)
+    run = claude.collect(msg_id, until=lambda r: every_column_shows(r, "alpha beta"))
+    assert len(calls(fake_anthropic)) == 3
     claude.interrupt()
     run = claude.collect(msg_id, run=run)
 

@@ -1,4 +1,4 @@
-"""The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
+"""The folders say what each file may know (docs/design.md, "A layout that shows the layers").
 
 - The core (``errors language textview`` at the top; the rooms ``history/`` (node, tree,
   loader, store), ``conversation/`` (session, events, fanout, cellrule), ``measures/``
@@ -59,7 +59,7 @@ CORE_LAYER = {
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
-#: at most this many modules at the package's top (DESIGN.md: a few named rooms)
+#: at most this many modules at the package's top (docs/design.md: a few named rooms)
 MOST_TOP_MODULES = 10
 
 

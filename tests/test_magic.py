@@ -292,7 +292,13 @@ def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_
         ("switch zzzz", "`%chat tree` shows the ids"),
         ("edit 9 new text", "give N from 1 to 1"),
         ("edit one new text", "give N from 1 to 1"),
-        ("edit 1", "usage: %chat edit N TEXT"),
+        ("edit", "usage: %chat edit N [TEXT]"),
+        (
+            "edit 1",
+            "keeps no typed text (it was asked as written, or before this version); "
+            "give the new TEXT: %chat edit 1 TEXT",
+        ),
+        ("edit 1 --raw", "give the TEXT to send as written"),
         ("use ../evil", "path separator"),
         ("export pdf", "usage: %chat export md|html|ipynb [FILE]"),
         ("label", "usage: %chat label ID NAME"),

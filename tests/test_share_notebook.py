@@ -209,3 +209,21 @@ def test_run_beside_its_session_the_cells_continue_it_and_an_edited_cell_forks(t
 def first_answer_id(session_file: Path) -> str:
     tree = load_file(session_file).tree
     return tree.children(tree.roots()[0].id)[0].id
+
+
+def test_a_question_with_chips_is_its_typed_text_with_its_fields():
+    """A question that kept how it was typed (``meta.typed``) goes into its cell as typed,
+    ``{df}`` and all, so running the cell substitutes it again; find names its branch by
+    the typed line, with the chip."""
+    from jupyter_tree_chat.share.find import Query, find
+
+    sent = "What does | a | b |\n|---|---|\n| 1 | 2 | show?"
+    chip = {"field": "df", "kind": "variable", "about": "DataFrame 1×2", "sent": [10, 38]}
+    tree = SessionTree()
+    question = {"role": "user", "content": sent}
+    tree.add(Node("q1", None, question, {"typed": ["What does ", chip, " show?"]}))
+    tree.add(Node("a1", "q1", {"role": "assistant", "content": "A table."}))
+    notebook = branch_notebook(tree, "a1", session_file="s.chat.jsonl")
+    assert notebook["cells"][2]["source"] == "%%chat\nWhat does {df} show?"
+    (match,) = find(tree, Query("a table")).matches
+    assert match.branch == "What does [df · DataFrame 1×2] show?"

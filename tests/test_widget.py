@@ -17,7 +17,7 @@ import pytest
 from content_blocks import image_block, pdf_block, url_image
 from widget_comm import Recorder, RecordingComm, recording_comms
 
-from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.session import Refilled, Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import Overloaded
 from jupyter_tree_chat.history.tree import Node, thinking_text
@@ -25,7 +25,10 @@ from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
 from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.textview import typed_pieces
 from jupyter_tree_chat.widget.protocol import (
+    CHIP_END,
+    CHIP_START,
     HEAD_CHARS,
     DeltaCoalescer,
     head,
@@ -33,6 +36,7 @@ from jupyter_tree_chat.widget.protocol import (
     plain_text,
     summary,
     text_payload,
+    typed_head,
 )
 from jupyter_tree_chat.widget.widgets import BUSY_TEXT, TreePanel, TurnControl
 
@@ -686,3 +690,58 @@ def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(
     for answer in answers:
         assert answer.meta["thinking"] == 2048
         assert texts[answer.id]["thinking"] == thinking_text(answer.message) != ""
+
+
+# -- a question as typed ----------------------------------------------------------------------
+
+TYPED = {
+    "typed": [
+        {"field": "notes.txt", "kind": "attachment", "about": "text 8 chars", "sent": [0, 5]},
+        "What does ",
+        {"field": "df", "kind": "variable", "about": "DataFrame 100×2", "sent": [17, 40]},
+        " **show**?",
+    ]
+}
+TYPED_SENT = "notes\n\nWhat does \n\n| x | y |\n|---|---|\n| 1 |\n\n show?"
+
+
+def test_a_row_shows_a_question_as_typed_each_chip_marked(session: Session, recorder):
+    turn = session.ask(TYPED_SENT, meta=TYPED)
+    row = TreePanel(session).nodes[0]
+    assert row[0] == turn.user.id
+    assert row[3] == (
+        f"{CHIP_START}[notes.txt · text 8 chars]{CHIP_END} What does "
+        f"{CHIP_START}[df · DataFrame 100×2]{CHIP_END} show?"
+    )
+    long = {"typed": ["x" * 70 + " ", *TYPED["typed"][2:]]}
+    head = typed_head(typed_pieces(long) or [])
+    assert head.endswith(f"{CHIP_START}[df · DataFrame 100×2]{CHIP_END}…")  # a chip is never cut
+
+
+def test_an_edit_in_the_panel_of_a_question_as_typed_fills_its_fields_in_again(
+    session: Session, recorder
+):
+    turn = session.ask(TYPED_SENT, meta=TYPED)
+    asked: list[tuple[str, str]] = []
+
+    def refill(original: Node, text: str) -> Refilled:
+        asked.append((original.id, text))
+        return Refilled("new table", {"typed": ["new ", "table"]}, "Filled in again: {df}.")
+
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "What does {df} say?", "req": 1})
+    assert asked == []  # no kernel: nothing is filled in, and the view says so
+    assert "only be filled in again by a kernel" in panel.error
+
+    session.refill = refill
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "What does {df} say?", "req": 2})
+    assert asked == [(turn.user.id, "What does {df} say?")]
+    edited = file_records(session)[-2]
+    assert edited["message"]["content"] == "new table"
+    assert edited["meta"]["typed"] == ["new ", "table"]
+    assert {"t": "note", "level": "info", "x": "Filled in again: {df}."} in recorder.customs()
+
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "as {written}", "req": 3, "raw": True})
+    assert len(asked) == 1  # what was sent, edited: sent as written
+    assert file_records(session)[-2]["message"]["content"] == "as {written}"

@@ -130,4 +130,4 @@ def path_text(nodes: list[Node], ids: Iterable[str], as_json: bool) -> str:
         sent = api_messages([node.message for node in nodes])
         return json.dumps(sent, ensure_ascii=False, indent=2)
     width = short_id_length(ids)
-    return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)
+    return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message, meta=n.meta)}" for n in nodes)

@@ -51,8 +51,9 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
+    ToolSpec,
 )
-from ..providers.tools import ToolRegistry
+from ..providers.tools import KEPT_DEFINITIONS, ToolRegistry, definitions_called
 from .events import (
     Event,
     FanoutEnded,
@@ -83,10 +84,20 @@ class FanoutHost(Protocol):
     tools: ToolRegistry
 
     def build_request(
-        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+        self,
+        messages: list[Message],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        known: tuple[ToolSpec, ...] = (),
     ) -> ReplyRequest: ...
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
+
+    def known_tools(self, path: list[Node]) -> tuple[ToolSpec, ...]: ...
+
+    def explained(
+        self, error: ProviderError, messages: list[Message], settings: ChatSettings
+    ) -> ProviderError: ...
 
     def new_id(self) -> str: ...
 
@@ -150,7 +161,11 @@ class _Worker:
         if self.index > 0 and not self._wait(run.first_began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            finished = self._stream(run.session.build_request(messages, settings, run.specs))
+            request = run.session.build_request(messages, settings, run.specs, run.known)
+            try:
+                finished = self._stream(request)
+            except ProviderError as error:
+                raise run.session.explained(error, messages, settings) from error
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -220,6 +235,7 @@ class _FanoutRun:
         self.question = question
         self.path: list[Message] = session.tree.active_path(question.id)
         self.specs = session.tool_specs(variants[0].settings)
+        self.known = session.known_tools(session.tree.path_nodes(question.id))
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
         self.partials = [PartialReply() for _ in variants]
@@ -283,9 +299,12 @@ class _FanoutRun:
                 session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
             session.emit(ReplyEnded(parent, node, variant=i))
         elif report.kind == "tools":
-            results = [session.tools.run(block) for block in report.payload]
+            offered = {spec.name for spec in self.specs}
+            results = [session.tools.run(block, offered) for block in report.payload]
             message = {"role": "user", "content": results, "timestamp": session.now()}
-            answer.nodes.append(self._node(i, parent, message, {"tool_results": True}))
+            kept = definitions_called(self.specs, report.payload)
+            meta = {"tool_results": True, KEPT_DEFINITIONS: kept}
+            answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds

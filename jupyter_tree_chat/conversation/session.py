@@ -23,9 +23,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ..errors import (
+    PromptTooLong,
     ProviderError,
     SessionBusy,
     SessionNotSaved,
@@ -51,6 +52,7 @@ from ..history.tree import (
     only_thinking,
     tool_uses,
 )
+from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
@@ -63,9 +65,15 @@ from ..providers.base import (
     ThinkingDelta,
     ThinkingReady,
     TokenCounter,
+    ToolSpec,
     ToolUseReady,
 )
-from ..providers.tools import ToolRegistry
+from ..providers.tools import (
+    KEPT_DEFINITIONS,
+    ToolRegistry,
+    definitions_called,
+    kept_definitions,
+)
 from . import cellrule
 from .events import (
     Event,
@@ -88,6 +96,20 @@ from .variants import Fanout
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Refilled(NamedTuple):
+    """A question typed again (an edit in a view): its content, meta and the line that
+    says which fields were filled in again (empty: none)."""
+
+    content: str | list[dict[str, Any]]
+    meta: dict[str, Any] | None
+    note: str
+
+
+Refill = Callable[[Node, str], Refilled]
+"""``refill(question, typed_text)``: the edit of what ``question`` was typed as, its
+``{fields}`` filled in from the notebook now (the kernel sets ``Session.refill``)."""
 
 
 def exclusive(method: F) -> F:
@@ -145,6 +167,9 @@ class Session:
         #: the model tables (models.py) the session measures with; views may override
         self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
         self.prices: dict[str, Price] = dict(PRICES)
+        #: fills a question's ``{fields}`` again for an edit of what was typed; set by the
+        #: kernel (its values), None where there are none (the command line, a test)
+        self.refill: Refill | None = None
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -471,11 +496,12 @@ class Session:
                     "warning",
                     turn,
                 )
-            results = [self.tools.run(block) for block in uses]
+            offered = {spec.name for spec in specs}
+            results = [self.tools.run(block, offered) for block in uses]
             parent = self._add(
                 reply.id,
                 {"role": "user", "content": results, "timestamp": self.now()},
-                {"tool_results": True},
+                {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
             )
         self._sync()
         self.emit(LeafChanged(self.tree.leaf))
@@ -485,7 +511,8 @@ class Session:
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
         path = self.tree.path_nodes(parent.id)
-        request = self.build_request([n.message for n in path], settings, specs)
+        messages = [n.message for n in path]
+        request = self.build_request(messages, settings, specs, self.known_tools(path))
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()
@@ -506,7 +533,7 @@ class Session:
                 elif isinstance(event, Finished):
                     finished = event
         except ProviderError as failure:
-            turn.error = failure
+            turn.error = self.explained(failure, messages, settings)
         except KeyboardInterrupt:
             why = "interrupted by the user"
             node = self._store_partial(parent, partial, settings, started, why)
@@ -560,15 +587,21 @@ class Session:
                 elif isinstance(event, TextDelta):
                     text += event.text
         except ProviderError as error:
-            return text, error
+            return text, self.explained(error, messages, settings)
         return text, None
 
     # -- plumbing ----------------------------------------------------------------------
 
     def build_request(
-        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+        self,
+        messages: list[Message],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        known: tuple[ToolSpec, ...] = (),
     ) -> ReplyRequest:
-        """The request for ``messages`` (a path, as stored) asked with ``settings``."""
+        """The request for ``messages`` (a path, as stored) asked with ``settings``,
+        offering ``tools``; ``known`` defines the other tools the path used
+        (``known_tools``: the provider sends them marked not callable, toolwire.py)."""
         return ReplyRequest(
             messages=messages,
             model=self._model(settings),
@@ -577,7 +610,40 @@ class Session:
             temperature=settings.temperature,
             tools=tools,
             thinking=settings.thinking,
+            known_tools=known,
         )
+
+    def known_tools(self, path: list[Node]) -> tuple[ToolSpec, ...]:
+        """Definitions of the tools ``path`` may have used: those kept in its tool rounds
+        (as offered when each call was made, newest first), then every registered tool
+        (kernel functions and MCP servers' tools alike)."""
+        return (*kept_definitions(node.meta for node in path), *self.tools.specs())
+
+    def explained(
+        self, error: ProviderError, messages: list[Message], settings: ChatSettings
+    ) -> ProviderError:
+        """``error`` as a user can act on it: a prompt over the window names the path's size."""
+        if not isinstance(error, PromptTooLong):
+            return error
+        reading = meter(
+            [],
+            model=self._model(settings),
+            windows=self.context_windows,
+            system=settings.system,
+            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            extra=messages,
+        )
+        text = _(
+            "This path is too long for {model}: {messages} message(s), about {tokens} "
+            "tokens as estimated here (the API says: {detail}). Run `%chat compact`, or "
+            "fork from an earlier message with `%%chat --from ID`."
+        ).format(
+            model=self._model(settings),
+            messages=len(messages),
+            tokens=f"{reading.tokens:,}",
+            detail=error.api_message,
+        )
+        return PromptTooLong(text, error.api_message)
 
     def _preflight(
         self,
@@ -647,7 +713,10 @@ class Session:
         if not messages or messages[-1].get("role") != "user":
             return None
         request = self.build_request(
-            messages, with_root_system(settings, path), self.tool_specs(settings)
+            messages,
+            with_root_system(settings, path),
+            self.tool_specs(settings),
+            self.known_tools(path),
         )
         tokens = self.provider.count_tokens(request)
         return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))

@@ -31,6 +31,7 @@ from ..measures.compare import ComparedAnswer
 from ..measures.diff import unique_marks
 from ..measures.models import Price
 from ..measures.usage import dollars
+from ..textview import question_as_typed
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3
@@ -252,9 +253,10 @@ def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str,
     for i in range(len(answers)):
         plain_cards.append(card(titles[i], markdown_to_html(texts[i]), footers[i], variant=i))
         diff_cards.append(card(titles[i], marked_html(texts[i], marks[i]), footers[i], variant=i))
+    asked = question_as_typed(question.message, question.meta)  # as typed, with chips
     head = (
         f'<p style="{_SMALL}">{len(answers)} answers to {escape(question.id[:7])}: '
-        f"“{escape(_snippet(question.text))}”</p>"
+        f"“{escape(_snippet(asked))}”</p>"
     )
     differences = (
         '<details class="jtc-differences"><summary>Differences: what each answer says that '

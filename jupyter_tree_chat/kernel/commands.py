@@ -14,14 +14,23 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..context import code_blocks
+from ..context import code_blocks, with_text
 from ..conversation.session import Session
+from ..conversation.variants import Fanout
 from ..errors import AmbiguousId, ChatError, NodeNotFound
 from ..history.store import list_sessions
 from ..history.tree import Node
+from ..i18n import _
 from ..measures.compare import question_of, sibling_answers
 from ..picture import draw
-from ..textview import draw_tree, hidden_branches, hidden_note
+from ..textview import (
+    draw_tree,
+    hidden_branches,
+    hidden_note,
+    summary,
+    typed_pieces,
+    typed_source,
+)
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
@@ -38,7 +47,9 @@ HELP = """\
   tree [--svg] [--all]  the whole tree (--svg: as a picture; --all: hidden ones too)
   branches [ID] [--all] the branches leaving ID (default: every branch, by its leaf)
   switch ID             make ID's branch current (its newest leaf)
-  edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
+  edit N [TEXT]         ask TEXT instead of question N of the current path (1 = first);
+                        without TEXT, N as typed, its {fields} filled in again now;
+                        --raw TEXT: sent as written
   retry [ID]            a new answer to the last question (or ID's), beside the old one
                         (both take --n N, --models A,B, --temperatures T1,T2 first:
                         several answers at once, e.g. %chat retry --n 3)
@@ -191,9 +202,10 @@ class Commands(MeasureCommands, ShareCommands):
         for head, leaf_id in shown:
             mark = "*" if head.id in on_path else " "
             leaf = tree.get(leaf_id)
+            asked = _about(head)
             print(
                 f"{mark} {head.id[:7]}  {tree.sibling_position(head.id)}  "
-                f"{head.role:<9} {_snippet(head.text)}  → leaf {leaf.id[:7]} "
+                f"{head.role:<9} {asked}  → leaf {leaf.id[:7]} "
                 f"(depth {tree.depth(leaf.id)})"
             )
         if len(shown) < len(rows):
@@ -260,7 +272,9 @@ class Commands(MeasureCommands, ShareCommands):
         node = self.node(args[0])
         leaf = self.session.switch(node.id)
         tree = self.session.tree
-        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {_snippet(tree.get(leaf).text)}")
+        shown = tree.get(leaf)
+        about = _about(shown)
+        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {about}")
 
     def do_panel(self, args: list[str]) -> None:  # the widget's panel: see sessions.panel_hook
         show = self.sessions.panel_hook
@@ -280,12 +294,18 @@ class Commands(MeasureCommands, ShareCommands):
     # -- turns ---------------------------------------------------------------------------
 
     def do_edit(self, args: list[str]) -> None:
-        fanout, args = fanout_words(args, "%chat edit")
-        if args and fanout is None:  # the options may also follow N
-            fanout, rest = fanout_words(args[1:], "%chat edit")
-            args = args[:1] + rest
-        if len(args) < 2:
-            raise UsageError("usage: %chat edit N TEXT (N = question number on this branch)")
+        fanout, raw, args = _edit_options(args)
+        if args:  # the options may also follow N
+            more, raw_after, rest = _edit_options(args[1:])
+            fanout, raw, args = fanout or more, raw or raw_after, args[:1] + rest
+        if not args:
+            raise UsageError(
+                _(
+                    "usage: %chat edit N [TEXT] (N = question number on this branch; without "
+                    "TEXT, the question as typed, its fields filled in again; --raw TEXT: "
+                    "sent as written)"
+                )
+            )
         questions = self.session.user_turns()
         try:
             number = int(args[0])
@@ -296,13 +316,40 @@ class Commands(MeasureCommands, ShareCommands):
             raise UsageError(
                 f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
             )
-        question = self._question(args[1:], "%chat edit")
         original = questions[number - 1]
-        self._turn(
-            lambda: self.session.edit(
-                original.id, question.content, meta=question.meta, fanout=fanout
-            )
-        )
+        content, meta = self._edited(original, number, " ".join(args[1:]), raw)
+        self._turn(lambda: self.session.edit(original.id, content, meta=meta, fanout=fanout))
+
+    def _edited(
+        self, original: Node, number: int, text: str, raw: bool
+    ) -> tuple[str | list[dict[str, Any]], dict[str, Any] | None]:
+        """What ``%chat edit`` asks instead of ``original``: TEXT (or, without it, the
+        question as typed) with its fields filled in now, or with ``--raw`` TEXT as written."""
+        if raw:
+            if not text.strip():
+                raise UsageError(
+                    _(
+                        "%chat edit {number} --raw: give the TEXT to send as written, "
+                        "e.g. %chat edit {number} --raw What does {{df}} mean?"
+                    ).format(number=number)
+                )
+            return with_text(original.message, text), None
+        typed = typed_source(original.meta)
+        if typed is None:
+            if not text.strip():
+                raise UsageError(
+                    _(
+                        "%chat edit {number}: question {number} keeps no typed text (it "
+                        "was asked as written, or before this version); give the new "
+                        "TEXT: %chat edit {number} TEXT"
+                    ).format(number=number)
+                )
+            question = self._question([text], "%chat edit")
+        else:
+            question = self.questions.refill(original, text or typed, where="%chat edit")
+        if question.note:
+            print(question.note)
+        return question.content, question.meta
 
     def do_retry(self, args: list[str]) -> None:
         fanout, args = fanout_words(args, "%chat retry")
@@ -398,6 +445,28 @@ def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:
 def _is_block_number(word: str) -> bool:
     """``2`` or ``-1`` is a code block's number; a longer number is taken for an id."""
     return re.fullmatch(r"-?\d{1,3}", word) is not None
+
+
+def _edit_options(words: list[str]) -> tuple[Fanout | None, bool, list[str]]:
+    """``--raw`` and the fan-out options at the front of ``words``, and the rest."""
+    fanout, raw, rest = None, False, list(words)
+    while rest:
+        if rest[0] == "--raw":
+            raw = True
+            rest.pop(0)
+            continue
+        found, rest = fanout_words(rest, "%chat edit")
+        if found is None:
+            break
+        fanout = found
+    return fanout, raw, rest
+
+
+def _about(node: Node, width: int = 60) -> str:
+    """A node in one line: a question as typed (a chip whole or not at all), else its text."""
+    if typed_pieces(node.meta) is not None:
+        return summary(node.message, width, node.meta)
+    return _snippet(node.text, width)
 
 
 def _snippet(text: str, width: int = 60) -> str:

@@ -16,9 +16,10 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
-from ..conversation.session import Session
+from ..conversation.session import Refilled, Session
 from ..conversation.settings import ChatSettings
-from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
+from ..history.node import Node
 from . import turn as _turn
 from .commands import HELP, Commands
 from .config import TreeChat
@@ -43,7 +44,10 @@ class ChatMagics(Magics):
         self.sessions = sessions
         self.errors = CellErrors(shell)  # the kernel's Err, for {Err} and {Err[3]}
         self.errors.install()
-        self.questions = QuestionBuilder(shell, self.errors, sessions.config.limits)
+        self.questions = QuestionBuilder(
+            shell, self.errors, sessions.config.limits, lambda: sessions.config.substitute_variables
+        )
+        sessions.refill = self._refill  # an edit in a view fills {fields} from this kernel
         self.commands = Commands(sessions, shell, self.questions)
 
     @no_var_expand
@@ -116,6 +120,13 @@ class ChatMagics(Magics):
     chat_command.__doc__ = HELP
 
     # -- pieces -----------------------------------------------------------------------
+
+    def _refill(self, original: Node, text: str) -> Refilled:
+        try:
+            question = self.questions.refill(original, text, where="edit")
+        except UsageError as error:  # a view shows it as the action's one-line error
+            raise ContextRefused(str(error)) from None
+        return Refilled(question.content, question.meta, question.note)
 
     def _question(self, cell: str, options: CellOptions, session: Session) -> Question:
         text = cell.strip()

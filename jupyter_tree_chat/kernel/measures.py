@@ -63,7 +63,8 @@ class MeasureCommands:
         if parts.largest:
             print("Largest messages on the path:")
             for node, size in parts.largest:
-                print(f"  {node.id[:7]}  {node.role:<9} ~{size:>8,}  {summary(node.message, 50)}")
+                about = summary(node.message, 50, node.meta)
+                print(f"  {node.id[:7]}  {node.role:<9} ~{size:>8,}  {about}")
         if reading.full:
             print(
                 f"Past {FULL_AT:.0%} of the window: `%chat compact` summarises the path into "

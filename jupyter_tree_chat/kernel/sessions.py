@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation.events import Turn
-from ..conversation.session import Session
+from ..conversation.session import Refill, Session
 from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
 from ..i18n import _
@@ -52,6 +52,8 @@ class KernelSessions:
         self.say = say
         self.turn_hooks: list[TurnHook] = []
         self.panel_hook: PanelHook | None = None
+        #: fills a question's {fields} from this kernel for an edit in a view (magics.py)
+        self.refill: Refill | None = None
         self._sessions: dict[Path, Session] = {}
         self._providers: dict[str | None, Provider] = {}
         self._said: set[str] = set()
@@ -158,6 +160,7 @@ class KernelSessions:
                     f"(first: {first}); `jupyter-tree-chat check {path}` lists them.",
                 )
         session.provider = provider
+        session.refill = self.refill
         session.settings = self.config.chat_settings()
         self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it

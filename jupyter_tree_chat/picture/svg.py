@@ -163,7 +163,10 @@ def _node(
         classes.append("current")
     group.set("class", " ".join(classes))
     model = _model(tree, item)
-    about = [summary(node.message, 80), f"{kind} · {node.id}" + (f" · {model}" if model else "")]
+    about = [
+        summary(node.message, 80, node.meta),  # a question as typed, with chips
+        f"{kind} · {node.id}" + (f" · {model}" if model else ""),
+    ]
     if meta.get("interrupted"):
         about.append("interrupted: the reply was cut short")
     if isinstance(meta.get("compacted_from"), str):

@@ -48,6 +48,8 @@ Error mapping (each message one line that says what to do; the key never appears
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     any other ``error`` event, a malformed event          → StreamError
+    400 "prompt is too long: N tokens > M maximum"        → PromptTooLong (the session
+                                                            says the path's size)
     400/404/413/422 and other 4xx                         → BadRequest
 An ``overloaded_error`` event mid-stream becomes ``Overloaded`` rather than
 ``StreamError`` because the fix is the same as for a 529: wait and retry.
@@ -68,12 +70,14 @@ from ..errors import (
     ConnectionFailed,
     MissingApiKey,
     Overloaded,
+    PromptTooLong,
     ProviderError,
     RateLimited,
     ServerError,
     StreamError,
 )
 from ..history.tree import is_thinking
+from ..i18n import _
 from .base import (
     ADAPTIVE,
     Began,
@@ -87,9 +91,12 @@ from .base import (
     ThinkingReady,
     ToolUseReady,
 )
+from .toolwire import request_tools
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+PROMPT_TOO_LONG = "prompt is too long"
+"""How the API begins its 400 for a prompt over the model's window."""
 SAMPLING_API_VERSION = "2023-06-01"
 """The newest API version that still accepts ``temperature`` (see the module docstring)."""
 MAX_CACHE_BREAKPOINTS = 4
@@ -114,10 +121,16 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
 
     Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
     the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
-    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...), and cache
-    breakpoints are placed as the module docstring says.
+    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...),
+    ``toolwire.request_tools`` defines every tool the path used (or, with no tool
+    offered, turns the tool blocks into text), and cache breakpoints are placed as the
+    module docstring says.
     """
-    messages = api_messages(request.messages)
+    messages, tools = request_tools(
+        api_messages(request.messages),
+        [tool.to_api() for tool in request.tools],
+        [tool.to_api() for tool in request.known_tools],
+    )
     for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
         messages[position] = _with_breakpoint(messages[position])
     kwargs: dict[str, Any] = {
@@ -129,8 +142,7 @@ def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
         kwargs["system"] = [
             {"type": "text", "text": request.system, "cache_control": CACHE_CONTROL}
         ]
-    if request.tools:
-        tools = [tool.to_api() for tool in request.tools]
+    if tools:
         tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
         kwargs["tools"] = tools
     if request.temperature is not None:
@@ -421,6 +433,13 @@ def _status_error(error: anthropic.APIStatusError, retries: str) -> ProviderErro
         )
     if status >= 500:
         return ServerError(f"The Anthropic API failed ({status}){retries}{detail}: retry later.")
+    if PROMPT_TOO_LONG in detail:
+        return PromptTooLong(
+            _("The Anthropic API refused the request ({status}){detail}: shorten the path.").format(
+                status=status, detail=detail
+            ),
+            detail.removeprefix(": "),
+        )
     return BadRequest(
         f"The Anthropic API refused the request ({status}){detail}: fix it and retry."
     )

@@ -51,6 +51,10 @@ class ReplyRequest:
     tools: tuple[ToolSpec, ...] = ()
     thinking: Thinking = None
     """``None`` (no thinking), a budget of tokens, or ``"adaptive"`` (the model decides)."""
+    known_tools: tuple[ToolSpec, ...] = ()
+    """Definitions of tools the path may have used that ``tools`` does not offer (kept
+    from when a call was made, then the registered ones): sent, marked not callable, for
+    the tools the path used (``toolwire.request_tools``)."""
 
 
 @dataclass(frozen=True)

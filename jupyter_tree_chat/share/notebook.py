@@ -159,11 +159,12 @@ def _cell_id(question: Node, used: set[str]) -> str:
 
 
 def _chat_source(question: Node) -> str:
-    """``%%chat`` and the question's text (``--raw`` when braces in it would be read as
-    ``{name}`` fields: the cell then sends the text exactly as it was sent)."""
-    text = question_source(question)
-    magic = "%%chat --raw" if "{" in text or "}" in text else "%%chat"
-    return f"{magic}\n{text}"
+    """``%%chat`` and the question as typed, its ``{name}`` fields kept; a question that
+    keeps only the text it sent gets ``--raw`` when braces in it would be read as fields
+    (the cell then sends the text exactly as it was sent)."""
+    text, fields = question_source(question)
+    raw = not fields and ("{" in text or "}" in text)
+    return f"{'%%chat --raw' if raw else '%%chat'}\n{text}"
 
 
 def _markdown_cell(cell_id: str, source: str) -> dict[str, Any]:

@@ -39,7 +39,8 @@ sent before the front end had loaded are lost, and a panel displayed just before
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
 ``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text as plain
-text (Markdown syntax taken out: see ``summary``), and ``meta``
+text (Markdown syntax taken out: see ``summary``; a question as typed, each chip between
+``CHIP_START`` and ``CHIP_END``: see ``typed_head``), and ``meta``
 ``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
 (``None`` otherwise), with a sixth item, the reply's cost as the footer writes it
 (``"$0.0135"``), when its model has a price.
@@ -66,6 +67,7 @@ from ..history.tree import (
 )
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
+from ..textview import Chip, TypedPiece, typed_pieces
 
 HEAD_CHARS = 80
 DELTA_INTERVAL_S = 0.05
@@ -212,13 +214,48 @@ def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] 
 
 
 def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES) -> Row:
+    pieces = typed_pieces(node.meta) if node.role == "user" else None
     return [
         node.id,
         parent_index,
         role_code(node),
-        summary(head_text(node.message)),
+        summary(head_text(node.message)) if pieces is None else typed_head(pieces),
         meta_summary(node, prices),
     ]
+
+
+CHIP_START, CHIP_END = "\u2068", "\u2069"
+"""Around a chip in a row's head (``⁨[df · DataFrame 100×2]⁩``): Unicode's isolates, which
+keep a name's direction to itself and show as nothing, so the head reads right as plain
+text (a tooltip, a search) and the list can draw the chip (components/chips.ts)."""
+
+
+def typed_head(pieces: list[TypedPiece]) -> str:
+    """A row's head for a question as typed: its words as plain text, each chip whole
+    between ``CHIP_START`` and ``CHIP_END``, cut after ``HEAD_CHARS`` with ``…``."""
+    shown: list[str] = []
+    room = HEAD_CHARS
+    for piece in pieces:
+        if room <= 0:
+            shown.append("…")
+            break
+        if isinstance(piece, Chip):
+            chip = f"[{piece.label}]".replace(CHIP_START, "").replace(CHIP_END, "")
+            shown.append(f"{CHIP_START}{chip}{CHIP_END}" + ("" if piece.written else " "))
+            room -= len(chip) + 1
+            continue
+        words = piece.replace(CHIP_START, "").replace(CHIP_END, "")
+        plain = " ".join(plain_text(words).split())
+        if words[:1].isspace() and shown:
+            plain = " " + plain
+        if words[-1:].isspace() and plain:
+            plain += " "
+        if len(plain) > room:
+            shown.append(plain[:room] + "…")
+            break
+        shown.append(plain)
+        room -= len(plain)
+    return "".join(shown).strip()
 
 
 def head_text(message: Mapping[str, Any]) -> str:

@@ -48,6 +48,7 @@ from ..conversation.variants import Fanout
 from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
 from ..i18n import _
+from ..textview import question_as_typed, typed_source
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -309,8 +310,8 @@ class _SessionWidget(anywidget.AnyWidget):
             text = content.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise TreeError("the edited message is empty; type something or press Escape")
-            original = session.resolve(node_id).message
-            return session.edit(node_id, with_text(original, text))  # images stay
+            raw = content.get("raw") is True  # the text that was sent, not as typed
+            return edit_question(session, session.resolve(node_id), text, raw)
         if action == "switch":
             session.switch(node_id, deepest=bool(content.get("deepest", True)))
             return None
@@ -430,7 +431,7 @@ class TurnControl(_SessionWidget):
                 "pos": qpos.index,
                 "count": qpos.count,
                 "sibs": [n.id for n in tree.siblings(question.id)],
-                "head": head(display_text(question.message)),
+                "head": head(question_as_typed(question.message, question.meta)),
             },
             "r": None,
             "shown": self._shown,
@@ -508,6 +509,25 @@ class TurnControl(_SessionWidget):
     def _follow_leaf(self, leaf: str | None) -> None:
         self._follow(leaf)
         self._refresh()
+
+
+def edit_question(session: Session, original: Node, text: str, raw: bool) -> Turn:
+    """An edit from a view: of what was typed (its ``{fields}`` filled in again from the
+    kernel, a notice saying which), or with ``raw`` (or a question kept as sent) of the
+    text that was sent, the question's images staying."""
+    if raw or typed_source(original.meta) is None:
+        return session.edit(original.id, with_text(original.message, text))
+    if session.refill is None:
+        raise TreeError(
+            _(
+                "this question's fields can only be filled in again by a kernel; "
+                "edit what was sent instead"
+            )
+        )
+    question = session.refill(original, text)
+    if question.note:
+        session.notice(question.note)
+    return session.edit(original.id, question.content, meta=question.meta)
 
 
 def fanout_of(content: dict[str, Any]) -> Fanout:

@@ -113,12 +113,11 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     # a click while the kernel runs other code still lands (ipykernel 7 may even take
     # widget messages during a cell; the "kernel busy" line shows when it does not)
     fake.enqueue("Fourteen again.", model="claude-a")
-    page.evaluate(
-        "() => { window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-        ".requestExecute({code: 'import time; time.sleep(4)'}); }"
-    )
-    page.wait_for_timeout(300)
+    kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+    page.evaluate(f"() => {{ {kernel}.requestExecute({{code: 'import time; time.sleep(4)'}}); }}")
+    page.wait_for_function(f"() => {kernel}.status === 'busy'")  # the cell has started
     turn.get_by_role("button", name="Retry").click()
+    assert page.evaluate(f"() => {kernel}.status") == "busy"  # the click came while busy
     screenshot("7-retry-while-kernel-runs")
     expect(answer_pos).to_have_text("3/3", timeout=20_000)
     expect(turn.locator('[data-status="kernel-busy"]')).to_have_count(0)

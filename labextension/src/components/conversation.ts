@@ -9,9 +9,10 @@
  * and the end), with a button for the later ones.
  */
 
+import { plainHead, renderTyped, typedPieces } from './chips';
 import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
 import { Part, partTitle } from './content';
-import { Navigate, button, editBar, editBox, switcher } from './controls';
+import { Navigate, button, editBar, editBox, editsSent, switcher } from './controls';
 import { renderDetails } from './details';
 import { h, listen } from './dom';
 import { saveOrCancel } from './keys';
@@ -27,7 +28,8 @@ export interface SessionActions {
   /** a reply is being written in the session: Retry and Edit wait for it */
   readonly replying: boolean;
   retry(id: string): void;
-  edit(id: string, text: string): void;
+  /** `raw`: edit what was sent, not the question as typed (components/chips.ts) */
+  edit(id: string, text: string, raw?: boolean): void;
   setLabel(id: string, label: string): void;
   /** several answers at once beside `id`'s: a retry as a fan-out */
   fanOut(id: string, ask: FanoutAsk): void;
@@ -65,6 +67,8 @@ export class Conversation {
   readonly details = new Set<string>();
   /** the thinking sections a click opened (`id:part`, `stream:parent`): kept across redraws */
   readonly openThinking = new Set<string>();
+  /** the chips of questions a click opened (`id:piece`): kept across redraws */
+  readonly openChips = new Set<string>();
   private end: string | null = null;
   private editing: { id: string; box: HTMLTextAreaElement } | null = null;
   private labeling: { id: string; box: HTMLInputElement } | null = null;
@@ -252,12 +256,14 @@ export class Conversation {
     );
     const body = h('div', { class: 'jtc-msg-body' });
     if (this.editing?.id === id) {
-      body.append(this.editing.box, editBar(trans, id));
+      body.append(this.editing.box, editBar(trans, id, this.editing.box));
+    } else if (content && role === 'user' && typedPieces(content.meta)) {
+      body.append(...this.typedQuestion(content.parts, content.meta, id));
     } else if (content) {
       body.append(...this.parts(content.parts, id, role === 'assistant'));
     } else {
       const i = tree.index.get(id);
-      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
+      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : plainHead(tree.heads[i])));
     }
     if (this.asking === id && this.options.actions) {
       body.append(askForm(this.options.actions.choices(), trans, id));
@@ -313,6 +319,21 @@ export class Conversation {
     });
   }
 
+  /** A question as typed: its images and documents as always, then its words with a chip
+   * where each substitution stood, what was sent there folded under it (chips.ts). */
+  private typedQuestion(parts: Part[], meta: Record<string, unknown>, id: string): HTMLElement[] {
+    const text = parts.filter(part => part.kind === 'text').map(part => part.text).join('');
+    const typed = renderTyped({
+      pieces: typedPieces(meta) ?? [],
+      text,
+      markdown: this.options.markdown,
+      trans: this.trans,
+      open: this.openChips,
+      key: id
+    });
+    return [...this.parts(parts.filter(part => part.kind !== 'text'), id, false), typed];
+  }
+
   /** The folded "Thinking" section above an answer (open if a click opened it). */
   private thinking(key: string, title: string, body: HTMLElement | null): HTMLElement {
     return h(
@@ -364,7 +385,7 @@ export class Conversation {
       return;
     }
     this.editing = null;
-    actions.edit(editing.id, editing.box.value);
+    actions.edit(editing.id, editing.box.value, editsSent(editing.box));
     this.render();
   }
 

@@ -5,6 +5,7 @@
  * the file changed on disk.
  */
 
+import { typedHead } from './chips';
 import { FindQuery, FindResult, Finder, TextIndex, findNodes, foldedNodes } from './find';
 import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from './model';
 import { firstLine, isToolResult, partsOf } from './content';
@@ -77,7 +78,9 @@ export class FileSource implements SessionSource, Finder {
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
       const parts = partsOf(node.message);
-      tree.add(node.id, parent, roleOf(node), firstLine(parts, this.trans), summaryOf(node));
+      const role = roleOf(node);
+      const typed = role === 'user' ? typedHead(node.meta, this.trans) : null; // as typed, with chips
+      tree.add(node.id, parent, role, typed ?? firstLine(parts, this.trans), summaryOf(node));
       const timestamp = node.message.timestamp;
       contents.set(node.id, {
         parts,

@@ -12,6 +12,7 @@
  * lost; with `showHidden` it is listed, marked hidden.
  */
 
+import { headLine } from './chips';
 import { h, listen } from './dom';
 import { SessionSource, shortId } from './model';
 import { Translation } from './translate';
@@ -359,7 +360,7 @@ export class TreeList {
         i === this.leafIndex
           ? h('span', { class: 'jtc-leaf-mark', title: trans.__('the end of the current branch') }, trans.__('current'))
           : null,
-        h('span', { class: 'jtc-first-line' }, tree.heads[i]),
+        headLine(tree.heads[i]),
         collapsed ? h('span', { class: 'jtc-hidden-count' }, trans._n('+%1 branch', '+%1 branches', kids)) : null,
         leftOut
           ? h(

@@ -105,7 +105,7 @@ export interface FullText {
 
 export type Action =
   | { a: 'retry'; id: string }
-  | { a: 'edit'; id: string; text: string }
+  | { a: 'edit'; id: string; text: string; raw?: boolean }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
   | { a: 'hide'; id: string; hidden: boolean }
@@ -448,8 +448,10 @@ export class Store implements SessionSource, PanelActions, Finder {
     this.act({ a: 'retry', id });
   }
 
-  edit(id: string, text: string): void {
-    this.act({ a: 'edit', id, text });
+  /** `raw`: `text` replaces what was sent; else it is the question as typed (its fields
+   * filled in again by the kernel) when the question keeps one. */
+  edit(id: string, text: string, raw = false): void {
+    this.act(raw ? { a: 'edit', id, text, raw } : { a: 'edit', id, text });
   }
 
   setLabel(id: string, label: string): void {
