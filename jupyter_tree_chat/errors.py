@@ -18,6 +18,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
     │   └── ContextWindowFull       the path and the question would not fit the window
     ├── ToolError                   a tool name that is not registered, or a bad function
+    │   └── McpServerFailed         an MCP server misconfigured, or one that cannot start
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
@@ -80,6 +81,11 @@ class FormatError(StoreError):
 
 class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
+
+
+class McpServerFailed(ToolError):
+    """An MCP server whose configuration is wrong, or which cannot start (it exits, or
+    does not speak MCP); the message ends with the last lines of its stderr."""
 
 
 class ContextRefused(ChatError):

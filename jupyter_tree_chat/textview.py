@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from .history.tree import Message, SessionTree, message_text
+from .history.tree import Message, SessionTree, message_text, tool_shown_name
 from .i18n import _
 
 MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
@@ -203,7 +203,7 @@ def path_markdown(tree: SessionTree, leaf: str | None) -> str:
     for node in nodes:
         title = "Tool result" if _is_tool_result(node.message) else node.role.capitalize()
         out.append(f"## {title} `{node.id[:width]}`\n")
-        out.append(_content_markdown(node.message))
+        out.append(_content_markdown(node.message, node.meta))
     return "\n".join(out)
 
 
@@ -214,7 +214,7 @@ def _is_tool_result(message: Message) -> bool:
     )
 
 
-def _content_markdown(message: Message) -> str:
+def _content_markdown(message: Message, meta: Mapping[str, Any] | None = None) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content.rstrip() + "\n"
@@ -227,7 +227,8 @@ def _content_markdown(message: Message) -> str:
             parts.append(str(block.get("text", "")).rstrip() + "\n")
         elif kind == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
-            parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{fence(body, 'json')}")
+            name = tool_shown_name(block, meta)
+            parts.append(f"Tool call `{name}`:\n\n{fence(body, 'json')}")
         elif kind == "tool_result":
             parts.append(fence(_result_text(block)))
         elif kind == "thinking" and block.get("thinking"):

@@ -24,6 +24,7 @@ request so tests can check what was sent.
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
+        server.requests[-1].raw                           # the body, byte for byte
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
@@ -97,6 +98,8 @@ class RecordedRequest:
     first_event: float | None = None
     ended: float | None = None
     usage: dict[str, int] | None = None
+    raw: bytes = b""
+    """The body exactly as it arrived, byte for byte."""
 
 
 @dataclass
@@ -554,7 +557,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
-        record = RecordedRequest("POST", self.path, headers, body, received=time.monotonic())
+        record = RecordedRequest(
+            "POST", self.path, headers, body, received=time.monotonic(), raw=raw
+        )
         with self.fake._lock:
             self.fake.requests.append(record)
         try:

@@ -14,7 +14,8 @@ The rules (from the API reference and the errors it returns):
 - every ``tool_use`` block is answered by a ``tool_result`` with its id in the very next
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
-- tool-use ids match ``^[a-zA-Z0-9_-]+$``;
+- tool-use ids match ``^[a-zA-Z0-9_-]+$``; tool definitions' names match
+  ``^[a-zA-Z0-9_-]{1,128}$`` (an MCP tool's ``server:tool`` does not) and are unique;
 - content blocks are objects of a known type with only that type's keys (the API says
   "Extra inputs are not permitted": a thinking block has no ``cache_control``); text
   blocks are not empty ("text content blocks must be non-empty") and hold more than

@@ -92,6 +92,14 @@ def test_a_valid_tool_loop_passes():
             "input: Input should be a valid dict",
         ),
         (body(user(["a string"])), "Input should be a valid dictionary"),
+        (
+            {**body(user("a")), "tools": [{"name": "git:git_log", "input_schema": {}}]},
+            "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        ),
+        (
+            {**body(user("a")), "tools": [{"name": "add"}, {"name": "add"}]},
+            "Tool names must be unique",
+        ),
     ],
 )
 def test_the_fake_refuses_what_the_api_refuses(request_body, says):

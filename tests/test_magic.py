@@ -559,3 +559,16 @@ def test_the_panel_from_python_is_over_the_magics_own_session(ip, tmp_path):
     ip.run_cell_magic("chat", "", "and again")
     assert view.session.leaf == kernel_sessions.current_session().leaf
     view.close()
+
+
+def test_budget_takes_tokens_window_or_off_and_no_abbreviation_reaches_it():
+    assert parse_cell_line("--budget 8000").budget == 8000
+    assert parse_cell_line("--budget 8,000").budget == 8000
+    assert parse_cell_line("--budget window").budget == "window"
+    assert parse_cell_line("--budget off").budget == "off"
+    assert parse_cell_line("").budget is None  # TreeChat.context_budget decides
+    for bad in ("--budget 0", "--budget lots", "--budget -5"):
+        with pytest.raises(UsageError, match="give the tokens a request may hold"):
+            parse_cell_line(bad)
+    with pytest.raises(UsageError, match="unrecognized arguments: --bud"):
+        parse_cell_line("--bud 100")

@@ -50,6 +50,8 @@ def test_estimates_are_characters_over_four_and_images_a_fixed_size():
     assert estimate_tokens("abcdefgh") == 2
     assert estimate_tokens("abcdefghi") == 3
     assert estimate_tokens({"role": "user", "content": "abcd"}) == 1
+    assert estimate_tokens("会话树 tree") == 3 + 2  # a Han character a token; " tree" / 4
+    assert estimate_tokens("セッション") == 5 and estimate_tokens("café") == 1
     image = {"type": "image", "source": {"type": "base64", "data": "x" * 100_000}}
     assert estimate_tokens([image]) == IMAGE_TOKENS
 

@@ -522,6 +522,25 @@ def test_the_full_text_of_a_reply_counts_its_redacted_thinking():
     assert payload == {"text": "Done.", "meta": {}, "redacted": 2}
 
 
+def test_an_mcp_call_shows_server_colon_tool_and_its_result_image_reaches_the_panel():
+    use = {"type": "tool_use", "id": "t1", "name": "git__git_log", "input": {"max_count": 2}}
+    asking = Node(
+        "a",
+        "q",
+        {"role": "assistant", "content": [use]},
+        {"tool_names": {"git__git_log": "git:git_log"}},
+    )
+    png = image_block("iVBORw0KGgo=")
+    svg = image_block("PHN2Zz48L3N2Zz4=", "image/svg+xml")
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [png, svg]}
+    answered = Node("r", "a", {"role": "user", "content": [result]}, {"tool_results": True})
+
+    assert text_payload(asking)["text"] == '`tool call: git:git_log({"max_count": 2})`'
+    media = text_payload(answered)["media"]
+    assert media[0]["source"]["data"] == "iVBORw0KGgo="
+    assert "data" not in media[1]["source"]  # an SVG never reaches the browser
+
+
 def test_the_panel_knows_how_full_the_window_is_and_what_each_reply_cost(
     session: Session, provider: Scripted, recorder
 ):

@@ -21,6 +21,7 @@ import sys
 from .. import formats
 from ..errors import ChatError
 from . import serve_local
+from .budget import budgeted_path
 from .find import add_find_parser, run_find
 from .quickpath import quick_path
 from .reading import CliError, leaf_of, load, path, path_text, show
@@ -47,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     path_.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
     path_.add_argument(
         "--json", action="store_true", help="the messages exactly as sent to the model"
+    )
+    path_.add_argument(
+        "--budget",
+        metavar="N",
+        help="build the request to N tokens, as a session would: whole exchanges, newest "
+        "first, a note for the rest (the listing marks what is sent)",
     )
 
     check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
@@ -131,6 +138,8 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
         return _import(args)
     if args.command == "find":
         return run_find(args)
+    if args.command == "path" and args.budget is not None:
+        return 0, budgeted_path(load(args.file).result, args.leaf, args.budget, args.json)
     if args.command == "path" and args.json and quick:
         nodes = quick_path(args.file, args.leaf)
         if nodes is not None:

@@ -33,6 +33,7 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -51,9 +52,9 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
-    ToolSpec,
 )
-from ..providers.tools import KEPT_DEFINITIONS, ToolRegistry, definitions_called
+from ..providers.toolbox import PendingTool, Toolbox
+from ..providers.tools import KEPT_DEFINITIONS, definitions_called
 from .events import (
     Event,
     FanoutEnded,
@@ -65,7 +66,13 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings
 from .variants import Answer, Variant
 
@@ -81,19 +88,19 @@ class FanoutHost(Protocol):
 
     tree: SessionTree
     provider: Provider
-    tools: ToolRegistry
+    tools: Toolbox
 
-    def build_request(
+    def context_request(
         self,
-        messages: list[Message],
+        path: list[Node],
         settings: ChatSettings,
         tools: tuple[Any, ...] = (),
-        known: tuple[ToolSpec, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
     ) -> ReplyRequest: ...
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
-
-    def known_tools(self, path: list[Node]) -> tuple[ToolSpec, ...]: ...
 
     def explained(
         self, error: ProviderError, messages: list[Message], settings: ChatSettings
@@ -118,8 +125,8 @@ class FanoutHost(Protocol):
 @dataclass(frozen=True)
 class _Report:
     variant: int
-    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" | "limit" |
-    # "failed" | "done"
+    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" |
+    # "tool_done" | "limit" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -136,6 +143,8 @@ class _Worker:
         self.index = index
         self.variant = variant
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        #: what the budget left out of this answer's latest request (its meta.context)
+        self.context: dict[str, Any] | None = None
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -157,15 +166,18 @@ class _Worker:
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
-        messages = list(run.path)
+        rounds: list[Message] = []  # this answer's tool rounds, not stored yet
         if self.index > 0 and not self._wait(run.first_began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            request = run.session.build_request(messages, settings, run.specs, run.known)
+            request = run.session.context_request(
+                run.path, settings, run.specs, rounds, summarize=False
+            )
+            self.context = request.context  # for a reply cut short
             try:
                 finished = self._stream(request)
             except ProviderError as error:
-                raise run.session.explained(error, messages, settings) from error
+                raise run.session.explained(error, request.messages, settings) from error
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -178,7 +190,7 @@ class _Worker:
             results = self._take_results()
             if results is None:
                 return
-            messages += [finished.message, {"role": "user", "content": results}]
+            rounds += [finished.message, {"role": "user", "content": results}]
 
     def _stream(self, request: ReplyRequest) -> Finished | None:
         started = time.monotonic()
@@ -206,7 +218,7 @@ class _Worker:
                 close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
-        self.report("finished", finished, time.monotonic() - started)
+        self.report("finished", (finished, request.context), time.monotonic() - started)
         return finished
 
     def _wait(self, flag: threading.Event) -> bool:
@@ -233,15 +245,16 @@ class _FanoutRun:
     def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
         self.session = session
         self.question = question
-        self.path: list[Message] = session.tree.active_path(question.id)
+        self.path: list[Node] = session.tree.path_nodes(question.id)
         self.specs = session.tool_specs(variants[0].settings)
-        self.known = session.known_tools(session.tree.path_nodes(question.id))
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
         self.partials = [PartialReply() for _ in variants]
         self.started = [0.0 for _ in variants]
         # the siblings' ids are taken in variant order now, whatever order they finish in
         self.head_ids = [session.new_id() for _ in variants]
+        self.calls: list[list[PendingTool]] = [[] for _ in variants]  # tool calls running
+        self.asked: list[list[dict[str, Any]]] = [[] for _ in variants]  # their tool_use blocks
         self.reports: queue.Queue[_Report] = queue.Queue()
         self.first_began = threading.Event()
         self.cancelled = threading.Event()
@@ -250,6 +263,8 @@ class _FanoutRun:
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
+        for answer in self.answers:  # a summary the budget asks for, made here, not by a worker
+            session.context_request(self.path, answer.variant.settings, self.specs)
         session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
         for worker in self.workers:
             worker.thread.start()
@@ -262,6 +277,8 @@ class _FanoutRun:
                 self._handle(report, turn)
         except KeyboardInterrupt:
             self.cancelled.set()
+            for call in (c for calls in self.calls for c in calls):
+                call.cancel()
             self._keep_what_arrived()
             self._finish(turn)
             session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
@@ -286,10 +303,11 @@ class _FanoutRun:
             self.started[i] = time.monotonic()
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
-            finished: Finished = report.payload
+            finished, context = report.payload
             meta = reply_meta(
-                session.provider.name, finished, answer.variant.settings, report.seconds
+                session.provider.name, finished, answer.variant.settings, report.seconds, context
             )
+            meta = tool_names_meta(session.tools, finished.message, meta)
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
@@ -298,11 +316,25 @@ class _FanoutRun:
             if stop is not None:
                 session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
             session.emit(ReplyEnded(parent, node, variant=i))
-        elif report.kind == "tools":
+        elif report.kind == "tools":  # started here; MCP calls go on while others stream
+            allowed = answer.variant.settings.allow_destructive
+            start = session.tools.start
             offered = {spec.name for spec in self.specs}
-            results = [session.tools.run(block, offered) for block in report.payload]
+            self.asked[i] = report.payload
+            self.calls[i] = [
+                start(b, allow_destructive=allowed, offered=offered) for b in report.payload
+            ]
+            done = _Report(i, "tool_done")
+            for call in self.calls[i]:
+                call.when_done(functools.partial(self.reports.put, done))
+        elif report.kind == "tool_done" and self.calls[i] and all(c.done() for c in self.calls[i]):
+            answers = [call.answer() for call in self.calls[i]]
+            self.calls[i] = []
+            for line in (a.notice for a in answers if a.notice):
+                session.notice(f"Answer {i + 1} ({answer.variant.label}): {line}", "warning", turn)
+            results = [a.result for a in answers]
             message = {"role": "user", "content": results, "timestamp": session.now()}
-            kept = definitions_called(self.specs, report.payload)
+            kept = definitions_called(self.specs, self.asked[i])
             meta = {"tool_results": True, KEPT_DEFINITIONS: kept}
             answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)
@@ -341,6 +373,8 @@ class _FanoutRun:
         meta = partial_meta(
             self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
         )
+        if self.workers[i].context is not None:
+            meta["context"] = self.workers[i].context
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = PartialReply()

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ChatError, MaxTokensReached, Refused
 from ..history.tree import Message
 from ..providers.base import Finished, TextDelta, ThinkingDelta, ThinkingReady
+from ..providers.toolbox import Toolbox
 from .settings import ChatSettings
 
 
@@ -51,9 +52,14 @@ class PartialReply:
 
 
 def reply_meta(
-    provider: str, finished: Finished, settings: ChatSettings, seconds: float
+    provider: str,
+    finished: Finished,
+    settings: ChatSettings,
+    seconds: float,
+    context: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What a stored reply keeps beside its message (never sent to the model)."""
+    """What a stored reply keeps beside its message (never sent to the model); ``context``
+    is what a context budget left out of its request (``ReplyRequest.context``)."""
     meta: dict[str, Any] = {"provider": provider, "model": finished.model}
     if settings.temperature is not None:
         meta["temperature"] = settings.temperature
@@ -62,6 +68,8 @@ def reply_meta(
         stop_reason=finished.stop_reason,
         duration_ms=round(seconds * 1000),
     )
+    if context is not None:
+        meta["context"] = context
     return meta | thinking_meta(settings)
 
 
@@ -93,3 +101,10 @@ def stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError |
 def thinking_meta(settings: ChatSettings) -> dict[str, Any]:
     """``{"thinking": ...}`` for a reply asked with thinking: how its turn began."""
     return {} if settings.thinking is None else {"thinking": settings.thinking}
+
+
+def tool_names_meta(tools: Toolbox, message: Message, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with ``tool_names`` (``{wire name: server:tool}``) when the reply asks for
+    MCP tools, so the views show the names a person knows, on any later day."""
+    names = tools.display_names(message)
+    return {**meta, "tool_names": names} if names else meta

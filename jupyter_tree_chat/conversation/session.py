@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, cast
@@ -48,13 +48,13 @@ from ..history.tree import (
     SessionTree,
     is_real_user_message,
     is_tool_result,
-    message_text,
     only_thinking,
     tool_uses,
 )
 from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
+from ..measures.budget import Sizes
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
 from ..measures.usage import Meter, exact_meter, meter
 from ..providers.base import (
@@ -68,13 +68,14 @@ from ..providers.base import (
     ToolSpec,
     ToolUseReady,
 )
+from ..providers.toolbox import Toolbox
 from ..providers.tools import (
     KEPT_DEFINITIONS,
     ToolRegistry,
     definitions_called,
     kept_definitions,
 )
-from . import cellrule
+from . import budgeting, cellrule
 from .events import (
     Event,
     LeafChanged,
@@ -89,7 +90,13 @@ from .events import (
     TurnInterrupted,
 )
 from .fanout import answer_all
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings, with_root_system
 from .variants import Fanout
 
@@ -149,7 +156,7 @@ class Session:
         provider: Provider,
         *,
         settings: ChatSettings | None = None,
-        tools: ToolRegistry | None = None,
+        tools: ToolRegistry | Toolbox | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = new_node_id,
         loaded: LoadResult | None = None,
@@ -158,7 +165,7 @@ class Session:
         self.store = store
         self.provider = provider
         self.settings = settings or ChatSettings()
-        self.tools = tools if tools is not None else ToolRegistry()
+        self.tools = Toolbox.of(tools)
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
@@ -170,6 +177,8 @@ class Session:
         #: fills a question's ``{fields}`` again for an edit of what was typed; set by the
         #: kernel (its values), None where there are none (the command line, a test)
         self.refill: Refill | None = None
+        #: what each node costs of a context budget, counted once (measures/budget.py)
+        self.sizes = Sizes()
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -412,10 +421,12 @@ class Session:
         # in the conversation's own language, so the summary and its frame are too
         texts = COMPACTION[path_language([n.message for n in path])]
         ask = texts.request + (" " + instructions if instructions else "")
-        request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
-        text, error = self._collect_text(request_path, settings)
+        asked: Message = {"role": "user", "content": ask}
+        request = self.context_request(path, settings, extra=[asked], summarize=False)
+        text, error = budgeting.collect_text(self.provider, request)
         if error is not None:
+            error = self.explained(error, request.messages, settings)
             self.notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
         root, ack = self.tree.compact(
@@ -497,7 +508,12 @@ class Session:
                     turn,
                 )
             offered = {spec.name for spec in specs}
-            results = [self.tools.run(block, offered) for block in uses]
+            try:
+                results = self.run_tools(uses, settings, turn, offered)
+            except KeyboardInterrupt:  # the reply that asked stays, unanswered
+                self._sync()
+                self.emit(LeafChanged(self.tree.leaf))
+                raise TurnInterrupted(turn) from None
             parent = self._add(
                 reply.id,
                 {"role": "user", "content": results, "timestamp": self.now()},
@@ -510,9 +526,7 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        path = self.tree.path_nodes(parent.id)
-        messages = [n.message for n in path]
-        request = self.build_request(messages, settings, specs, self.known_tools(path))
+        request = self.context_request(self.tree.path_nodes(parent.id), settings, specs)
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()
@@ -533,10 +547,10 @@ class Session:
                 elif isinstance(event, Finished):
                     finished = event
         except ProviderError as failure:
-            turn.error = self.explained(failure, messages, settings)
+            turn.error = self.explained(failure, request.messages, settings)
         except KeyboardInterrupt:
             why = "interrupted by the user"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self._sync()
@@ -547,13 +561,15 @@ class Session:
             error = turn.error or ProviderError("the reply ended without a final message")
             turn.error = error
             why = error.kind if isinstance(error, ProviderError) else "provider_error"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self.notice(str(error), "error", turn)
             self.emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        meta = reply_meta(self.provider.name, finished, settings, seconds, request.context)
+        meta = tool_names_meta(self.tools, finished.message, meta)
         message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
@@ -564,31 +580,23 @@ class Session:
         return node
 
     def _store_partial(
-        self, parent: Node, partial: PartialReply, settings: ChatSettings, started: float, why: str
+        self,
+        parent: Node,
+        partial: PartialReply,
+        settings: ChatSettings,
+        started: float,
+        why: str,
+        context: dict[str, Any] | None,
     ) -> Node | None:
         message = partial.message()
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
         message["timestamp"] = self.now()
-        meta = partial_meta(
-            self.provider.name, self._model(settings), settings, why, time.monotonic() - started
-        )
+        seconds = time.monotonic() - started
+        meta = partial_meta(self.provider.name, self.model_of(settings), settings, why, seconds)
+        if context is not None:
+            meta["context"] = context
         return self._add(parent.id, message, meta)
-
-    def _collect_text(
-        self, messages: list[Message], settings: ChatSettings
-    ) -> tuple[str, ProviderError | None]:
-        request = self.build_request(messages, settings)
-        text = ""
-        try:
-            for event in self.provider.stream(request):
-                if isinstance(event, Finished):
-                    text = message_text(event.message) or text
-                elif isinstance(event, TextDelta):
-                    text += event.text
-        except ProviderError as error:
-            return text, self.explained(error, messages, settings)
-        return text, None
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -604,7 +612,7 @@ class Session:
         (``known_tools``: the provider sends them marked not callable, toolwire.py)."""
         return ReplyRequest(
             messages=messages,
-            model=self._model(settings),
+            model=self.model_of(settings),
             max_tokens=settings.max_tokens,
             system=settings.system,
             temperature=settings.temperature,
@@ -627,7 +635,7 @@ class Session:
             return error
         reading = meter(
             [],
-            model=self._model(settings),
+            model=self.model_of(settings),
             windows=self.context_windows,
             system=settings.system,
             tools=[spec.to_api() for spec in self.tool_specs(settings)],
@@ -638,12 +646,35 @@ class Session:
             "tokens as estimated here (the API says: {detail}). Run `%chat compact`, or "
             "fork from an earlier message with `%%chat --from ID`."
         ).format(
-            model=self._model(settings),
+            model=self.model_of(settings),
             messages=len(messages),
             tokens=f"{reading.tokens:,}",
             detail=error.api_message,
         )
         return PromptTooLong(text, error.api_message)
+
+    def context_request(
+        self,
+        path: list[Node],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
+    ) -> ReplyRequest:
+        """The request for ``path`` (and ``extra`` messages not stored yet) built to the
+        settings' context budget (budgeting.py): the whole path when it fits, else whole
+        exchanges, newest first, with a summary or a note for the rest. ``summarize`` lets
+        it write a summary first when ``summarize_dropped`` asks for one."""
+        return budgeting.request(self, path, settings, tools, extra, summarize=summarize)
+
+    def record_aside(self, nodes: Iterable[Node]) -> None:
+        """Store nodes that leave the current leaf where it is (a compaction made for the
+        budget), durably, and announce them."""
+        for node in nodes:
+            self.tree.add(node)
+            self._persist([node.to_record()], durable=True)
+            self.emit(NodeAdded(node))
 
     def _preflight(
         self,
@@ -670,10 +701,12 @@ class Session:
             )
             if question is None:
                 preflight.check_tool_turn(path, asked.thinking)
-            model = self._model(asked)
+            self.tool_specs(asked)  # named tools exist, their MCP servers start (or say why)
+            model = self.model_of(asked)
             if model not in measured:  # the window is the model's: one reading each
                 measured.add(model)
-                preflight.check_fits(self.meter(path, asked, extra=extra), model=model)
+                whole = self.meter(path, asked, extra=extra)
+                budgeting.check_fits(self, path, asked, self.tool_specs(asked), extra, whole)
 
     # -- measuring ---------------------------------------------------------------------
 
@@ -690,10 +723,10 @@ class Session:
         nodes = self.path() if path is None else path
         return meter(
             nodes,
-            model=self._model(settings),
+            model=self.model_of(settings),
             windows=self.context_windows,
             system=with_root_system(settings, nodes).system,
-            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            tools=[spec.to_api() for spec in self.tools.specs(settings.tools, start=False)],
             extra=extra,
         )
 
@@ -707,26 +740,47 @@ class Session:
         if not isinstance(self.provider, TokenCounter):
             return None
         path = self.path()
-        messages = [node.message for node in path]
-        if question is not None:
-            messages = [*messages, {"role": "user", "content": question}]
-        if not messages or messages[-1].get("role") != "user":
+        extra: list[Message] = [] if question is None else [{"role": "user", "content": question}]
+        last = extra[-1] if extra else (path[-1].message if path else None)
+        if last is None or last.get("role") != "user":
             return None
-        request = self.build_request(
-            messages,
-            with_root_system(settings, path),
-            self.tool_specs(settings),
-            self.known_tools(path),
+        asked = with_root_system(settings, path)
+        request = self.context_request(
+            path, asked, self.tool_specs(settings), extra, summarize=False
         )
         tokens = self.provider.count_tokens(request)
-        return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
+        return exact_meter(tokens, by_model(self.context_windows, self.model_of(settings)))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
-        """The tools a request with ``settings`` offers the model (all registered by default)."""
-        settings = self._settings(settings)
-        return self.tools.specs(settings.tools) if len(self.tools) else ()
+        """The tools a request with ``settings`` offers the model (every registered function
+        by default; MCP tools when named: see toolbox.py)."""
+        return self.tools.specs(self._settings(settings).tools)
 
-    def _model(self, settings: ChatSettings) -> str:
+    def run_tools(
+        self,
+        uses: list[dict[str, Any]],
+        settings: ChatSettings,
+        turn: Turn | None = None,
+        offered: Collection[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Answer a reply's tool_use blocks, in order; calls to MCP servers may overlap.
+        A call to a tool not in ``offered`` runs nothing (see ``ToolRegistry.run``).
+        Ctrl-C cancels the calls still running and is raised."""
+        allowed = settings.allow_destructive
+        pending = [self.tools.start(b, allow_destructive=allowed, offered=offered) for b in uses]
+        try:
+            answers = [call.answer() for call in pending]
+        except KeyboardInterrupt:
+            for call in pending:
+                call.cancel()
+            raise
+        for answer in answers:
+            if answer.notice:
+                self.notice(answer.notice, "warning", turn)
+        return [answer.result for answer in answers]
+
+    def model_of(self, settings: ChatSettings) -> str:
+        """The model a request with ``settings`` asks (the provider's default if none)."""
         return settings.model or self.provider.default_model
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:

@@ -30,6 +30,7 @@ from ..history.tree import Node, redacted_thinking_count, thinking_text
 from ..measures.compare import ComparedAnswer
 from ..measures.diff import unique_marks
 from ..measures.models import Price
+from ..measures.seen import seen_label
 from ..measures.usage import dollars
 from ..textview import question_as_typed
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
@@ -91,6 +92,9 @@ def facts(
         parts.append(dollars(answer.cost))
     if answer.seconds is not None:
         parts.append(f"{answer.seconds:.1f} s")
+    seen = seen_label(replies[-1].meta and replies[-1].meta.get("context"))
+    if seen:
+        parts.append(seen)
     if error:
         parts.append(f"failed: {error}")
     elif answer.interrupted:

@@ -77,6 +77,8 @@ HELP = """\
   label ID NAME         name a node (an empty NAME removes the label)
   hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
   panel                 the session as an interactive panel (tree, edit, retry, compare)
+  mcp [NAME]            MCP servers: state, tools, annotations (NAME: start it, list its
+                        tools); mcp stop [NAME] stops them
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
@@ -152,6 +154,11 @@ class Commands(MeasureCommands, ShareCommands):
             if word.startswith("--") and word not in allowed:
                 raise UsageError(f"%chat: unknown option {word!r}; usage: %chat {usage}")
         return [word for word in args if word not in allowed]
+
+    def do_mcp(self, args: list[str]) -> None:
+        from .mcp import mcp_command  # the MCP modules load when MCP is first used
+
+        mcp_command(self.sessions, args)
 
     def do_tree(self, args: list[str]) -> None:
         usage = "tree [--svg] [--all]"

@@ -77,6 +77,19 @@ class TreeChat(Configurable):
         help="Extended thinking for every request: a budget of tokens (at least 1024, below "
         "max_tokens), 'adaptive', or None for none. `%%chat --thinking` overrides it.",
     ).tag(config=True)
+    context_budget = Union(
+        [Int(), Enum(["window", "off"])],
+        default_value="window",
+        help="Tokens a request may hold (system, tools, messages): past it, whole exchanges "
+        "are kept newest first and a note stands for the rest; 'window' is the model's "
+        "window less max_tokens and a 10% margin; 'off' sends the whole path. "
+        "`%%chat --budget` overrides it.",
+    ).tag(config=True)
+    summarize_dropped = Bool(
+        False,
+        help="What the budget leaves out is summarised once by the model (stored as a "
+        "compaction, reused by later requests) instead of noted.",
+    ).tag(config=True)
     context_windows = Dict(
         value_trait=Int(),
         help="Context windows in tokens by model name, added to or replacing the built-in "
@@ -104,6 +117,31 @@ class TreeChat(Configurable):
         True,
         help="Import the Anthropic SDK and build its client in the background when the "
         "extension loads (no network), so the first cell need not wait for it.",
+    ).tag(config=True)
+    tools = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        help="The tools a cell offers when it gives no --tools: registered functions by name, "
+        "MCP tools as server:tool or server:* (e.g. ['add', 'git:*']); None offers every "
+        "registered function and no MCP tool.",
+    ).tag(config=True)
+    mcp_servers = Dict(
+        help="MCP servers by name, in .mcp.json's shape: {'git': {'command': 'mcp-server-git', "
+        "'args': ['--repository', '.']}} or {'docs': {'type': 'http', 'url': '...', "
+        "'headers': {...}}}; ${VAR} is taken from the environment when a server starts. "
+        "Added to the servers of .mcp.json beside the notebook (these win on a name).",
+    ).tag(config=True)
+    allow_destructive = Bool(
+        False,
+        help="Let MCP tools their servers annotate destructive run (write_file, git_reset, "
+        "...); otherwise the model is told the tool was not run. --allow-destructive on a "
+        "cell allows them for that cell.",
+    ).tag(config=True)
+    tool_timeout = CFloat(
+        120.0,
+        allow_none=True,
+        help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
     ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
@@ -137,6 +175,13 @@ class TreeChat(Configurable):
                 Price.from_mapping(price)  # raises with the fix
         return dict(value)
 
+    @validate("context_budget")
+    def _valid_budget(self, proposal: Any) -> int | str:
+        value = proposal["value"]
+        if isinstance(value, int) and value <= 0:
+            raise ValueError(f"context_budget must be a positive number of tokens, not {value}")
+        return value
+
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
@@ -164,6 +209,10 @@ class TreeChat(Configurable):
             temperature=self.temperature,
             max_tool_rounds=self.max_tool_rounds,
             thinking=self.thinking,
+            tools=tuple(self.tools) if self.tools is not None else None,
+            allow_destructive=self.allow_destructive,
+            context_budget=self.context_budget,
+            summarize_dropped=self.summarize_dropped,
         )
 
     def apply_tables(self, session: Session) -> None:

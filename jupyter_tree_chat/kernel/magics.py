@@ -77,15 +77,23 @@ class ChatMagics(Magics):
         With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
         decide); its thinking is folded above the answer. The footer shows the reply's
         cost and how full the context window is; `%chat context` and `%chat usage` say more.
+        --tools add,git:* offers registered functions and MCP servers' tools (servers
+        from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
+        them); --allow-destructive lets tools annotated destructive run.
+        Past the window (or --budget N tokens), each request keeps whole exchanges, newest
+        first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
+        session file keeps everything.
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
         temperature, thinking, provider, session, substitute_variables, throttle,
-        max_rows, max_columns, max_chars, context_windows, prices).
+        max_rows, max_columns, max_chars, context_windows, prices, context_budget,
+        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
         self._check_refs(session, options)
-        question = self._question(cell, options, session)
         settings = self._settings(session, options)
+        self._check_tools(session, settings)
+        question = self._question(cell, options, session)
         cell_id = current_cell_id(self.shell)
         original_provider = session.provider
         if options.provider is not None:
@@ -163,12 +171,19 @@ class ChatMagics(Magics):
                 ) from None
         if options.tools:
             known = session.tools.names()
-            unknown = [n for n in options.tools if n not in known]
+            unknown = [n for n in options.tools if n not in known and ":" not in n]
             if unknown:
                 have = ", ".join(known) if known else "none registered; use @tool on a function"
                 raise UsageError(
                     f"%%chat --tools: no tool named {unknown[0]!r} (registered: {have})"
                 )
+
+    def _check_tools(self, session: Session, settings: ChatSettings) -> None:
+        """The tools the cell offers, found (MCP servers started) before anything is sent."""
+        try:
+            session.tool_specs(settings)
+        except ChatError as error:  # a server that cannot start, no mcp package, ...
+            raise UsageError(f"%%chat: {error}") from None
 
     def _settings(self, session: Session, options: CellOptions) -> ChatSettings:
         settings = session.settings.merged(
@@ -179,9 +194,13 @@ class ChatMagics(Magics):
         )
         if options.tools is not None:
             settings = settings.merged(tools=options.tools)
+        if options.allow_destructive:
+            settings = replace(settings, allow_destructive=True)
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)
+        if options.budget is not None:
+            settings = replace(settings, context_budget=options.budget)
         return settings
 
 

@@ -1,5 +1,8 @@
 """``%chat context`` and ``%chat usage``: how full the window is, and what replies cost.
 
+``context`` also lists what the next request keeps of the path and what its context
+budget leaves out (``measures/seen.py`` words it).
+
 The figures come from the core (usage.py over models.py's tables, with ``TreeChat``'s
 entries on top); these commands only lay them out. ``context QUESTION`` asks the API's
 count_tokens endpoint for the exact size of the path with that question, and says
@@ -12,9 +15,13 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..conversation import budgeting
 from ..conversation.session import Session
 from ..errors import ProviderError
+from ..history.tree import Message, Node
+from ..i18n import _
 from ..measures.models import PRICES_SOURCE, TAKEN
+from ..measures.seen import budget_line, exchange_lines, exchanges, selection_line
 from ..measures.usage import (
     FULL_AT,
     Meter,
@@ -65,11 +72,29 @@ class MeasureCommands:
             for node, size in parts.largest:
                 about = summary(node.message, 50, node.meta)
                 print(f"  {node.id[:7]}  {node.role:<9} ~{size:>8,}  {about}")
+        self._next_request(session, path, args)
         if reading.full:
             print(
                 f"Past {FULL_AT:.0%} of the window: `%chat compact` summarises the path into "
                 "a new root (the old branch stays)."
             )
+
+    def _next_request(self, session: Session, path: list[Node], args: list[str]) -> None:
+        """What the next request keeps of the path, and what its budget leaves out."""
+        settings = session.settings
+        budget = budgeting.budget_of(session, settings)
+        extra: list[Message] = []
+        if args:
+            extra = [{"role": "user", "content": self._text(args, "%chat context")}]
+        tools = session.tool_specs(settings)
+        chosen = budgeting.selection(session, path, settings, tools, extra)
+        if budget is None or chosen is None:
+            print(_("The next request sends the whole path (no context budget)."))
+            return
+        print(budget_line(budget))
+        print(selection_line(chosen))
+        for line in exchange_lines(exchanges(path, extra, chosen, session.sizes)):
+            print("  " + line)
 
     def _count(self, session: Session, question: str, estimate: Meter) -> None:
         try:

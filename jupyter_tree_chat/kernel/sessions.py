@@ -25,7 +25,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
 from ..conversation.session import Refill, Session
@@ -33,9 +33,15 @@ from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
 from ..i18n import _
 from ..providers import Provider, choose_provider
+from ..providers.toolbox import LazySource, Toolbox
 from ..providers.tools import default_registry
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
+
+if TYPE_CHECKING:  # imported when a cell first names an MCP tool: %load_ext pays nothing
+    from ..providers.mcp.config import ServerConfigs
+    from ..providers.mcp.servers import McpServers
+    from ..providers.mcp.tools import McpTools
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,11 @@ class KernelSessions:
         self._said: set[str] = set()
         self._warming: dict[str | None, threading.Thread] = {}
         self._warmed: dict[str | None, tuple[Provider, str | None]] = {}
+        #: the kernel's functions, and its MCP servers' tools (made on first use)
+        self.tools = Toolbox(default_registry, LazySource(lambda: self.mcp_tools))
+        self._mcp: McpServers | None = None
+        self._mcp_tools: McpTools | None = None
+        self._mcp_json: tuple[Path, float | None, ServerConfigs] | None = None
 
     # -- where -------------------------------------------------------------------------
 
@@ -97,6 +108,51 @@ class KernelSessions:
                 ).format(suffix=SESSION_SUFFIX, name=name)
             )
         return (self.notebook().parent / name).resolve()
+
+    @property
+    def mcp(self) -> McpServers:
+        """The kernel's MCP servers (none runs before a cell names one of their tools)."""
+        if self._mcp is None:
+            from ..providers.mcp.servers import McpServers
+
+            self._mcp = McpServers(self.mcp_configs)
+        return self._mcp
+
+    @property
+    def mcp_tools(self) -> McpTools:
+        """The servers' tools as the sessions' tool source."""
+        if self._mcp_tools is None:
+            from ..providers.mcp.tools import McpTools
+
+            self._mcp_tools = McpTools(self.mcp, taken=lambda name: name in default_registry)
+            self._apply_mcp_settings()
+        return self._mcp_tools
+
+    def _apply_mcp_settings(self) -> None:
+        if self._mcp_tools is not None:
+            self._mcp_tools.timeout = self.config.tool_timeout
+            self._mcp_tools.max_chars = self.config.max_chars
+
+    def mcp_configs(self) -> ServerConfigs:
+        """The MCP servers: ``TreeChat.mcp_servers`` over ``.mcp.json`` beside the notebook
+        (read again when it changes)."""
+        from ..providers.mcp.config import MCP_JSON, parse_servers, read_mcp_json
+
+        folder = self.notebook().parent
+        path = folder / MCP_JSON
+        try:
+            stamp: float | None = path.stat().st_mtime
+        except OSError:
+            stamp = None
+        if self._mcp_json is None or self._mcp_json[:2] != (path, stamp):
+            self._mcp_json = (path, stamp, read_mcp_json(path))
+        configured = parse_servers(self.config.mcp_servers, "TreeChat.mcp_servers", str(folder))
+        return configured.over(self._mcp_json[2])
+
+    def stop_servers(self) -> None:
+        """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""
+        if self._mcp is not None:
+            self._mcp.stop_all()
 
     # -- what ------------------------------------------------------------------------
 
@@ -150,7 +206,7 @@ class KernelSessions:
         session = self._sessions.get(path)
         provider = self.provider(self.config.provider)
         if session is None:
-            session = Session.open(path, provider, tools=default_registry)
+            session = Session.open(path, provider, tools=self.tools)
             self._sessions[path] = session
             if session.problems:
                 first = session.problems[0]
@@ -162,6 +218,7 @@ class KernelSessions:
         session.provider = provider
         session.refill = self.refill
         session.settings = self.config.chat_settings()
+        self._apply_mcp_settings()
         self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it
         return session

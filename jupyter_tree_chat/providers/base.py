@@ -25,11 +25,15 @@ ADAPTIVE = "adaptive"
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the API sees it: a name, a description and a JSON schema for input."""
+    """A tool as the API sees it: a name, a description and a JSON schema for input.
+
+    ``title`` is the name a person knows it by when that is not ``name`` (an MCP tool:
+    ``git:git_log`` for the wire's ``git__git_log``); it is never sent."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    title: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -55,6 +59,9 @@ class ReplyRequest:
     """Definitions of tools the path may have used that ``tools`` does not offer (kept
     from when a call was made, then the registered ones): sent, marked not callable, for
     the tools the path used (``toolwire.request_tools``)."""
+    context: dict[str, Any] | None = field(default=None, compare=False)
+    """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
+    answer's ``meta.context``; never sent. None: the whole path is sent."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ from ..history.tree import (
     node_kind,
     redacted_thinking_count,
     thinking_text,
+    tool_shown_name,
 )
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
@@ -84,7 +85,7 @@ def role_code(node: Node) -> str:
     return node_kind(node)[0]
 
 
-def display_text(message: Mapping[str, Any]) -> str:
+def display_text(message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
     """The text a person reads for a message: its text, plus a line per tool block.
 
     Tool calls and results are not text blocks, so ``message_text`` leaves them out;
@@ -101,7 +102,7 @@ def display_text(message: Mapping[str, Any]) -> str:
         kind = block.get("type")
         if kind == "tool_use":
             args = json.dumps(block.get("input", {}), ensure_ascii=False)
-            lines.append(f"`tool call: {block.get('name', '?')}({args[:200]})`")
+            lines.append(f"`tool call: {tool_shown_name(block, meta)}({args[:200]})`")
         elif kind == "tool_result":
             body = block.get("content")
             shown = body if isinstance(body, str) else message_text({"content": body})
@@ -219,7 +220,7 @@ def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES
         node.id,
         parent_index,
         role_code(node),
-        summary(head_text(node.message)) if pieces is None else typed_head(pieces),
+        summary(head_text(node.message, node.meta)) if pieces is None else typed_head(pieces),
         meta_summary(node, prices),
     ]
 
@@ -258,13 +259,13 @@ def typed_head(pieces: list[TypedPiece]) -> str:
     return "".join(shown).strip()
 
 
-def head_text(message: Mapping[str, Any]) -> str:
+def head_text(message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
     """What a tree row summarises: the display text, with ``[image]`` and ``[name.pdf]``
     where a question's images and documents stand (``What is in [image]?``)."""
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
     if not any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in blocks):
-        return display_text(message)
+        return display_text(message, meta)
     pieces = []
     for block in blocks:
         if not isinstance(block, dict):
@@ -302,7 +303,10 @@ def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:
     images and documents (``media``), the reply's thinking (its text, and how many blocks
     the API sent encrypted) and, for an answer, the cell that asked (``cell``, where
     "Insert below" puts a code block)."""
-    payload: dict[str, Any] = {"text": display_text(node.message), "meta": node.meta or {}}
+    payload: dict[str, Any] = {
+        "text": display_text(node.message, node.meta),
+        "meta": node.meta or {},
+    }
     media = media_blocks(node.message)
     if media:
         payload["media"] = media
@@ -339,8 +343,13 @@ def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     reads them exactly as the viewer reads a file's blocks.
     """
     content = message.get("content")
+    blocks = list(content) if isinstance(content, list) else []
+    for block in list(blocks):  # a tool result's images (an MCP server's) are shown too
+        inner = block.get("content") if isinstance(block, dict) else None
+        if isinstance(inner, list) and block.get("type") == "tool_result":
+            blocks += [b for b in inner if isinstance(b, dict) and b.get("type") == "image"]
     shown: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
+    for block in blocks:
         if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
             continue
         source = block.get("source")

@@ -224,7 +224,7 @@ class _SessionWidget(anywidget.AnyWidget):
         if node.role != "assistant" or node.parent_id != self._stream_parent:
             return False
         self._coalescer.flush()
-        return self._coalescer.streamed == display_text(node.message)
+        return self._coalescer.streamed == display_text(node.message, node.meta)
 
     def _streams(self, parent_id: str) -> bool:
         """Whether this view shows the reply being written under ``parent_id``."""
@@ -498,7 +498,7 @@ class TurnControl(_SessionWidget):
                         node.id,
                         -1,
                         "a",
-                        summary(display_text(node.message)),
+                        summary(display_text(node.message, node.meta)),
                         meta_summary(node, self.session.prices),
                     ],
                     "s": 1,

@@ -17,6 +17,7 @@ import { renderDetails } from './details';
 import { h, listen } from './dom';
 import { saveOrCancel } from './keys';
 import { Markdown } from './markdown';
+import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
@@ -77,6 +78,8 @@ export class Conversation {
   private streamBody: HTMLElement | null = null;
   private streamThinking: HTMLElement | null = null;
   private frame = 0;
+  /** what the last answer on the drawn path did not see (a context budget left it out) */
+  private unseen: Unseen | null = null;
   private focusDepth = -1;
   private readonly stopListening: () => void;
 
@@ -113,6 +116,22 @@ export class Conversation {
       ? trans._n('Current branch · %1 message', 'Current branch · %1 messages', path.length)
       : trans._n('Path to %2 · %1 message', 'Path to %2 · %1 messages', path.length, end ? shortId(end) : '—');
     const children: HTMLElement[] = [h('h3', { class: 'jtc-section-title' }, title)];
+    this.unseen = unseenAbove(source, path);
+    if (this.unseen) {
+      const { sent, exchanges } = this.unseen;
+      children.push(
+        h(
+          'p',
+          { class: 'jtc-unseen-note' },
+          trans._n(
+            'The last answer saw %2 of %1 exchange: the greyed messages were left out of its request to fit the context budget.',
+            'The last answer saw %2 of %1 exchanges: the greyed messages were left out of its request to fit the context budget.',
+            exchanges,
+            sent
+          )
+        )
+      );
+    }
     if (start > 0) {
       children.push(
         button(trans.__('Show %1 earlier of %2', Math.min(start, FIRST_SHOWN), start), { act: 'earlier', attrs: { class: 'jtc-button jtc-earlier' } })
@@ -252,6 +271,7 @@ export class Conversation {
       summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
       numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
       summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
+      this.unseen?.ids.has(id) ? h('span', { class: 'jtc-unseen-badge', title: trans.__('Left out of the request the last answer was written from') }, trans.__('not sent')) : null,
       h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
     );
     const body = h('div', { class: 'jtc-msg-body' });
@@ -280,6 +300,9 @@ export class Conversation {
     }
     if (id === this.end) {
       classes.push('jtc-selected');
+    }
+    if (this.unseen?.ids.has(id)) {
+      classes.push('jtc-unseen');
     }
     const ariaLabel =
       place.count > 1

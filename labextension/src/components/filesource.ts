@@ -77,7 +77,7 @@ export class FileSource implements SessionSource, Finder {
       }
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
-      const parts = partsOf(node.message);
+      const parts = partsOf(node.message, node.meta?.tool_names);
       const role = roleOf(node);
       const typed = role === 'user' ? typedHead(node.meta, this.trans) : null; // as typed, with chips
       tree.add(node.id, parent, role, typed ?? firstLine(parts, this.trans), summaryOf(node));
