@@ -24,6 +24,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
+    ├── QueryError                  a search that cannot run (empty, a bad regex, a role)
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -105,6 +106,11 @@ class MissingExtra(ChatError, ImportError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
+
+
+class QueryError(ChatError, ValueError):
+    """A search that cannot run: nothing to find, a regular expression that does not
+    compile, an unknown role; nothing was searched."""
 
 
 class SessionBusy(ChatError):

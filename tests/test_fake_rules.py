@@ -97,7 +97,13 @@ def test_a_valid_tool_loop_passes():
             "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
         ),
         (
-            {**body(user("a")), "tools": [{"name": "add"}, {"name": "add"}]},
+            {
+                **body(user("a")),
+                "tools": [
+                    {"name": "add", "input_schema": {"type": "object"}},
+                    {"name": "add", "input_schema": {"type": "object"}},
+                ],
+            },
             "Tool names must be unique",
         ),
     ],

@@ -300,7 +300,7 @@ def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_
         ),
         ("edit 1 --raw", "give the TEXT to send as written"),
         ("use ../evil", "path separator"),
-        ("export pdf", "usage: %chat export md [FILE]"),
+        ("export pdf", "usage: %chat export md|html|ipynb [FILE]"),
         ("label", "usage: %chat label ID NAME"),
     ],
 )

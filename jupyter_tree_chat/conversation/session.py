@@ -200,6 +200,15 @@ class Session:
     def in_memory(cls, provider: Provider, **kwargs: Any) -> Session:
         return cls(MemoryStore(), provider, **kwargs)
 
+    @property
+    def tools(self) -> Toolbox:
+        """The tools a request may offer: kernel functions and MCP servers' tools."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: ToolRegistry | Toolbox | None) -> None:
+        self._tools = Toolbox.of(tools)  # a plain registry of functions is welcome too
+
     # -- observing ---------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

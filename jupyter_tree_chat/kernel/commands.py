@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -18,8 +17,8 @@ from IPython.core.error import UsageError
 from ..context import code_blocks, with_text
 from ..conversation.session import Session
 from ..conversation.variants import Fanout
-from ..errors import AmbiguousId, ChatError, NodeNotFound, StoreError
-from ..history.store import list_sessions, refuse_session_target
+from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..history.store import list_sessions
 from ..history.tree import Node
 from ..i18n import _
 from ..measures.compare import question_of, sibling_answers
@@ -28,7 +27,6 @@ from ..textview import (
     draw_tree,
     hidden_branches,
     hidden_note,
-    path_markdown,
     summary,
     typed_pieces,
     typed_source,
@@ -42,6 +40,7 @@ from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
 from .sessions import KernelSessions
+from .sharing import ShareCommands
 
 HELP = """\
 %chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
@@ -59,6 +58,12 @@ HELP = """\
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
+  export html [FILE]    the whole tree as one page that opens anywhere, no network
+                        (default: beside the notebook, NOTEBOOK.chat.html)
+  export ipynb [FILE]   the current branch as a notebook whose cells continue it
+  find TEXT [--regex] [--all] [--role user|assistant|tool] [--case] [--sessions] [--json]
+                        matching nodes on every branch (--all: hidden ones too;
+                        --sessions: every session beside the notebook)
   context [QUESTION]    how full the context window is (QUESTION: counted by the API)
   usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
@@ -82,7 +87,7 @@ After each turn, _chat holds the reply text and _chat_id its node id.
 """
 
 
-class Commands(MeasureCommands):
+class Commands(MeasureCommands, ShareCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:
@@ -399,29 +404,6 @@ class Commands(MeasureCommands):
 
     # -- files and sessions ----------------------------------------------------------------
 
-    def do_export(self, args: list[str]) -> None:
-        if not args or args[0] != "md" or len(args) > 2:
-            raise UsageError("usage: %chat export md [FILE]")
-        session = self.session
-        if session.leaf is None:
-            raise UsageError("the session is empty; run a %%chat cell first")
-        markdown = path_markdown(session.tree, session.leaf)
-        if len(args) == 1:
-            show_markdown(markdown)
-            return
-        target = Path(args[1]).expanduser()
-        try:
-            refuse_session_target(target)
-        except StoreError as error:
-            raise UsageError(f"{error}; export to a .md file instead") from None
-        try:
-            target.write_text(markdown, encoding="utf-8")
-        except OSError as error:
-            raise UsageError(
-                f"cannot write {target}: {error.strerror}; choose another FILE"
-            ) from None
-        print(f"Wrote the current path ({len(session.path())} messages) to {target}.")
-
     def do_sessions(self, args: list[str]) -> None:
         self._expect(args, 0, 0, "sessions")
         current = self.sessions.session_file()
@@ -438,6 +420,7 @@ class Commands(MeasureCommands):
     def do_use(self, args: list[str]) -> None:
         self._expect(args, 1, 1, "use NAME")
         try:
+            self.sessions.config.session_file = None  # a name chooses among the notebook's own
             self.sessions.config.session = args[0]
         except Exception as error:  # traitlets wraps the name check
             raise UsageError(f"%chat use: {error}") from None

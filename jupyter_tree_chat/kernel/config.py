@@ -16,7 +16,7 @@ from traitlets.config import Configurable
 from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
-from ..history.store import validate_session_name
+from ..history.store import SESSION_SUFFIX, validate_session_name
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
@@ -53,6 +53,13 @@ class TreeChat(Configurable):
         allow_none=True,
         help="Session name (NAME in NOTEBOOK.NAME.chat.jsonl); None or 'default' is the "
         "notebook's unnamed session. `%chat use NAME` sets it.",
+    ).tag(config=True)
+    session_file = Unicode(
+        None,
+        allow_none=True,
+        help="A *.chat.jsonl file to use instead of the notebook's own sessions (relative "
+        "to the notebook's folder); a branch exported as a notebook sets it. None: the "
+        "notebook's session (`session`). `%chat use NAME` clears it.",
     ).tag(config=True)
     substitute_variables = Bool(
         True, help="Replace {name} in a %%chat cell with the value of the Python variable."
@@ -158,6 +165,15 @@ class TreeChat(Configurable):
         if value is None or value == DEFAULT_SESSION:
             return None
         return validate_session_name(value)
+
+    @validate("session_file")
+    def _valid_session_file(self, proposal: Any) -> str | None:
+        value = proposal["value"]
+        if value and not str(value).endswith(SESSION_SUFFIX):
+            raise ValueError(
+                f"TreeChat.session_file must name a *{SESSION_SUFFIX} file, not {value!r}"
+            )
+        return value or None
 
     @validate("prices")
     def _valid_prices(self, proposal: Any) -> dict[str, Any]:

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
 from ..conversation.session import Refill, Session
-from ..history.store import session_path
+from ..errors import SessionNameError
+from ..history.store import SESSION_SUFFIX, session_path
+from ..i18n import _
 from ..providers import Provider, choose_provider
 from ..providers.endpoints import split_model
 from ..providers.router import EndpointPool, Router
@@ -94,10 +96,24 @@ class KernelSessions:
     def session_file(self, name: str | None = None) -> Path:
         """The file of session ``name`` (default: ``TreeChat.session``) of this notebook."""
         if name is None:
+            if self.config.session_file:  # a file named outright (an exported branch)
+                return self._named_file(self.config.session_file)
             name = self.config.session
         elif name == "default":
             name = None
         return session_path(self.notebook(), name).resolve()
+
+    def _named_file(self, name: str) -> Path:
+        """``TreeChat.session_file`` beside the notebook; checked here as well, since
+        ``%config`` keeps a value its validator refused (it only logs the error)."""
+        if not name.endswith(SESSION_SUFFIX):
+            raise SessionNameError(
+                _(
+                    "TreeChat.session_file must name a *{suffix} file, not {name!r}; "
+                    "set it to one, or to None for the notebook's own session"
+                ).format(suffix=SESSION_SUFFIX, name=name)
+            )
+        return (self.notebook().parent / name).resolve()
 
     @property
     def mcp(self) -> McpServers:

@@ -28,7 +28,10 @@ Kernel -> browser custom messages (``t`` is the type)::
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
 ``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
-false to show the branch again), ``text`` (ids), ``rows`` (from). A view asks for
+false to show the branch again), ``text`` (ids), ``rows`` (from), ``find`` (q, regex,
+case, role, all: a question, answered by ``{"t": "found", ...}`` alone, with no
+``ack`` or ``done``) and ``export`` (format ``html``),
+both in ``sharing.py``. A view asks for
 ``rows`` once when it starts, and again if a row's number shows it missed one: messages
 sent before the front end had loaded are lost, and a panel displayed just before a
 ``%%chat`` cell would otherwise miss that cell's question.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ from .protocol import (
     summary,
     text_payload,
 )
+from .sharing import find_answer, write_page
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +241,9 @@ class _SessionWidget(anywidget.AnyWidget):
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or "a" not in content:
             return
+        if content["a"] == "find":  # a question, not an action: one answer, no ack or done
+            self.send(find_answer(self.session, content, self._row_positions()))
+            return
         req = content.get("req")
         self.send({"t": "ack", "req": req})
         error: str | None = None
@@ -269,6 +273,10 @@ class _SessionWidget(anywidget.AnyWidget):
     def _send_rows(self, start: Any) -> None:
         """Only the panel keeps rows."""
 
+    def _row_positions(self) -> Mapping[str, int]:
+        """Node id → its row in the browser (only the panel keeps rows)."""
+        return {}
+
     def _text_of(self, node: Node) -> dict[str, Any]:
         asked_in = None
         if node.role == "assistant":
@@ -287,6 +295,11 @@ class _SessionWidget(anywidget.AnyWidget):
             return None
         if action == "rows":
             self._send_rows(content.get("from"))
+            return None
+        if action == "export":
+            written = write_page(session)
+            message = _("Wrote {target}: the session as one page that opens anywhere.")
+            self.send({"t": "note", "level": "info", "x": message.format(target=written)})
             return None
         self.error = ""
         if action == "retry":
@@ -358,6 +371,9 @@ class TreePanel(_SessionWidget):
         rows = self._rows.rows
         begin = start if isinstance(start, int) and 0 <= start <= len(rows) else len(rows)
         self.send({"t": "rows", "from": begin, "rows": rows[begin:]})
+
+    def _row_positions(self) -> Mapping[str, int]:
+        return self._rows.index
 
     def _add_node(self, node: Node) -> None:
         row = self._rows.add(node)
