@@ -2,7 +2,7 @@
 
 Like ``fake_anthropic.py`` for the Messages API: the official client does its own HTTP,
 server-sent-event parsing, retries and error mapping against it, offline. It serves
-``POST .../chat/completions`` (any prefix: ``/v1``, Gemini's ``/v1beta/openai``, Azure's
+``POST .../chat/completions`` (under ``/v1``, Gemini's ``/v1beta/openai``, or Azure's
 ``/openai/deployments/{name}`` with its ``api-version`` query), streaming and not, with
 scripted replies and injected faults, and records every request.
 
@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import socket
 import threading
 import time
@@ -52,6 +53,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from fake_openai_rules import ONE_CHOICE, validate
 
+ROUTE = re.compile(r"/(v1|v1beta/openai|openai/deployments/[^/]+)/chat/completions")
+"""OpenAI's, Gemini's and Azure's paths (llama.cpp also serves it without ``/v1``)."""
 CHARS_PER_TOKEN = 4
 MIN_CACHED = 1024
 CACHE_STEP = 128
@@ -445,7 +448,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(record)
 
     def _answer(self, record: RecordedRequest) -> None:
-        if not record.path.endswith("/chat/completions"):
+        if not ROUTE.fullmatch(record.path) and not (
+            self.fake.dialect == "llama.cpp" and record.path == "/chat/completions"
+        ):
             return self._error(404, f"Invalid URL (POST {record.path})")
         if "/openai/deployments/" in record.path and not record.query.get("api-version"):
             return self._error(404, "Resource not found")

@@ -66,7 +66,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import StreamError
-from ..history.tree import is_real_user_message
+from ..history.tree import THINKING_TYPES, is_real_user_message
 from ..i18n import _
 from .base import (
     ADAPTIVE,
@@ -172,7 +172,8 @@ def _tool_loop_start(messages: Sequence[Message]) -> int:
 def _assistant(content: Any, stored: Message | None) -> dict[str, Any]:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}] if content else []
-    texts = [_text_of_block(block) for block in content if block.get("type") != "tool_use"]
+    said = [b for b in content if b.get("type") not in ("tool_use", *THINKING_TYPES)]
+    texts = [_text_of_block(block) for block in said]
     texts = [text for text in texts if text]
     message: dict[str, Any] = {"role": "assistant", "content": _joined_content(texts)}
     calls = [_tool_call(block) for block in content if block.get("type") == "tool_use"]
@@ -361,8 +362,8 @@ def _reasoning_block(message: Any) -> dict[str, Any] | None:
             details = [plain(item) for item in value]
             return thinking_block(details_text(details), field, details)
         details = field_of(message, "reasoning_details")
-        plain = [plain(item) for item in details] if details else None
-        return thinking_block(str(value), field, plain)
+        kept = [plain(item) for item in details] if details else None
+        return thinking_block(str(value), field, kept)
     return None
 
 
