@@ -18,7 +18,7 @@ fi
 out=${1:-demo}
 
 if [ "$setup" = 1 ]; then
-  bash scripts/setup.sh --no-browser
+  bash scripts/setup.sh --no-browser --no-local-model
 fi
 
 PY=${DEMO_PYTHON:-.venv/bin/python}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ from fake_anthropic import FakeAnthropic
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from kernel_harness import Kernel
+from llama_server import TestServer, running_server, server_factory
 
 from jupyter_tree_chat import load_ipython_extension
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
@@ -23,6 +24,24 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A started fake Messages API server on 127.0.0.1; ``.base_url`` for the client."""
     with FakeAnthropic() as server:
         yield server
+
+
+# -- a real model server: llama.cpp's llama-server with SmolLM2-135M ---------------------
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
+    """One real llama-server for the session, on a free port (``.base_url``, ``.model``,
+    ``.log_text()``, ``.prompts()``: tests/llama_server.py); fails if not prepared."""
+    with running_server(tmp_path_factory.mktemp("llama-server")) as server:
+        yield server
+
+
+@pytest.fixture
+def llama_server_factory(tmp_path: Path) -> Iterator[Callable[..., TestServer]]:
+    """Starts servers of the test's own (``.kill()`` one mid-stream); all killed after."""
+    with server_factory(tmp_path / "llama") as start:
+        yield start
 
 
 # -- an in-process IPython shell -------------------------------------------------------

@@ -6,7 +6,8 @@ one a kernel is appending to, and they read Claude Code, pi, ChatGPT
 and Open WebUI files directly (detected, converted in memory). ``import`` writes one new
 ``*.chat.jsonl`` and never touches its sources. Every user mistake (a missing file, an
 unknown id, an output that exists) is one line on stderr and exit status 2; ``check``
-exits 1 when the file has problems, so it can guard a script or CI.
+exits 1 when the file has problems, so it can guard a script or CI. ``serve-local`` runs
+a small real model on this machine (serve_local.py) until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 
 from .. import formats
 from ..errors import ChatError
+from . import serve_local
 from .quickpath import quick_path
 from .reading import CliError, leaf_of, load, path, path_text, show
 
@@ -80,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     imports.add_argument(
         "--no-sidechains", action="store_true", help="leave Claude Code's subagent runs out"
     )
+    serve_local.add_parser(commands)
     return parser
 
 
@@ -108,6 +111,8 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
     (quickpath.py) unless ``quick`` is off; the answer is the full loader's either way.
     """
     args = _parser().parse_args(argv)
+    if args.command == "serve-local":
+        return serve_local.run(args), ""
     if args.command == "import":
         return _import(args)
     if args.command == "path" and args.json and quick:
