@@ -42,6 +42,7 @@ import json
 import math
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -139,7 +140,7 @@ class FakeOpenAI:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -410,6 +411,13 @@ def _common_prefix(a: str, b: str) -> int:
         else:
             high = middle - 1
     return low
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a test or a benchmark ending) is no error to print."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import (
     AuthenticationFailed,
@@ -60,6 +60,7 @@ NO_KEY = "no-key-needed"
 """What a server that takes no key is sent (the SDK refuses to build a client without)."""
 STREAM_OPTIONS = {"include_usage": True}
 EXTRA = "pip install 'jupyter-tree-chat[openai]'"
+T = TypeVar("T")
 
 
 def load_openai(endpoint: str) -> ModuleType:
@@ -156,8 +157,10 @@ class OpenAIChatProvider:
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         """Yield thinking and text as they arrive, then the tool calls and ``Finished``."""
-        for _choice, event in self._streamed(self.params(request), 1):
-            yield event
+        params = self.params(request)
+        yield from self._streamed(
+            params, lambda chunks: read_chunks(chunks, fallback_model=params["model"])
+        )
 
     def stream_choices(self, request: ReplyRequest, n: int) -> Iterator[tuple[int, ReplyEvent]]:
         """``n`` answers in one request (``n`` sent), as ``(choice, event)`` pairs; a
@@ -165,21 +168,19 @@ class OpenAIChatProvider:
         params = self.params(request)
         if n > 1:
             params["n"] = n
-        yield from self._streamed(params, n)
+        yield from self._streamed(
+            params, lambda chunks: read_choices(chunks, fallback_model=params["model"], n=n)
+        )
 
-    def _streamed(self, params: dict[str, Any], n: int) -> Iterator[tuple[int, ReplyEvent]]:
+    def _streamed(self, params: dict[str, Any], read: Callable[[Any], Iterator[T]]) -> Iterator[T]:
+        """What ``read`` makes of the response's chunks, SDK failures made the project's."""
         started = False
         try:
             chunks = self.client.chat.completions.create(**params)
             try:
-                if n == 1:
-                    for event in read_chunks(chunks, fallback_model=params["model"]):
-                        started = True
-                        yield 0, event
-                else:
-                    for pair in read_choices(chunks, fallback_model=params["model"], n=n):
-                        started = True
-                        yield pair
+                for item in read(chunks):
+                    started = True
+                    yield item
             finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
                 chunks.close()
         except ProviderError as error:

@@ -32,9 +32,23 @@ from .openai_wire import (
 
 
 def read_chunks(chunks: Iterable[Any], *, fallback_model: str) -> Iterator[ReplyEvent]:
-    """The project's reply events for a stream of ``ChatCompletionChunk``s (choice 0)."""
-    for _index, event in read_choices(chunks, fallback_model=fallback_model):
-        yield event
+    """The project's reply events for a stream of ``ChatCompletionChunk``s (one choice;
+    the same as ``read_choices`` with ``n=1``, without the pairs: this is the hot loop)."""
+    reader = ChoiceReader()
+    model, usage = fallback_model, None
+    for chunk in chunks:
+        if model is fallback_model:
+            model = field_of(chunk, "model") or fallback_model
+            yield Began(model)
+        reported = field_of(chunk, "usage")
+        if reported is not None:
+            usage = reported
+        for choice in field_of(chunk, "choices") or ():
+            if not field_of(choice, "index"):
+                yield from reader.add(choice)
+    if reader.finish_reason is None:
+        raise ConnectionFailed(_("The connection closed before the reply finished: retry."))
+    yield from reader.finish(model, tree_usage(usage))
 
 
 def read_choices(
@@ -43,8 +57,9 @@ def read_choices(
     """Events for each of ``n`` choices, as ``(choice, event)``: one ``Began`` (choice 0)
     as the first chunk arrives, then each choice's deltas as they come, and each
     choice's ``ToolUseReady`` and ``Finished`` once the stream has ended (usage comes
-    last). A stream that closes before every choice has its finish_reason raises
-    ``ConnectionFailed``; chunks work as SDK objects or as plain dicts."""
+    last). The server reports one usage for the whole request: it goes with choice 0,
+    the others' is unknown (empty: the context meter estimates). A stream that closes
+    before every choice has its finish_reason raises ``ConnectionFailed``."""
     readers = [ChoiceReader() for _choice in range(n)]
     model, usage, began = fallback_model, None, False
     for chunk in chunks:
@@ -74,39 +89,48 @@ class ChoiceReader:
     def __init__(self) -> None:
         self.blocks: list[dict[str, Any]] = []
         self.open: dict[str, Any] | None = None  # the text or thinking block growing now
+        self.pieces: list[str] = []  # its text so far, joined when it closes
         self.calls: dict[Any, dict[str, Any]] = {}  # a call's key → its block
         self.arguments: dict[int, list[str]] = {}  # a call block's position → its pieces
         self.finish_reason: str | None = None
         self.refused = False
 
-    def add(self, choice: Any) -> Iterator[ReplyEvent]:
+    def add(self, choice: Any) -> list[ReplyEvent]:
+        """The events one chunk's choice brings (most often one ``TextDelta``)."""
+        events: list[ReplyEvent] = []
         delta = field_of(choice, "delta")
         if delta is not None:
-            yield from self._reasoning(delta)
+            extra = delta if isinstance(delta, dict) else getattr(delta, "__pydantic_extra__", None)
+            if extra:  # reasoning is no field of the SDK's delta: it is an extra one
+                self._reasoning(extra, events)
             content = field_of(delta, "content")
             if content:
-                yield from self._text(content)
+                self._text(content, events)
             refusal = field_of(delta, "refusal")
             if refusal:
                 self.refused = True
-                yield from self._text(refusal)
+                self._text(refusal, events)
             calls = field_of(delta, "tool_calls")
             if calls:
-                yield from self._close()
+                self._close(events)
                 for call in calls:
                     self._call(call)
         reason = field_of(choice, "finish_reason")
         if reason:
             self.finish_reason = reason
+        return events
 
-    def finish(self, model: str, usage: dict[str, Any]) -> Iterator[ReplyEvent]:
-        yield from self._close()
+    def finish(self, model: str, usage: dict[str, Any]) -> list[ReplyEvent]:
+        events: list[ReplyEvent] = []
+        self._close(events)
         for position, pieces in self.arguments.items():
             block = self.blocks[position]
             block["input"] = tool_input("".join(pieces), block["name"])
-            yield ToolUseReady(block)
+            events.append(ToolUseReady(block))
         message = {"role": "assistant", "content": self.blocks}
-        yield Finished(message=message, model=model, stop_reason=self.stop_reason(), usage=usage)
+        stop_reason = self.stop_reason()
+        events.append(Finished(message=message, model=model, stop_reason=stop_reason, usage=usage))
+        return events
 
     def stop_reason(self) -> str:
         if self.refused:
@@ -116,11 +140,11 @@ class ChoiceReader:
             return "tool_use"  # some servers say "stop" after calling tools
         return reason
 
-    def _reasoning(self, delta: Any) -> Iterator[ReplyEvent]:
-        details = field_of(delta, "reasoning_details")
+    def _reasoning(self, fields: dict[str, Any], events: list[ReplyEvent]) -> None:
+        details = fields.get("reasoning_details")
         text, field = None, None
         for name in REASONING_FIELDS[:2]:
-            value = field_of(delta, name)
+            value = fields.get(name)
             if value:
                 text, field = str(value), name
                 break
@@ -130,29 +154,33 @@ class ChoiceReader:
             return
         block = self.open
         if block is None or block["type"] != "thinking":
-            yield from self._close()
+            self._close(events)
             block = self.open = thinking_block("", field or "reasoning_details")
             self.blocks.append(block)
         if details:
             merge_details(block.setdefault("details", []), [plain(d) for d in details])
         if text:
-            block["thinking"] += text
-            yield ThinkingDelta(text, len(self.blocks) - 1)
+            self.pieces.append(text)
+            events.append(ThinkingDelta(text, len(self.blocks) - 1))
 
-    def _text(self, text: str) -> Iterator[ReplyEvent]:
+    def _text(self, text: str, events: list[ReplyEvent]) -> None:
         block = self.open
         if block is None or block["type"] != "text":
-            yield from self._close()
+            self._close(events)
             block = self.open = {"type": "text", "text": ""}
             self.blocks.append(block)
-        block["text"] += text
-        yield TextDelta(text, len(self.blocks) - 1)
+        self.pieces.append(text)
+        events.append(TextDelta(text, len(self.blocks) - 1))
 
-    def _close(self) -> Iterator[ReplyEvent]:
+    def _close(self, events: list[ReplyEvent]) -> None:
         """End the growing text or thinking block (a thinking block is then ready)."""
         block, self.open = self.open, None
-        if block is not None and block["type"] == "thinking":
-            yield ThinkingReady(block, self.blocks.index(block))
+        if block is None:
+            return
+        block[block["type"]] = "".join(self.pieces)  # "text" or "thinking"
+        self.pieces = []
+        if block["type"] == "thinking":
+            events.append(ThinkingReady(block, self.blocks.index(block)))
 
     def _call(self, call: Any) -> None:
         key = field_of(call, "index")

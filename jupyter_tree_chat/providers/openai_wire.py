@@ -496,7 +496,7 @@ def merge_details(kept: list[Any], pieces: list[Any]) -> None:
 
 def field_of(value: Any, name: str) -> Any:
     """A field of an SDK object (extra fields included) or of a plain dict."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return value.get(name)
     return getattr(value, name, None)
 
