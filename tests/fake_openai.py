@@ -24,7 +24,7 @@ scripted replies and injected faults, and records every request.
 With nothing enqueued the reply is deterministic and says how many messages it got (and,
 for ``n`` choices, which choice it is).
 
-It behaves as the servers do (ENDPOINTS.md, in docs/endpoints.md): usage only with
+It behaves as the servers do (docs/chat-completions.md): usage only with
 ``stream_options.include_usage`` (``usage_always`` for servers that always send it),
 tool-call arguments in fragments (``tool_call_style``: ``"fragments"`` as OpenAI,
 ``"whole"`` as Ollama, ``"repeat_names"`` as vLLM, ``"stuck_index"`` as older Ollama with

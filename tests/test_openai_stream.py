@@ -1,7 +1,7 @@
 """Reading a Chat Completions stream (providers/openai_stream.py), on chunks as servers send them.
 
-The chunks here are plain dicts shaped as each server's are (ENDPOINTS.md, copied into
-docs/endpoints.md); test_provider_openai.py runs the same reader on the SDK's objects
+The chunks here are plain dicts shaped as each server's are (docs/chat-completions.md,
+"How servers differ"); test_provider_openai.py runs the same reader on the SDK's objects
 from the fake server.
 """
 
