@@ -10,7 +10,6 @@ nothing on disk changes, and each wire is sent what it can take of the other's b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anthropic
 import pytest
@@ -28,12 +27,6 @@ from jupyter_tree_chat.providers.tools import ToolRegistry
 CLAUDE = ChatSettings(model="claude-sonnet-4-6")
 GPT = ChatSettings(model="gpt-5-mini")
 ADD_2_3 = {"name": "add", "arguments": {"a": 2, "b": 3}}
-
-
-@pytest.fixture
-def fake_openai() -> Any:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ Building the request, running tools and storing nodes are not the provider's job
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -117,3 +118,15 @@ class TokenCounter(Protocol):
     """A provider that can count a request's input tokens without running it."""
 
     def count_tokens(self, request: ReplyRequest) -> int: ...
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP library's network errors (the SDKs' ``httpx2``, or ``httpx``), which a
+    stream that breaks mid-read raises raw, not as the SDK's connection error."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(module_name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)

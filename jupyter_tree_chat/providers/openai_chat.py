@@ -51,7 +51,7 @@ from ..errors import (
     StreamError,
 )
 from ..i18n import _
-from .base import ReplyEvent, ReplyRequest
+from .base import ReplyEvent, ReplyRequest, transport_errors
 from .openai_stream import read_choices, read_chunks
 from .openai_wire import build_params
 
@@ -208,7 +208,7 @@ class OpenAIChatProvider:
                     "and retry."
                 ).format(endpoint=endpoint, after=after)
             )
-        if isinstance(error, (openai.APIConnectionError, *_transport_errors())):
+        if isinstance(error, (openai.APIConnectionError, *transport_errors())):
             if mid_reply:
                 return ConnectionFailed(
                     _("The connection to the endpoint {endpoint} dropped mid-reply: retry.").format(
@@ -307,14 +307,3 @@ def _detail(error: Any) -> str:
     if not message:
         return ""
     return ": " + " ".join(str(message).split())[:300]
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The HTTP library's network errors, raised raw when a stream breaks mid-read."""
-    found: list[type[BaseException]] = []
-    for module_name in ("httpx2", "httpx"):
-        try:
-            found.append(importlib.import_module(module_name).TransportError)
-        except (ImportError, AttributeError):
-            continue
-    return tuple(found)
