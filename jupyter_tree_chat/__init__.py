@@ -128,6 +128,8 @@ def load_ipython_extension(ipython: Any) -> None:
     from .widget import hooks as widget_hooks
 
     _forget_magics(ipython)  # a second load replaces the first, listeners and all
+    if kernel_sessions._registry is not None:
+        kernel_sessions._registry.stop_servers()
     magics, sessions = make_magics(ipython)
     ipython.register_magics(magics)
     if sessions.config not in ipython.configurables:
@@ -146,6 +148,8 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .kernel import sessions as kernel_sessions
 
     installed = kernel_sessions._registry
+    if installed is not None:
+        installed.stop_servers()
     _forget_magics(ipython)
     if installed is not None and installed.config in ipython.configurables:
         ipython.configurables.remove(installed.config)

@@ -16,11 +16,15 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── SessionBusy                 another action is still running on this session
     ├── RequestRefused              a request the API would refuse, stopped before it is sent
     │   ├── SettingsError           thinking budget, max_tokens, temperature: a broken rule
-    │   └── ContextWindowFull       the path and the question would not fit the window
+    │   ├── ContextWindowFull       the path and the question would not fit the window
+    │   └── EndpointRefuses         what the model's endpoint lacks (images, PDFs, thinking,
+    │                               a temperature outside its range) or needs (its key)
     ├── ToolError                   a tool name that is not registered, or a bad function
+    │   └── McpServerFailed         an MCP server misconfigured, or one that cannot start
     ├── ContextRefused              a value or file that cannot go into a question
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
+    ├── QueryError                  a search that cannot run (empty, a bad regex, a role)
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -30,6 +34,9 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
         ├── ConnectionFailed        network unreachable, dropped or timed out
         ├── StreamError             an ``error`` event inside the stream
         ├── BadRequest              400/404/413/422: the request itself was refused
+        │   ├── FeatureMissing      an endpoint refused a feature its preset claims (once;
+        │   │                       it is treated as missing from then on)
+        │   └── PromptTooLong       400 "prompt is too long": the path is over the window
         ├── MaxTokensReached        the reply stopped at max_tokens
         └── Refused                 the model declined (stop_reason "refusal")
 """
@@ -80,6 +87,11 @@ class ToolError(ChatError):
     """A tool the registry cannot describe or find; the message names the fix."""
 
 
+class McpServerFailed(ToolError):
+    """An MCP server whose configuration is wrong, or which cannot start (it exits, or
+    does not speak MCP); the message ends with the last lines of its stderr."""
+
+
 class ContextRefused(ChatError):
     """A ``{name}``, ``--attach`` file or ``--with`` node that cannot go into a question as
     it is (an SVG, an image by URL, too large without Pillow, not text): nothing is sent."""
@@ -94,6 +106,11 @@ class MissingExtra(ChatError, ImportError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
+
+
+class QueryError(ChatError, ValueError):
+    """A search that cannot run: nothing to find, a regular expression that does not
+    compile, an unknown role; nothing was searched."""
 
 
 class SessionBusy(ChatError):
@@ -114,11 +131,19 @@ class ContextWindowFull(RequestRefused):
     """The active path and the new question would not fit the model's context window."""
 
 
+class EndpointRefuses(RequestRefused):
+    """A request the model's endpoint would refuse (an image to a server that reads no
+    images, a temperature outside its range, thinking it lacks) or cannot be sent at all
+    (its key is not set): refused before anything is stored or sent."""
+
+
 class ProviderError(ChatError):
     """The model call failed. ``partial`` is set by the session when a reply was cut."""
 
     #: short machine-readable kind, stored in ``meta.error`` of an interrupted node
     kind = "provider_error"
+    #: the HTTP status the server answered, where there was one
+    status: int | None = None
 
 
 class MissingApiKey(ProviderError):
@@ -156,6 +181,28 @@ class StreamError(ProviderError):
 
 class BadRequest(ProviderError):
     kind = "bad_request"
+    #: what the server said of the request (its error message), for telling which feature
+    detail: str = ""
+
+
+class FeatureMissing(BadRequest):
+    """An endpoint answered 404 or 400 for a feature its preset says it has (count_tokens,
+    cache_control, ...). Said once, in one line naming the endpoint and the feature; the
+    feature is treated as missing from then on and the session keeps working."""
+
+    kind = "feature_missing"
+
+
+class PromptTooLong(BadRequest):
+    """The server counted more tokens than the model's window ("prompt is too long: N
+    tokens > M maximum"); ``api_message`` is its words. The session rewords it with the
+    path's size, since that is what a user can change."""
+
+    kind = "prompt_too_long"
+
+    def __init__(self, message: str, api_message: str = "") -> None:
+        super().__init__(message)
+        self.api_message = api_message or message
 
 
 class MaxTokensReached(ProviderError):

@@ -77,3 +77,17 @@ COMPACTION: dict[Language, CompactionTexts] = {
         acknowledgement="明白了。我会从这份总结继续。",
     ),
 }
+
+
+#: the marked note that stands where exchanges were left out of a request to fit its budget
+#: (measures/budget.py): singular and plural, ``{count}`` filled in
+LEFT_OUT: dict[Language, tuple[str, str]] = {
+    "en": ("[{count} earlier exchange left out]", "[{count} earlier exchanges left out]"),
+    "zh": ("[前面省略了 {count} 轮对话]", "[前面省略了 {count} 轮对话]"),
+}
+
+
+def left_out_note(count: int, language: Language) -> str:
+    """``[12 earlier exchanges left out]``, in the conversation's language."""
+    one, many = LEFT_OUT[language]
+    return (one if count == 1 else many).format(count=f"{count:,}")

@@ -1,7 +1,19 @@
-"""Plain-text views of a session: the tree as a drawing, a path as Markdown.
+"""Plain-text views of a session: the tree as a drawing, a path as Markdown, a question
+as it was typed.
 
 Pure functions over a ``SessionTree``, shared by the command line and the ``%chat``
 magic so both show a session the same way. No I/O: callers print the strings.
+
+A question is shown as it was typed, each substitution a short chip, wherever one line
+stands for it (``%chat tree``, ``branches``, ``compare``, the panel's rows, the SVG)::
+
+    question_as_typed(node.message, node.meta)  ->  "What does [df · DataFrame 100×2] show?"
+
+The model was sent the table; the node keeps that as its content and the typed text in
+``meta.typed`` (docs/format.md, "A question as typed"). ``typed_pieces(meta)`` gives the
+pieces (text and ``Chip``s) for a view that draws chips itself, ``typed_source(meta)``
+the text with its fields as written (what an edit starts from). A node without
+``meta.typed`` (older sessions, imported ones) shows the text that was sent.
 
 A chain of single replies is drawn as one column; only a branch point indents, so a
 conversation 100,000 messages deep stays 100,000 short lines, drawn without recursion::
@@ -16,11 +28,13 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from .history.tree import Message, SessionTree, message_text
+from .history.tree import Message, SessionTree, message_text, tool_shown_name
+from .i18n import _
 
 MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
 TEXT_WIDTH = 60
@@ -40,8 +54,14 @@ def short_id_length(ids: Iterable[str]) -> int:
     return need
 
 
-def summary(message: Mapping[str, Any], width: int = TEXT_WIDTH) -> str:
-    """One line saying what a message holds: its first line of text, or its blocks."""
+def summary(
+    message: Mapping[str, Any], width: int = TEXT_WIDTH, meta: Mapping[str, Any] | None = None
+) -> str:
+    """One line saying what a message holds: its first line of text (a question as typed,
+    with chips, when ``meta`` keeps that), or its blocks."""
+    pieces = typed_pieces(meta)
+    if pieces is not None:
+        return _typed_line(pieces, width) or "(empty)"
     text = message_text(message).strip()
     if not text:
         content = message.get("content")
@@ -63,6 +83,26 @@ def summary(message: Mapping[str, Any], width: int = TEXT_WIDTH) -> str:
     if len(first) > width:
         first, more = first[: width - 1].rstrip(), True
     return first + (" …" if more else "")
+
+
+def _typed_line(pieces: list[TypedPiece], width: int) -> str:
+    """The first line of a question as typed, within ``width``: a chip whole or not at all."""
+    line = ""
+    for k, piece in enumerate(pieces):
+        if isinstance(piece, Chip):
+            chip = bracketed(piece) + ("" if piece.written else " ")
+            if len(line) + len(chip.rstrip()) > width:
+                return line.rstrip() + " …"
+            line += chip
+            continue
+        words = piece.lstrip() if not line else piece
+        first, newline, rest = words.partition("\n")
+        if len(line) + len(first) > width:  # cut the words, never a chip before them
+            return (line + first[: max(0, width - 1 - len(line))]).rstrip() + " …"
+        line += first
+        if newline and (rest.strip() or k < len(pieces) - 1):
+            return line.rstrip() + " …"
+    return line.strip()
 
 
 def _result_text(block: Mapping[str, Any]) -> str:
@@ -116,7 +156,7 @@ def draw_tree(
         node_id, prefix, below = stack.pop()
         node = tree.get(node_id)
         children = tree.children(node_id)
-        head = f"{prefix}{node.id[:width]} {node.role}  {summary(node.message)}"
+        head = f"{prefix}{node.id[:width]} {node.role}  {summary(node.message, meta=node.meta)}"
         notes = []
         if len(children) > 1:
             notes.append(f"[{len(children)} replies]")
@@ -163,7 +203,7 @@ def path_markdown(tree: SessionTree, leaf: str | None) -> str:
     for node in nodes:
         title = "Tool result" if _is_tool_result(node.message) else node.role.capitalize()
         out.append(f"## {title} `{node.id[:width]}`\n")
-        out.append(_content_markdown(node.message))
+        out.append(_content_markdown(node.message, node.meta))
     return "\n".join(out)
 
 
@@ -174,7 +214,7 @@ def _is_tool_result(message: Message) -> bool:
     )
 
 
-def _content_markdown(message: Message) -> str:
+def _content_markdown(message: Message, meta: Mapping[str, Any] | None = None) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content.rstrip() + "\n"
@@ -187,7 +227,8 @@ def _content_markdown(message: Message) -> str:
             parts.append(str(block.get("text", "")).rstrip() + "\n")
         elif kind == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
-            parts.append(f"Tool call `{block.get('name', '?')}`:\n\n{fence(body, 'json')}")
+            name = tool_shown_name(block, meta)
+            parts.append(f"Tool call `{name}`:\n\n{fence(body, 'json')}")
         elif kind == "tool_result":
             parts.append(fence(_result_text(block)))
         elif kind == "thinking" and block.get("thinking"):
@@ -208,3 +249,127 @@ def fence(text: str, info: str = "") -> str:
         longest = max(longest, run)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{text.rstrip()}\n{fence}\n"
+
+
+# -- a question as typed -------------------------------------------------------------------
+
+#: a chip's kinds, as ``meta.context`` names them; the first two were typed as ``{field}``,
+#: the others came from an option (``--attach``, ``--with``) and lead the question
+TYPED_KINDS = ("variable", "cell")
+CHIP_KINDS = (*TYPED_KINDS, "attachment", "node")
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One substitution of a question: ``{df}``, ``{In[3]}``, ``{Err}``, an ``--attach``
+    file, a ``--with`` quote; one line shows it as ``[df · DataFrame 100×2]``."""
+
+    field: str
+    """``df``, ``In[3]``, ``Err``, ``results.pdf``, a node's short id"""
+    kind: str
+    """``variable``, ``cell``, ``attachment`` or ``node`` (``CHIP_KINDS``)"""
+    about: str = ""
+    """the short description: ``DataFrame 100×2``, ``PDF 1.2 MB``, ``KeyError``"""
+    sent: tuple[int, int] | None = None
+    """where its text stands in the message's text (start, end, in code points), or None
+    for an image or a document (its block is what was sent)"""
+
+    @property
+    def label(self) -> str:
+        """``df · DataFrame 100×2``, ``Err · KeyError``, ``from 3f2a9c1``."""
+        if self.kind == "node":
+            return _("from {node}").format(node=self.field)
+        return f"{self.field} · {self.about}" if self.about else self.field
+
+    @property
+    def written(self) -> str:
+        """The chip as it was typed (``{df}``); one that came from an option has none."""
+        return "{" + self.field + "}" if self.kind in TYPED_KINDS else ""
+
+    def to_meta(self) -> dict[str, Any]:
+        item: dict[str, Any] = {"field": self.field, "kind": self.kind, "about": self.about}
+        if self.sent is not None:
+            item["sent"] = list(self.sent)
+        return item
+
+    @classmethod
+    def from_meta(cls, item: Any) -> Chip | None:
+        """The chip a ``meta.typed`` object describes, or None if it is not one."""
+        if not isinstance(item, Mapping):
+            return None
+        field, kind, about = item.get("field"), item.get("kind"), item.get("about", "")
+        if not isinstance(field, str) or kind not in CHIP_KINDS or not isinstance(about, str):
+            return None
+        span = item.get("sent")
+        sent = None
+        if (
+            isinstance(span, list)
+            and len(span) == 2
+            and all(type(n) is int for n in span)
+            and 0 <= span[0] <= span[1]
+        ):
+            sent = (span[0], span[1])
+        return cls(field, kind, about, sent)
+
+
+TypedPiece = str | Chip
+
+
+def bracketed(chip: Chip) -> str:
+    """A chip in one line of plain text: ``[df · DataFrame 100×2]``."""
+    return f"[{chip.label}]"
+
+
+def typed_pieces(meta: Mapping[str, Any] | None) -> list[TypedPiece] | None:
+    """A question as typed: its text and a ``Chip`` per substitution, in order (the chips
+    of files and quotes first), from ``meta.typed``; None when the node keeps none."""
+    typed = meta.get("typed") if isinstance(meta, Mapping) else None
+    if not isinstance(typed, list):
+        return None
+    pieces: list[TypedPiece] = []
+    for item in typed:
+        piece = item if isinstance(item, str) else Chip.from_meta(item)
+        if piece is None:
+            return None  # not this project's shape: the sent text is shown instead
+        pieces.append(piece)
+    return pieces
+
+
+def question_as_typed(
+    message: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    *,
+    chip: Callable[[Chip], str] = bracketed,
+) -> str:
+    """A question as it was typed, each substitution a chip (``chip(c)``, by default
+    ``[df · DataFrame 100×2]``), files and quotes first; the text that was sent when the
+    node keeps no typed text (an older session, another tool's, an answer)."""
+    pieces = typed_pieces(meta)
+    if pieces is None:
+        return message_text(message)
+    shown = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            shown.append(piece)
+        else:  # a file or a quote leads, set apart from the words that follow it
+            shown.append(chip(piece) + ("" if piece.written else " "))
+    return "".join(shown)
+
+
+def typed_source(meta: Mapping[str, Any] | None) -> str | None:
+    """The question's text as typed, its fields as written (``What does {df} show?``):
+    what an edit starts from. None when the node keeps no typed text."""
+    pieces = typed_pieces(meta)
+    if pieces is None:
+        return None
+    return "".join(piece if isinstance(piece, str) else piece.written for piece in pieces)
+
+
+def chip_text(chip: Chip, message: Mapping[str, Any]) -> str | None:
+    """What was sent in the chip's place (the table, the file, the traceback), or None for
+    an image or a document, or when the message's text does not reach that far."""
+    if chip.sent is None:
+        return None
+    start, end = chip.sent
+    text = message_text(message)
+    return text[start:end] if end <= len(text) else None

@@ -2,8 +2,10 @@
 # Set up everything jupyter-tree-chat needs on a fresh machine, idempotently:
 # a virtualenv in .venv with the package (editable, front end built) and its test tools,
 # the python3 kernelspec pointing at that virtualenv, Debian's Chromium for browser tests,
-# and the real local model the tests ask (llama.cpp's llama-server, built once per machine
-# into ~/.cache/jupyter-tree-chat, and SmolLM2-135M: jupyter_tree_chat/cli/local_model.py).
+# the real local model the tests ask (llama.cpp's llama-server, built once per machine
+# into ~/.cache/jupyter-tree-chat, and SmolLM2-135M: jupyter_tree_chat/cli/local_model.py),
+# and the reference MCP servers from npm that the tests run (tests/mcp_servers, by its lock
+# file).
 # Usage: bash scripts/setup.sh [--no-browser] [--no-local-model]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,13 @@ fi
 
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (jupyter-tree-chat)" >/dev/null
+
+# the MCP servers the tests run, exactly as locked; again only when the lock file changed
+if [ ! -f tests/mcp_servers/node_modules/.package-lock.json ] \
+  || [ tests/mcp_servers/package-lock.json -nt tests/mcp_servers/node_modules/.package-lock.json ]; then
+  echo "==> installing the reference MCP servers (npm ci in tests/mcp_servers)"
+  (cd tests/mcp_servers && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 if [ "$want_local_model" = 1 ]; then
   echo "==> waiting for the local model (its progress: $local_model_log)"

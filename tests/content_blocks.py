@@ -24,3 +24,17 @@ def pdf_block(
 
 def url_image(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def tiny_png(width: int = 2, height: int = 2) -> bytes:
+    """A small real PNG (Pillow), for image blocks that must be valid images."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 40, 40)).save(out, format="PNG")
+    return out.getvalue()
+
+
+TINY_PDF = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n"

@@ -22,8 +22,10 @@ request so tests can check what was sent.
         server.tokens_per_second = 100                   # each text delta waits 10 ms
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
+        FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
+        server.requests[-1].raw                           # the body, byte for byte
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
@@ -36,10 +38,14 @@ count_tokens answers the prompt's size as the cache accounting measures it (char
 / 4), so a count equals the input, cache-write and cache-read tokens of the same request.
 
 Prompt caching follows the real API's rules (``fake_cache.py``), including when an entry
-becomes readable: once the response that wrote it has sent its first event. Like the real API it
-refuses (400) what breaks the API's request rules (``fake_rules.py``: role order, tool
-use answered by tool results, message shape, cache breakpoints, image and document
-blocks), a body over 32 MB (413); with ``api_key`` set it refuses (401) any other key.
+becomes readable (once the response that wrote it has sent its first event), each model's
+minimum cacheable prefix and the entries' time to live (``FakeAnthropic(clock=...)``
+lets a test move time). Like the real API it refuses (400) what breaks the API's request
+rules (``fake_rules.py``: role order, tool use answered by tool results, message shape,
+cache breakpoints, image and document blocks; ``fake_request_rules.py``: unknown fields,
+tool blocks without ``tools``, tool names, what thinking forbids, each model's output and
+window), a request without an ``anthropic-version`` header, a body over 32 MB (413);
+with ``api_key`` set it refuses (401) any other key.
 """
 
 from __future__ import annotations
@@ -57,11 +63,22 @@ from pathlib import Path
 from typing import Any
 
 from fake_cache import PromptCache, estimate_tokens, prompt_tokens
-from fake_rules import COUNT_RULES, redacted_data, sign_thinking, thinking_mode, validate
+from fake_endpoints import endpoint_mode
+from fake_request_rules import BETA_FIELDS, COUNT_FIELDS, MESSAGE_FIELDS
+from fake_rules import (
+    COUNT_RULES,
+    LEGACY_API_VERSION,
+    RULES,
+    redacted_data,
+    sign_thinking,
+    thinking_mode,
+    validate,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+_NO_VERSION = "anthropic-version: header is required"
 _WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -91,6 +108,8 @@ class RecordedRequest:
     first_event: float | None = None
     ended: float | None = None
     usage: dict[str, int] | None = None
+    raw: bytes = b""
+    """The body exactly as it arrived, byte for byte."""
 
 
 @dataclass
@@ -151,15 +170,22 @@ class FakeAnthropic:
         *,
         chunk_chars: int = 16,
         api_key: str | None = None,
-        min_cache_tokens: int = 1024,
         tokens_per_second: float | None = None,
+        endpoint: str | None = None,
+        first_event_delay: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.endpoint = endpoint_mode(endpoint)
+        """How this server differs from the Anthropic API (fake_endpoints.py)."""
+        self.first_event_delay = first_event_delay
+        """Seconds before a stream's first event (a server slow to begin: a long prefill)."""
         self.chunk_chars = chunk_chars
         self.api_key = api_key
         self.tokens_per_second = tokens_per_second
         """Stream text deltas at this rate (one delta ≈ one token); None: at once."""
         self.requests: list[RecordedRequest] = []
-        self.cache = PromptCache(min_cache_tokens)
+        self.cache = PromptCache(clock)
+        """The prompt cache; its ``clock`` is what a cache entry's time to live is read by."""
         self._script: deque[ScriptedReply | ScriptedError] = deque()
         self._lock = threading.Lock()
         self._message_count = 0
@@ -279,7 +305,7 @@ class FakeAnthropic:
         with self._lock:
             self._script.clear()
             self.requests.clear()
-            self.cache = PromptCache(self.cache.min_cache_tokens)
+            self.cache = PromptCache(self.cache.clock)
 
     @property
     def last_request(self) -> RecordedRequest:
@@ -347,7 +373,7 @@ class FakeAnthropic:
             output_tokens += reply.tokens or estimate_tokens("".join(pieces))
             index += 1
         for tool_use in reply.tool_uses:
-            events += self._tool_use_block(index, tool_use)
+            events += self._tool_use_block(index, tool_use, reply_id)
             output_tokens += estimate_tokens(json.dumps(tool_use.get("input", {})))
             index += 1
         stop_reason = reply.stop_reason or ("tool_use" if reply.tool_uses else "end_turn")
@@ -415,10 +441,13 @@ class FakeAnthropic:
             events.append(_event("ping", {"type": "ping"}))
         return events + _deltas_and_stop(index, "text_delta", "text", pieces)
 
-    def _tool_use_block(self, index: int, tool_use: dict[str, Any]) -> list[SseEvent]:
+    def _tool_use_block(
+        self, index: int, tool_use: dict[str, Any], reply_id: str
+    ) -> list[SseEvent]:
+        made_up = f"toolu_{reply_id.removeprefix('msg_')}_{index:02d}"  # unique, as the API's
         block = {
             "type": "tool_use",
-            "id": tool_use.get("id", f"toolu_fake{index:04d}"),
+            "id": tool_use.get("id", made_up),
             "name": tool_use["name"],
             "input": {},
         }
@@ -536,6 +565,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake._connections.discard(self.connection)
         super().finish()
 
+    def do_GET(self) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest("GET", self.path, headers, None, received=time.monotonic())
+        with self.fake._lock:
+            self.fake.requests.append(record)
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.fake.api_key is not None and key != self.fake.api_key:
+            return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if self.path.split("?")[0] != "/v1/models":
+            return self._send_error(404, "not_found_error", f"no route {self.path}")
+        body, status = self.fake.endpoint.models
+        self._send_json(status, body)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
@@ -544,7 +586,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
-        record = RecordedRequest("POST", self.path, headers, body, received=time.monotonic())
+        record = RecordedRequest(
+            "POST", self.path, headers, body, received=time.monotonic(), raw=raw
+        )
         with self.fake._lock:
             self.fake.requests.append(record)
         try:
@@ -564,8 +608,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
             )
+        mode = self.fake.endpoint  # another endpoint's ways (fake_endpoints.py), if any
+        version = headers.get("anthropic-version")
+        if mode.any_version:  # it reads no version header: it takes what Anthropic's 2023 one did
+            version = LEGACY_API_VERSION
+        elif not version:
+            return self._send_error(400, "invalid_request_error", _NO_VERSION)
+        beta = BETA_FIELDS if headers.get("anthropic-beta") else frozenset()
         if route == "/v1/messages/count_tokens":
-            problem = validate(body, COUNT_RULES, headers.get("anthropic-version"))
+            if not mode.count_tokens:
+                return self._send_error(404, "not_found_error", f"no route {self.path}")
+            problem = validate(body, mode.rules(COUNT_RULES), version, fields=COUNT_FIELDS | beta)
             if problem:
                 return self._send_error(400, "invalid_request_error", problem)
             error = self.fake._next_error(body)
@@ -574,9 +627,10 @@ class _Handler(BaseHTTPRequestHandler):
                     error.status, error.error_type, error.message, error.headers
                 )
             return self._send_json(200, {"input_tokens": prompt_tokens(body)})
-        problem = validate(body, api_version=headers.get("anthropic-version"))
+        problem = validate(body, mode.rules(RULES), version, fields=MESSAGE_FIELDS | beta)
         if problem:
             return self._send_error(400, "invalid_request_error", problem)
+        body = mode.answering(body)
         item = self.fake._next(body)
         if isinstance(item, ScriptedError):
             return self._send_error(item.status, item.error_type, item.message, item.headers)
@@ -626,6 +680,8 @@ class _Handler(BaseHTTPRequestHandler):
             payloads = _recording_payloads(FIXTURES / reply.replay)
         rate = self.fake.tokens_per_second
         pause = 1 / rate if rate else 0.0
+        if self.fake.first_event_delay:
+            time.sleep(self.fake.first_event_delay)
         for sent, payload in enumerate(payloads):
             if sent == reply.drop_after:
                 return self._drop()

@@ -14,11 +14,20 @@ The rules (from the API reference and the errors it returns):
 - every ``tool_use`` block is answered by a ``tool_result`` with its id in the very next
   message, and every ``tool_result`` answers a ``tool_use`` of the message before it;
   tool results come first in their message's content;
-- tool-use ids match ``^[a-zA-Z0-9_-]+$``;
+- tool-use ids match ``^[a-zA-Z0-9_-]+$``; tool definitions' names match
+  ``^[a-zA-Z0-9_-]{1,128}$`` (an MCP tool's ``server:tool`` does not) and are unique;
 - content blocks are objects of a known type with only that type's keys (the API says
-  "Extra inputs are not permitted": a thinking block has no ``cache_control``), and text
-  blocks are not empty;
-- at most 4 blocks carry ``cache_control``, never an empty text block;
+  "Extra inputs are not permitted": a thinking block has no ``cache_control``); text
+  blocks are not empty ("text content blocks must be non-empty") and hold more than
+  whitespace ("text content blocks must contain non-whitespace text"), in the messages
+  and in ``system`` alike;
+- ``tool_use`` ids are unique in the request ("messages.N.content.M: `tool_use` ids must
+  be unique");
+- a ``tool_result``'s content is a string or text, image, search_result, document and
+  tool_reference blocks (the SDK's ``ToolResultBlockParam.Content``), nothing else;
+- at most 4 blocks carry ``cache_control``, never an empty text block; ``cache_control``
+  is ``{"type": "ephemeral"}`` with an optional ``ttl`` of ``"5m"`` or ``"1h"`` (the SDK's
+  ``CacheControlEphemeralParam``);
 - ``thinking`` is ``enabled`` (with ``budget_tokens`` at least 1024 and below
   ``max_tokens``), ``adaptive`` or ``disabled``; with thinking on, ``temperature`` may only
   be 1 and ``top_k`` is unset;
@@ -38,8 +47,13 @@ The rules (from the API reference and the errors it returns):
   ``top_k`` are refused, even at their defaults; 2023-06-01 still takes them (this rule
   reads a header, so ``validate`` takes the version beside the body).
 
+The rules about the request as a whole (its fields, ``tools``, ``tool_choice``, what
+thinking forbids, the model's limits) are in ``fake_request_rules.py``; the
+``anthropic-version`` header ("anthropic-version: header is required") is checked by the
+server, which sees the headers.
+
 ``count_tokens`` bodies (``POST /v1/messages/count_tokens``) follow ``COUNT_RULES``: the
-same, but with no ``max_tokens``.
+same, but with no ``max_tokens`` and no model limits, and the count's own fields.
 """
 
 from __future__ import annotations
@@ -54,6 +68,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import fake_request_rules as request_rules
+
 MAX_CACHE_BREAKPOINTS = 4
 MIN_THINKING_BUDGET = 1024
 IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -64,7 +80,9 @@ _PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "W
 TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 THINKING_TYPES = ("thinking", "redacted_thinking")
 _SIGNING_KEY = b"the fake Messages API signs its thinking"
-_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+CACHE_TTLS = ("5m", "1h")
+TOOL_RESULT_TYPES = ("text", "image", "search_result", "document", "tool_reference")
 
 Rule = Callable[[dict[str, Any]], "str | None"]
 
@@ -74,11 +92,21 @@ SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
 
 
 def validate(
-    body: Any, rules: Sequence[Rule] | None = None, api_version: str | None = None
+    body: Any,
+    rules: Sequence[Rule] | None = None,
+    api_version: str | None = None,
+    *,
+    fields: frozenset[str] | None = None,
 ) -> str | None:
-    """The first reason the real API would refuse this body with a 400, or None."""
+    """The first reason the real API would refuse this body with a 400, or None.
+
+    ``fields`` are the top-level fields the endpoint takes (default: a message's)."""
     if not isinstance(body, dict):
         return "request body must be a JSON object"
+    allowed = request_rules.MESSAGE_FIELDS if fields is None else fields
+    problem = request_rules.unknown_fields(body, allowed)
+    if problem:
+        return problem
     for rule in RULES if rules is None else rules:
         problem = rule(body)
         if problem:
@@ -198,6 +226,8 @@ def tool_pairs(body: dict[str, Any]) -> str | None:
 
 BLOCK_KEYS = {
     "text": {"type", "text", "citations", "cache_control"},
+    "search_result": {"type", "source", "title", "content", "citations", "cache_control"},
+    "tool_reference": {"type", "tool_name", "cache_control"},
     "image": {"type", "source", "cache_control"},
     "document": {"type", "source", "title", "context", "citations", "cache_control"},
     "thinking": {"type", "thinking", "signature"},
@@ -218,7 +248,8 @@ def block_shapes(body: dict[str, Any]) -> str | None:
             if problem is None and block.get("type") == "tool_result":
                 inner = block.get("content")
                 for k, item in enumerate(inner if isinstance(inner, list) else []):
-                    problem = problem or _block_problem(item, f"{where}.content.{k}")
+                    inside = f"{where}.tool_result.content.{k}"
+                    problem = problem or _result_item_problem(item, inside)
             if problem:
                 return problem
     return None
@@ -237,10 +268,78 @@ def _block_problem(block: Any, where: str) -> str | None:
     extra = sorted(set(block) - BLOCK_KEYS[kind])
     if extra:
         return f"{where}.{kind}.{extra[0]}: Extra inputs are not permitted"
-    if kind == "text" and not block.get("text"):
-        return "messages: text content blocks must be non-empty"
+    if kind == "text":
+        problem = text_problem(block.get("text"), "messages")
+        if problem:
+            return problem
     if kind == "tool_use" and not isinstance(block.get("input"), dict):
         return f"{where}.tool_use.input: Input should be a valid dictionary"
+    if "cache_control" in block:
+        return cache_control_problem(block["cache_control"], f"{where}.{kind}.cache_control")
+    return None
+
+
+def _result_item_problem(item: Any, where: str) -> str | None:
+    kind = item.get("type") if isinstance(item, dict) else None
+    if kind not in TOOL_RESULT_TYPES:
+        expected = ", ".join(f"'{k}'" for k in TOOL_RESULT_TYPES)
+        return (
+            f"{where}: Input tag '{kind}' found using 'type' does not match any of the "
+            f"expected tags: {expected}"
+        )
+    return _block_problem(item, where)
+
+
+def text_problem(text: Any, where: str) -> str | None:
+    """An empty or whitespace-only text block's refusal (``where``: messages or system)."""
+    if not text:
+        return f"{where}: text content blocks must be non-empty"
+    if isinstance(text, str) and not text.strip():
+        return f"{where}: text content blocks must contain non-whitespace text"
+    return None
+
+
+def cache_control_problem(mark: Any, where: str) -> str | None:
+    if not isinstance(mark, dict) or mark.get("type") != "ephemeral":
+        return f"{where}.type: Input should be 'ephemeral'"
+    extra = sorted(set(mark) - {"type", "ttl"})
+    if extra:
+        return f"{where}.{extra[0]}: Extra inputs are not permitted"
+    if "ttl" in mark and mark["ttl"] not in CACHE_TTLS:
+        return f"{where}.ttl: Input should be '5m' or '1h'"
+    return None
+
+
+def system_text(body: dict[str, Any]) -> str | None:
+    system = body.get("system")
+    if system is None:
+        return None
+    blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+    if not isinstance(blocks, list):
+        return "system: Input should be a valid string or list"
+    for k, block in enumerate(blocks):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            return f"system.{k}.type: Input should be 'text'"
+        problem = text_problem(block.get("text"), "system")
+        if problem:
+            return problem
+        if "cache_control" in block:
+            problem = cache_control_problem(block["cache_control"], f"system.{k}.cache_control")
+            if problem:
+                return problem
+    return None
+
+
+def unique_tool_use_ids(body: dict[str, Any]) -> str | None:
+    seen: set[Any] = set()
+    for n, message in enumerate(body["messages"]):
+        content = message.get("content")
+        for m, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            if block.get("id") in seen:
+                return f"messages.{n}.content.{m}: `tool_use` ids must be unique"
+            seen.add(block.get("id"))
     return None
 
 
@@ -291,7 +390,7 @@ def thinking_config(body: dict[str, Any]) -> str | None:
     if isinstance(max_tokens, int) and max_tokens <= budget:
         return (
             "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
-            f"documentation at {_DOCS}#max-tokens-and-context-window-size"
+            f"documentation at {DOCS}#max-tokens-and-context-window-size"
         )
     return None
 
@@ -302,7 +401,7 @@ def sampling_with_thinking(body: dict[str, Any]) -> str | None:
     if body.get("temperature", 1) != 1:
         return (
             "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. "
-            f"Please consult our documentation at {_DOCS}#feature-compatibility"
+            f"Please consult our documentation at {DOCS}#feature-compatibility"
         )
     if body.get("top_k") is not None:
         return "`top_k` must be unset when thinking is enabled"
@@ -373,6 +472,19 @@ def thinking_signatures(body: dict[str, Any]) -> str | None:
     return None
 
 
+def final_assistant_needs_thinking(n: int, found: Any) -> str:
+    """The API's refusal of a final assistant message (a tool turn's, or a prefill) that
+    does not start with a thinking block while ``enabled`` thinking is on."""
+    return (
+        f"messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        f"`{found}`. When `thinking` is enabled, a final `assistant` message must "
+        "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+        "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
+        "To avoid this requirement, disable `thinking`. Please consult our documentation "
+        f"at {DOCS}"
+    )
+
+
 def thinking_in_tool_loop(body: dict[str, Any]) -> str | None:
     mode = thinking_mode(body)
     messages = body["messages"]
@@ -383,14 +495,7 @@ def thinking_in_tool_loop(body: dict[str, Any]) -> str | None:
     content = turn.get("content") if isinstance(turn.get("content"), list) else []
     first = content[0] if content and isinstance(content[0], dict) else {}
     if mode == "enabled" and first.get("type") not in THINKING_TYPES:
-        return (
-            f"messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
-            f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must "
-            "start with a thinking block (preceeding the lastmost set of `tool_use` and "
-            "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
-            "To avoid this requirement, disable `thinking`. Please consult our documentation "
-            f"at {_DOCS}"
-        )
+        return final_assistant_needs_thinking(n, first.get("type"))
     signed = [
         _signed_by_us(block)
         for block in content
@@ -475,22 +580,30 @@ def document_blocks(body: dict[str, Any]) -> str | None:
     return None
 
 
-RULES: list[Rule] = [
-    required_fields,
+_SHARED_RULES: list[Rule] = [
     message_shape,
     role_order,
     non_empty_content,
     tool_pairs,
+    unique_tool_use_ids,
     block_shapes,
+    system_text,
     cache_breakpoints,
+    request_rules.tools_defined,
+    request_rules.tool_definitions,
+    request_rules.tool_use_names,
     thinking_config,
     sampling_with_thinking,
+    request_rules.tool_choice,
+    request_rules.top_p_with_thinking,
     thinking_signatures,
     thinking_in_tool_loop,
+    request_rules.prefill_with_thinking,
     image_blocks,
     document_blocks,
 ]
-COUNT_RULES: list[Rule] = [count_required_fields, *RULES[1:]]
+RULES: list[Rule] = [required_fields, *_SHARED_RULES, request_rules.model_limits]
+COUNT_RULES: list[Rule] = [count_required_fields, *_SHARED_RULES]
 
 
 def blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -242,6 +242,7 @@ def append_worker(path: str, writer: str, count: int, seed: int, go: str, mode: 
 
     sizes = record_sizes(count, seed)
     store = FileStore(path)
+    Path(f"{go}.{writer}.ready").touch()  # up and about to poll: the test may start us
     deadline = time.monotonic() + 60
     while not os.path.exists(go):
         if time.monotonic() > deadline:
@@ -328,9 +329,9 @@ def readonly_dir() -> Iterator[FaultDir]:
     if mounted:
         how = "a real tmpfs remounted read-only (EROFS)"
     elif os.geteuid() == 0:
-        how = "chattr +i on the folder and its files (EPERM)"
+        how = "FALLBACK (no mount rights): chattr +i on the folder and its files (EPERM)"
     else:
-        how = "chmod 0500 on the folder, 0400 on its files (EACCES)"
+        how = "FALLBACK (no mount rights): chmod 0500 on the folder, 0400 on its files (EACCES)"
     fault = FaultDir(base, how)
     try:
         yield fault

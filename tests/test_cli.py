@@ -18,12 +18,14 @@ from import_samples import (
     claude_code_session,
     jsonl,
     open_webui_export,
+    pi_entry,
     pi_session,
     pi_v1_with_damage,
 )
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.history.store import parse_session
+from jupyter_tree_chat.providers.toolwire import request_tools
 
 CHAPTER = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'
@@ -336,7 +338,11 @@ def test_path_json_of_an_imported_branch_is_what_the_api_accepts(
     sent = json.loads(out)
     assert status == 0 and [m["role"] for m in sent] == ["user", "assistant"] * 3
     assert [b["type"] for b in sent[1]["content"]] == ["text", "tool_use", "tool_use"]
-    assert validate({"model": "m", "max_tokens": 5, "messages": sent}) is None
+    # the messages as a request offering a tool sends them, its used tools defined beside
+    lookup = {"name": "lookup", "description": "Look up.", "input_schema": {"type": "object"}}
+    messages, tools = request_tools(sent, [lookup])
+    assert messages == sent
+    assert validate({"model": "m", "max_tokens": 5, "messages": sent, "tools": tools}) is None
 
 
 def test_check_of_a_damaged_pi_file_lists_its_lines(
@@ -416,6 +422,97 @@ def test_import_mistakes_are_one_line_and_exit_2(
     status, out, err = run(capsys, *argv)
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and says in err
+
+
+# -- path --budget: the request a session would build ----------------------------------------
+
+
+def long_session(tmp_path: Path, turns: int = 8) -> Path:
+    records, parent = [], None
+    for k in range(turns):
+        for role, text in (("user", f"question {k} "), ("assistant", f"answer {k} ")):
+            node_id = f"{role[0]}{k}"
+            content = text * 40 if role == "user" else [{"type": "text", "text": text * 40}]
+            records.append(
+                {"id": node_id, "parentId": parent, "message": {"role": role, "content": content}}
+            )
+            parent = node_id
+    path = tmp_path / "long.chat.jsonl"
+    path.write_bytes(jsonl(records))
+    return path
+
+
+def test_path_budget_json_prints_the_request_as_it_would_be_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = long_session(tmp_path)
+    status, whole, _ = run(capsys, "path", str(session), "--json")
+    status_budgeted, out, err = run(capsys, "path", str(session), "--budget", "1500", "--json")
+    assert status == status_budgeted == 0
+    sent = json.loads(out)
+    assert len(json.loads(whole)) == 16 and len(sent) < 16
+    dropped = 8 - len(sent) // 2
+    assert sent[0]["content"][0] == {
+        "type": "text",
+        "text": f"[{dropped} earlier exchanges left out]",
+    }
+    assert sent[-1] == json.loads(whole)[-1]  # the newest exchange, as it is stored
+    assert validate({"model": "m", "max_tokens": 5, "messages": sent}) is None
+    assert err.startswith(f"The request keeps {8 - dropped} of 8 exchanges")
+    status, roomy, _ = run(capsys, "path", str(session), "--budget", "100000", "--json")
+    assert roomy == whole  # within the budget: exactly what path --json prints
+
+
+def test_path_budget_marks_each_exchange_sent_or_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "path", str(long_session(tmp_path)), "--budget", "1500")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 8
+    marks = [line[0] for line in lines]
+    assert marks == sorted(marks, key="✗✓".index) and marks[0] == "✗" and marks[-1] == "✓"
+    assert "left out" in lines[0] and "question 0" in lines[0] and "sent" in lines[-1]
+    status, _, err = run(capsys, "path", str(long_session(tmp_path)), "--budget", "many")
+    assert status == 2 and err.strip().endswith("e.g. --budget 8000") and "\n" not in err.strip()
+
+
+def test_path_budget_of_a_pi_file_sends_its_compaction_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries: list[dict[str, object]] = [{"type": "session", "version": 3, "id": "p1", "cwd": "/p"}]
+    parent = None
+    for k in range(6):
+        for role, text in (("user", f"question {k} "), ("assistant", f"answer {k} ")):
+            entry_id = f"{role[0]}{k:07d}"
+            content = text * 40 if role == "user" else [{"type": "text", "text": text * 40}]
+            entries.append(
+                pi_entry("message", entry_id, parent, message={"role": role, "content": content})
+            )
+            parent = entry_id
+        if k == 3:  # pi compacted here, keeping from the third question on
+            entries.append(
+                pi_entry(
+                    "compaction",
+                    "c0000000",
+                    parent,
+                    summary="SUMMARY of 0 and 1",
+                    firstKeptEntryId="u0000002",
+                    tokensBefore=900,
+                )
+            )
+            parent = "c0000000"
+    source = tmp_path / "pi.jsonl"
+    source.write_bytes(jsonl(entries))
+    status, out, err = run(capsys, "path", str(source), "--budget", "1000", "--json")
+    sent = json.loads(out)
+    assert status == 0 and "SUMMARY of 0 and 1" in sent[0]["content"][0]["text"]
+    assert "question 2" in sent[0]["content"][1]["text"]  # the first kept entry's, after it
+    text = json.dumps(sent)
+    assert "question 0" not in text and "question 1 " not in text
+    assert text.count("SUMMARY of 0 and 1") == 1 and text.count("question 4") == 40  # sent once
+    assert err.startswith("The request keeps 4 of 6 exchanges")
+    assert validate({"model": "m", "max_tokens": 5, "messages": sent}) is None  # roles alternate
+    assert source.read_bytes() == jsonl(entries)  # another tool's file: only read
 
 
 # -- an imported session reads back as this project's own file ---------------------------

@@ -90,7 +90,9 @@ def test_rows_hold_every_column_in_order(tree):
     assert table[0] == {
         "id": "a1",
         "position": "1/3",
+        "endpoint": None,  # no endpoint nor provider recorded in this hand-built tree
         "model": "m",
+        "served_model": None,
         "temperature": 0.0,
         "input_tokens": 10,
         "output_tokens": 5,

@@ -5,6 +5,13 @@ from __future__ import annotations
 from content_blocks import image_block
 
 from jupyter_tree_chat.context import Converted, QuestionParts, Sent, sent_line, with_text
+from jupyter_tree_chat.textview import (
+    Chip,
+    chip_text,
+    question_as_typed,
+    typed_pieces,
+    typed_source,
+)
 
 IMAGE = image_block("AA==")
 
@@ -61,3 +68,58 @@ def test_new_words_keep_the_images_and_documents_of_a_question():
     message = {"role": "user", "content": [{"type": "text", "text": "old"}, IMAGE, document]}
     assert with_text(message, "new") == [IMAGE, document, {"type": "text", "text": "new"}]
     assert with_text({"role": "user", "content": "old"}, "new") == "new"
+
+
+def sent_text(content) -> str:
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+def test_the_question_as_typed_keeps_a_chip_where_each_field_stood():
+    parts = QuestionParts()
+    parts.lead(
+        Converted(
+            ("File `a.py`:\n\n```py\nx = 1\n```\n",),
+            Sent("a.py", "text", "6 chars", kind="attachment"),
+        )
+    )
+    parts.text("  Is ")
+    parts.value(Converted((IMAGE,), Sent("fig", "PNG", "640×480")))
+    parts.text(" like ")
+    parts.value(Converted(("| a |\n|---|\n| 1 |",), Sent("df", "DataFrame", "1×1"), paragraph=True))
+    parts.text(" and {x}? ", typed=" and {{x}}? ")
+    meta = parts.meta()
+    message = {"role": "user", "content": parts.content()}
+    assert typed_source(meta) == "Is {fig} like {df} and {{x}}?"
+    assert question_as_typed(message, meta) == (
+        "[a.py · text 6 chars] Is [fig · PNG 640×480] like [df · DataFrame 1×1] and {{x}}?"
+    )
+    chips = [p for p in typed_pieces(meta) or [] if isinstance(p, Chip)]
+    assert [chip_text(c, message) for c in chips] == [
+        "File `a.py`:\n\n```py\nx = 1\n```",
+        None,  # the image block is what was sent
+        "| a |\n|---|\n| 1 |",
+    ]
+    assert sent_text(message["content"]).endswith("| 1 |\n\n and {x}?")  # sent as before
+
+
+def test_a_field_at_either_end_is_found_after_the_question_is_trimmed():
+    parts = QuestionParts()
+    parts.value(Converted(("  padded  ",), Sent("s", "str", "10 chars")))
+    parts.text(" middle ")
+    parts.value(Converted(("| t |",), Sent("t", "DataFrame"), paragraph=True))
+    message = {"role": "user", "content": parts.content()}
+    assert message["content"] == "padded   middle \n\n| t |"
+    chips = [p for p in typed_pieces(parts.meta()) or [] if isinstance(p, Chip)]
+    assert [chip_text(c, message) for c in chips] == ["padded  ", "| t |"]  # its start trimmed
+
+
+def test_a_question_that_reads_as_sent_keeps_no_typed_text():
+    parts = QuestionParts()
+    parts.text("just words")
+    assert parts.meta() == {}
+    empty = QuestionParts()
+    empty.text("a ")
+    empty.value(Converted(("",), Sent("s", "str", "0 chars")))
+    empty.text(" b")
+    (chip,) = [p for p in typed_pieces(empty.meta()) or [] if isinstance(p, Chip)]
+    assert chip.sent is None  # nothing of it was sent: the chip opens nothing

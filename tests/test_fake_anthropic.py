@@ -17,11 +17,16 @@ def client_for(server: FakeAnthropic, **options: Any) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key="test-key", base_url=server.base_url, **options)
 
 
-def raw_post(server: FakeAnthropic, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+VERSIONED = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+
+def raw_post(
+    server: FakeAnthropic, body: dict[str, Any], headers: dict[str, str] = VERSIONED
+) -> tuple[int, dict[str, str], bytes]:
     host, port = server.base_url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=5)
     try:
-        connection.request("POST", "/v1/messages", json.dumps(body), {"x-api-key": "k"})
+        connection.request("POST", "/v1/messages", json.dumps(body), headers)
         response = connection.getresponse()
         return response.status, dict(response.getheaders()), response.read()
     finally:

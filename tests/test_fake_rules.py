@@ -13,10 +13,30 @@ from fake_rules import COUNT_RULES, redacted_data, sign_thinking, validate
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "2"}
+ADD = {"name": "add", "description": "Add.", "input_schema": {"type": "object"}}
 
 
-def body(*messages: dict) -> dict:
-    return {"model": "m", "max_tokens": 10, "messages": list(messages)}
+def with_tools(messages: list[dict], extra: dict) -> dict:
+    """The ``tools`` a correct client sends beside tool blocks (unless ``extra`` names its own)."""
+    kinds = {
+        block.get("type")
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict)
+    }
+    if "tools" not in extra and kinds & {"tool_use", "tool_result"}:
+        return {"tools": [ADD], **extra}
+    return {key: value for key, value in extra.items() if value is not None}
+
+
+def body(*messages: dict, **extra) -> dict:
+    return {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": list(messages),
+        **with_tools(messages, extra),
+    }
 
 
 def user(content) -> dict:
@@ -72,6 +92,20 @@ def test_a_valid_tool_loop_passes():
             "input: Input should be a valid dict",
         ),
         (body(user(["a string"])), "Input should be a valid dictionary"),
+        (
+            {**body(user("a")), "tools": [{"name": "git:git_log", "input_schema": {}}]},
+            "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        ),
+        (
+            {
+                **body(user("a")),
+                "tools": [
+                    {"name": "add", "input_schema": {"type": "object"}},
+                    {"name": "add", "input_schema": {"type": "object"}},
+                ],
+            },
+            "Tool names must be unique",
+        ),
     ],
 )
 def test_the_fake_refuses_what_the_api_refuses(request_body, says):
@@ -96,7 +130,7 @@ def thinking_body(*messages: dict, thinking=ON, **extra) -> dict:
         "max_tokens": 2048,
         "messages": list(messages),
         "thinking": thinking,
-        **extra,
+        **with_tools(messages, extra),
     }
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +90,18 @@ def columns_html(run: CellRun) -> str:
 
 def sections(html: str) -> list[str]:
     return re.findall(r'<section class="jtc-answer".*?</section>', html, re.S)
+
+
+def every_column_shows(run: CellRun, text: str) -> bool:
+    """Whether the fan-out's grid is up and each of its answers shows ``text`` (so far)."""
+    grids = [
+        o["data"]["text/html"]
+        for o in run.outputs
+        if o["output_type"] == "display_data"
+        and 'class="jtc-fanout"' in o["data"].get("text/html", "")
+    ]
+    shown = sections(grids[0]) if len(grids) == 1 else []
+    return bool(shown) and all(text in section for section in shown)
 
 
 # -- the core, without a kernel --------------------------------------------------------------
@@ -282,8 +293,8 @@ def test_ctrl_c_keeps_what_every_answer_had_received(claude, fake_anthropic):
     for _ in range(3):
         fake_anthropic.enqueue(tokens=3000)  # 30 s at 100 tokens/s
     msg_id = claude.send(f"%%chat --n 3\n{QUESTION}", "c0000001")
-    run = claude.collect(msg_id, until=lambda r: len(calls(fake_anthropic)) == 3 and r.updates >= 8)
-    time.sleep(0.3)
+    run = claude.collect(msg_id, until=lambda r: every_column_shows(r, "alpha beta"))
+    assert len(calls(fake_anthropic)) == 3
     claude.interrupt()
     run = claude.collect(msg_id, run=run)
 
@@ -475,8 +486,8 @@ FRAME = """
 import jupyter_tree_chat
 df = jupyter_tree_chat.compare_frame()
 print(list(df.columns))
-print(df[["id", "position", "model", "temperature", "output_tokens", "stop_reason"]].to_json(
-    orient="records"))
+print(df[["id", "position", "endpoint", "model", "served_model", "temperature", "output_tokens",
+          "stop_reason"]].to_json(orient="records"))
 print(df[["cache_read_input_tokens", "seconds", "interrupted", "text"]].to_json(orient="records"))
 """
 
@@ -491,7 +502,9 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert json.loads(printed[0].replace("'", '"')) == [
         "id",
         "position",
+        "endpoint",
         "model",
+        "served_model",
         "temperature",
         "input_tokens",
         "output_tokens",
@@ -509,6 +522,8 @@ def test_compare_frame_has_a_row_per_sibling_answer_in_order(claude, fake_anthro
     assert [r["position"] for r in rows] == ["1/2", "2/2"]
     assert [r["temperature"] for r in rows] == [0.0, 1.0]
     assert [r["model"] for r in rows] == ["claude-sonnet-4-6"] * 2
+    assert [r["endpoint"] for r in rows] == ["anthropic"] * 2
+    assert [r["served_model"] for r in rows] == [None] * 2
     assert [r["output_tokens"] for r in rows] == [a.meta["usage"]["output_tokens"] for a in answers]
     assert [r["stop_reason"] for r in rows] == ["end_turn"] * 2
     more = json.loads(printed[2])

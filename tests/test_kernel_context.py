@@ -419,6 +419,55 @@ def test_chat_edit_fills_fields_by_type_too(kernel, fake):
     assert stored_questions(kernel, "edit")[-1]["meta"]["context"][0]["name"] == "fig"
 
 
+def test_a_question_keeps_its_typed_text_and_an_edit_fills_its_fields_in_again(kernel, fake):
+    kernel.run("small = pd.DataFrame({'x': range(100), 'y': range(100)})").check()
+    (kernel.folder / "notes.txt").write_text("x grows\n")
+    ask(kernel, "What does {small} show? {{not_a_field}}", "typed").check()
+    ask(kernel, "And now {small}?", "typed", "--attach notes.txt").check()
+    first, second = stored_questions(kernel, "typed")
+    chip = first["meta"]["typed"][1]
+    assert first["meta"]["typed"] == ["What does ", chip, " show? {{not_a_field}}"]
+    assert chip["field"] == "small" and chip["about"] == "DataFrame 100×2"
+    start, end = chip["sent"]
+    assert first["message"]["content"][start:end].endswith("100 rows × 2 columns, 40 shown")
+    attached = "File `notes.txt`:\n\n```txt\nx grows\n```"
+    assert second["meta"]["typed"][0] == {
+        "field": "notes.txt",
+        "kind": "attachment",
+        "about": "text 8 chars",
+        "sent": [0, len(attached)],
+    }
+    kernel.run("%chat use typed").check()
+    try:
+        tree = kernel.run("%chat tree").check().stdout
+        kernel.run("small = pd.DataFrame({'x': range(7), 'y': range(7)})").check()
+        again = kernel.run("%chat edit 2").check()
+        refilled = question_sent(fake)
+        answer = second["parentId"]  # two versions of question 2 now branch from it
+        branches = kernel.run(f"%chat branches {answer}").check().stdout
+        raw = kernel.run("%chat edit 1 --raw Plain {small}").check()
+        raw_sent = question_sent(fake)
+    finally:
+        kernel.run("%chat use default").check()
+    assert "user  What does [small · DataFrame 100×2] show? {{not_a_field}}" in tree
+    assert "user  [notes.txt · text 8 chars] And now [small · DataFrame 100×2] …" in tree
+    assert "user      [notes.txt · text 8 chars] And now [small · DataFrame 100×2] …" in branches
+    assert "user      [notes.txt · text 8 chars] And now [small · DataFrame 7×2]?" in branches
+    assert "|" not in (tree + branches).replace("│", "")  # the chips, never the table
+    assert again.stdout.startswith(
+        "Filled in again from the kernel's values now: {small} (DataFrame 7×2).\n"
+    )
+    file_block, words = refilled  # the file kept as it was sent, the table new
+    assert file_block["text"] == attached + "\n\n"
+    assert "7 rows × 2 columns" in words["text"] and words["text"].startswith("And now ")
+    assert table_rows(words["text"])[-1] == ["6", "6", "6"]
+    edited = stored_questions(kernel, "typed")[-2]
+    assert edited["meta"]["typed"][0]["field"] == "notes.txt"
+    assert edited["meta"]["typed"][2]["about"] == "DataFrame 7×2"
+    assert "Filled in again" not in raw.stdout
+    assert raw_sent == "Plain {small}"  # --raw: as written
+
+
 def test_chat_code_puts_a_code_block_into_the_next_cell(kernel, fake):
     fake.enqueue(
         text="Try:\n\n```python\nimport math\nprint(math.pi)\n```\n\nor\n\n```\nx = 1\n```\n"

@@ -1,4 +1,4 @@
-"""The folders say what each file may know (DESIGN.md, "A layout that shows the layers").
+"""The folders say what each file may know (docs/design.md, "A layout that shows the layers").
 
 - The core (``errors language textview`` at the top; the rooms ``history/`` (node, tree,
   loader, store), ``conversation/`` (session, events, fanout, cellrule), ``measures/``
@@ -15,7 +15,8 @@
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
   ``components/`` (the views, framework-free) import no package but the d3 modules the
   tree picture lays out and zooms with; the kernel-connected
-  ``panel/`` and the file-connected ``viewer/`` use them and never each other; the one
+  ``panel/``, the file-connected ``viewer/`` and an exported page's ``page/`` use them
+  and never each other (the panel and a page share the sanitizer, ``sanitize/``); the one
   bridge between the lab extension and the widget bundle is ``bridge.ts``; the lab's
   notebook command (``notebook.ts``) is the extension's, beside ``index.ts``.
 """
@@ -48,16 +49,20 @@ CORE_LAYER = {
     "language": 2,
     "measures.usage": 2,
     "measures.compare": 2,
+    "measures.budget": 2,
+    "measures.sizes": 2,
+    "measures.seen": 4,
     "providers": 3,
     "measures.preflight": 4,
     "conversation": 4,
     "textview": 4,
     "context": 4,
     "picture": 4,
+    "share": 4,
 }
 VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
-#: at most this many modules at the package's top (DESIGN.md: a few named rooms)
+#: at most this many modules at the package's top (docs/design.md: a few named rooms)
 MOST_TOP_MODULES = 10
 
 
@@ -261,8 +266,10 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "format": ({"format"}, ()),
     "components": ({"components", "format"}, ("d3-hierarchy", "d3-selection", "d3-zoom")),
     "bridge": ({"components"}, ()),
-    "panel": ({"panel", "components", "format", "bridge"}, ("dompurify", "marked")),
+    "sanitize": ({"sanitize", "components"}, ("dompurify", "marked")),
+    "panel": ({"panel", "components", "format", "bridge", "sanitize"}, ()),
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
+    "page": ({"page", "components", "format", "sanitize"}, ()),
     "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
     "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
 }
@@ -304,5 +311,6 @@ def test_the_front_end_rooms_import_only_what_they_may():
 def test_the_front_end_checker_sees_imports():
     assert ts_imports(FRONT_END / "panel" / "index.ts")[0] >= {"bridge", "components"}
     assert "@jupyterlab/translation" in ts_imports(FRONT_END / "index.ts")[1]
-    assert "dompurify" in ts_imports(FRONT_END / "panel" / "markdown.ts")[1]
-    assert ts_imports(FRONT_END / "viewer" / "source.ts")[0] >= {"components", "format"}
+    assert "dompurify" in ts_imports(FRONT_END / "sanitize" / "markdown.ts")[1]
+    assert ts_imports(FRONT_END / "page" / "index.ts")[0] >= {"components", "sanitize"}
+    assert ts_imports(FRONT_END / "components" / "filesource.ts")[0] >= {"components", "format"}

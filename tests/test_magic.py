@@ -87,10 +87,10 @@ def test_attach_and_with_repeat_and_with_path_is_its_own_flag():
         ),
         (
             "--temperatures 0,hot",
-            "%%chat --temperatures: 'hot' is not a temperature from 0 to 1; "
+            "%%chat --temperatures: 'hot' is not a temperature (a number, 0 or more); "
             "give them comma-separated, e.g. --temperatures 0,0.5,1",
         ),
-        ("--temperatures 1.5", "%%chat --temperatures: '1.5' is not a temperature from 0 to 1;"),
+        ("--temperatures=-1", "%%chat --temperatures: '-1' is not a temperature"),
         ("--models ,", "%%chat --models: the list is empty; give it comma-separated"),
         ("--model a --models b,c", "%%chat: --model and --models contradict; put every model"),
         ("--temperature 1 --temperatures 0,1", "%%chat: --temperature and --temperatures contra"),
@@ -292,9 +292,15 @@ def test_hide_and_unhide_fold_a_branch_in_tree_and_branches_and_keep_it(ip, tmp_
         ("switch zzzz", "`%chat tree` shows the ids"),
         ("edit 9 new text", "give N from 1 to 1"),
         ("edit one new text", "give N from 1 to 1"),
-        ("edit 1", "usage: %chat edit N TEXT"),
+        ("edit", "usage: %chat edit N [TEXT]"),
+        (
+            "edit 1",
+            "keeps no typed text (it was asked as written, or before this version); "
+            "give the new TEXT: %chat edit 1 TEXT",
+        ),
+        ("edit 1 --raw", "give the TEXT to send as written"),
         ("use ../evil", "path separator"),
-        ("export pdf", "usage: %chat export md [FILE]"),
+        ("export pdf", "usage: %chat export md|html|ipynb [FILE]"),
         ("label", "usage: %chat label ID NAME"),
     ],
 )
@@ -553,3 +559,16 @@ def test_the_panel_from_python_is_over_the_magics_own_session(ip, tmp_path):
     ip.run_cell_magic("chat", "", "and again")
     assert view.session.leaf == kernel_sessions.current_session().leaf
     view.close()
+
+
+def test_budget_takes_tokens_window_or_off_and_no_abbreviation_reaches_it():
+    assert parse_cell_line("--budget 8000").budget == 8000
+    assert parse_cell_line("--budget 8,000").budget == 8000
+    assert parse_cell_line("--budget window").budget == "window"
+    assert parse_cell_line("--budget off").budget == "off"
+    assert parse_cell_line("").budget is None  # TreeChat.context_budget decides
+    for bad in ("--budget 0", "--budget lots", "--budget -5"):
+        with pytest.raises(UsageError, match="give the tokens a request may hold"):
+            parse_cell_line(bad)
+    with pytest.raises(UsageError, match="unrecognized arguments: --bud"):
+        parse_cell_line("--bud 100")

@@ -358,9 +358,15 @@ def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
     claude.chat("Summarise the fix in one line", "c0000009").check()
     sent = fake_anthropic.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
-    kinds = [b["type"] for b in sent[1]["content"]]
-    assert kinds == ["text", "tool_use", "tool_use"]  # the unsigned thinking is not sent
-    assert [b["tool_use_id"] for b in sent[2]["content"]] == ["toolu_01", "toolu_02"]
+    # no tool is registered, so none is offered and Claude Code's calls go as text
+    # (toolwire.py); the unsigned thinking is not sent
+    assert "tools" not in fake_anthropic.requests[-1].body
+    texts = [b["text"] for b in sent[1]["content"]]
+    assert texts[1:] == [
+        '[tool call: Read {"file_path": "x.py"}]',
+        '[tool call: Grep {"pattern": "bug"}]',
+    ]
+    assert [b["type"] for b in sent[2]["content"]] == ["text", "text"]
     tree = tree_of(claude, "5f0c1a2e")
     assert [n.id for n in tree.path_nodes(tree.leaf)][:6] == ["u1", "a1", "r1", "a5", "u3", "a7"]
     assert tree.get(tree.leaf).text == "It divided by zero; now it checks first."
@@ -380,6 +386,8 @@ def test_imported_pi_and_chatgpt_sessions_send_mapped_ids_and_the_system_prompt(
     pi_file = tmp_path / "pi-session.jsonl"
     pi_file.write_bytes(jsonl(pi_session()))
     claude.run(f"%chat import {pi_file} --session notes").check()
+    # a registered tool: pi's calls go as blocks, its tool defined as not callable
+    claude.run("from jupyter_tree_chat import tool\n@tool\ndef grep(p: str) -> str:\n  return p")
     claude.chat("What else is in the notes?", "c0000010").check()
     sent = fake_anthropic.requests[-1].body
     tool_ids = [
@@ -426,3 +434,17 @@ def test_without_a_key_the_sdk_is_never_imported(offline):
     assert offline.run(LOADED).check().stdout.split()[0] == "False"
     offline.chat("Hello?", "c0000001").check()  # the offline model answers
     assert offline.run(LOADED).check().stdout.split()[0] == "False"
+
+
+def test_without_a_key_a_model_of_another_endpoint_warms_its_sdk_up(tmp_path: Path):
+    with Kernel(tmp_path, load_extension=False) as kernel:
+        kernel.run("get_ipython().config.TreeChat.model = 'local:smollm2'").check()
+        kernel.run("%load_ext jupyter_tree_chat").check()
+        waited = kernel.run(
+            "import sys, time\n"
+            "deadline = time.monotonic() + 60\n"
+            "while 'anthropic.lib.streaming' not in sys.modules and time.monotonic() < deadline:\n"
+            "    time.sleep(0.05)\n"
+            "print('anthropic.lib.streaming' in sys.modules)"
+        ).check()
+        assert waited.stdout.split()[-1] == "True"  # no cell asked anything yet

@@ -1,4 +1,4 @@
-"""The three notebooks: committed without outputs, and run top to bottom in a real kernel.
+"""The notebooks: committed without outputs, and run top to bottom in a real kernel.
 
 Each notebook is copied into a temporary folder and executed there by nbclient through
 the ``python3`` kernel, with every ``ANTHROPIC_*`` variable removed (so the offline
@@ -31,7 +31,7 @@ from jupyter_tree_chat.history.tree import is_tool_result
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare")
+NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare", "tools")
 #: the chapter's lesson in English and in Chinese, the chapter's own language
 LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
@@ -192,6 +192,21 @@ def test_chapter_notebook_runs_and_leaves_the_lesson_tree(english_lesson: tuple[
     assert [m["content"] for m in tree.active_path() if m["role"] == "user"][:1] == [
         "I am learning Python. What is a list?"
     ]
+    # its closing section: a long branch, and one answer that saw only its newest part
+    budget = load_file(tmp_path / "session-tree-chapter.budget.chat.jsonl")
+    assert budget.problems == [] and len(budget.tree) == 26
+    answer = budget.tree.get(budget.tree.leaf)
+    context = answer.meta["context"]
+    saw = context["exchanges"] - context["dropped"]
+    assert 0 < saw < 13 == context["exchanges"] and context["budget"] == 1500
+    assert f"saw {saw} of 13 exchanges" in shown and f"That is **{saw} exchanges**" in answer.text
+    assert "left out     " in shown  # %chat context listed the exchanges it leaves out
+    nb = nbformat.read(tmp_path / "session-tree-chapter.ipynb", as_version=4)
+    cell = next(cell for cell in nb.cells if cell.id == "budget-09")
+    side_by_side = cell.outputs[0]["data"]["text/html"]
+    assert f"[{context['dropped']} earlier exchanges left out]" in side_by_side
+    unseen = re.findall(r'class="node [a-z ]*unseen"', side_by_side)
+    assert len(unseen) == len(budget.tree) - 2 * saw  # the picture fades what it did not see
 
 
 def tree_shape(session_file: Path) -> list[tuple[Any, ...]]:
@@ -234,7 +249,7 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     shown = outputs_text(executed)
     assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
     assert "我只看得到这一条路径" in shown and "I was sent" not in shown
-    for session in ("format", "lesson"):
+    for session in ("format", "lesson", "budget"):
         en = tree_shape(english / f"{LESSONS['en']}.{session}.chat.jsonl")
         zh = tree_shape(tmp_path / f"{LESSONS['zh']}.{session}.chat.jsonl")
         assert zh == en, session
@@ -352,6 +367,19 @@ def test_compare_notebook_runs(tmp_path: Path) -> None:
     assert sum('<details class="jtc-differences">' in h for h in html) == 3
     source = "".join(cell.source for cell in nb.cells if cell.cell_type == "code")
     assert "<" not in source  # no hand-written HTML
+
+
+@pytest.mark.kernel
+def test_tools_notebook_calls_server_everything_and_forks_before_the_call(tmp_path: Path) -> None:
+    nb = execute("tools", tmp_path)
+    shown = outputs_text(nb)
+    tree = load_file(tmp_path / "tools.chat.jsonl").tree
+    assert 'tool call: everything:get-sum {"a": 2, "b": 40}' in shown
+    assert "everything:get-sum" in shown and "read-only" in shown  # %chat mcp everything
+    (result,) = [n for n in tree if is_tool_result(n.message)]
+    assert "42" in json.dumps(result.message["content"])
+    forked = next(n for n in tree if (n.meta or {}).get("forked_before_tool_use"))
+    assert tree.leaf is not None and forked.id in {n.id for n in tree.path_nodes(tree.leaf)}
 
 
 @pytest.mark.kernel

@@ -23,7 +23,7 @@ DATA = Path(__file__).parent / "data"
 
 ENTRY = """
 export { parseSession } from '{src}/format/parse';
-export { FileSource } from '{src}/viewer/source';
+export { FileSource } from '{src}/components/filesource';
 export { english } from '{src}/components/translate';
 export { fold } from '{src}/components/picture/fold';
 export { place } from '{src}/components/picture/layout';

@@ -343,7 +343,10 @@ def test_signed_thinking_goes_back_unchanged_and_unsigned_thinking_stays_home() 
         },
     ]
 
-    sent = build_kwargs(ReplyRequest(messages=copy.deepcopy(messages), model="m", thinking=2048))
+    asked = ReplyRequest(
+        messages=copy.deepcopy(messages), model="m", thinking=2048, tools=(ADD_TOOL,)
+    )
+    sent = build_kwargs(asked)
 
     assert sent["messages"][1]["content"] == [{"type": "text", "text": "Partial"}]
     assert sent["messages"][3]["content"][:2] == [signed, redacted]  # as they came

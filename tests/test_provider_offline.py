@@ -328,8 +328,10 @@ def test_the_same_path_asked_in_english_and_in_chinese_states_the_same_facts() -
     assert english.startswith("I was sent **3 messages** on the active path: user → assistant")
     assert chinese.startswith("我在 active path 上收到了 **3 条消息**：user → assistant")
     assert "`2 + 3 * 4 = 14`" in english and "`2 + 3 * 4 = 14`" in chinese
-    # paragraph for paragraph: the count, the header, the quote, the answer, branches, settings
-    assert len(english.split("\n\n")) == len(chinese.split("\n\n")) == 7
+    # paragraph for paragraph: the count, the exchanges, the header, the quote, the answer,
+    # branches, settings
+    assert len(english.split("\n\n")) == len(chinese.split("\n\n")) == 8
+    assert "That is **2 exchanges**" in english and "一共 **2 轮**问答" in chinese
 
 
 def test_a_mixed_question_is_answered_in_the_language_of_most_of_its_words() -> None:

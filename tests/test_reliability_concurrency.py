@@ -40,7 +40,12 @@ def run_writers(tmp_path: Path, mode: str, count: int) -> tuple[Path, float]:
         worker("append-worker", str(path), name, str(count), str(seed), str(go), mode)
         for seed, name in enumerate(("kernelA", "kernelB"), 1)
     ]
-    time.sleep(0.3)  # both interpreters are up and polling for the go file
+    ready = [Path(f"{go}.{name}.ready") for name in ("kernelA", "kernelB")]
+    deadline = time.monotonic() + 120
+    while not all(flag.exists() for flag in ready):  # both interpreters are up and polling
+        assert all(proc.poll() is None for proc in procs), f"a {mode} writer exited early"
+        assert time.monotonic() < deadline, "the writers never started"
+        time.sleep(0.01)
     started = time.monotonic()
     go.touch()
     for proc in procs:

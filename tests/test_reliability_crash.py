@@ -1,6 +1,6 @@
 """A kernel killed while appending loses at most the record it was writing.
 
-The promise (DESIGN.md, "Reliability promises"): "A killed process loses at most the
+The promise (docs/design.md, "Reliability promises"): "A killed process loses at most the
 record it was writing", and the file always loads. SIGKILL is the honest test: no
 ``finally``, no ``atexit``, no flush, just the process gone at an arbitrary instruction,
 possibly in the middle of a ``write()`` of a 1 MB record.
@@ -11,6 +11,8 @@ continues the chain from the loaded leaf, and is killed at a random moment. Afte
 kill the test loads the file and checks, against a counter the worker bumps in shared
 memory after every finished append, that
 
+* as many appends as the round waited for were acknowledged before the kill (random
+  rounds wait for 0, a few or dozens), so the total tested is asserted, never luck;
 * the load never raises, and reports at most one damaged line per kill;
 * every acknowledged record of this round and of all earlier rounds is in the tree;
 * at most one record more than acknowledged is there (the one in flight);
@@ -50,9 +52,11 @@ def kill_rounds(tmp_path: Path, kills: int, *, targeted: bool, label: str) -> di
     path = tmp_path / f"{label}.chat.jsonl"
     ack = tmp_path / f"{label}.ack"
     survived: set[str] = set()
-    stats = dict.fromkeys(("acknowledged", "torn", "in_flight_kept", "acknowledged_lost"), 0)
+    keys = ("asked", "acknowledged", "torn", "in_flight_kept", "acknowledged_lost")
+    stats = dict.fromkeys(keys, 0)
     for round_number in range(kills):
         ack.write_bytes(b"\0" * 16)
+        target = 0
         # targeted rounds write 8 MB records back to back: a write lasts about a millisecond
         pause, big = ("0", "8000000") if targeted else ("0.002", "1000000")
         proc = worker("crash-worker", str(path), str(ack), str(round_number), pause, big, stdout=-1)
@@ -63,11 +67,20 @@ def kill_rounds(tmp_path: Path, kills: int, *, targeted: bool, label: str) -> di
             spin_until = time.monotonic() + rng.random() * 0.0005
             while time.monotonic() < spin_until:
                 pass
-        else:
-            time.sleep(rng.choice((0.0, rng.random() * 0.01, rng.random() * 0.15)))
+        else:  # let a chosen number of appends be acknowledged, then kill at a random moment
+            target = rng.choice((0, rng.randrange(1, 10), rng.randrange(10, 80)))
+            deadline = time.monotonic() + 60
+            while read_ack(ack) < target:
+                assert proc.poll() is None, "the worker died before it was killed"
+                assert time.monotonic() < deadline, f"round {round_number}: {target} never acked"
+                time.sleep(0.0005)
+            time.sleep(rng.random() * 0.003)  # inside or between writes, by chance
+            stats["asked"] += target
         kill(proc)
         proc.stdout.close()
         acked = read_ack(ack)
+        if not targeted:
+            assert acked >= target, f"round {round_number}: {acked} acknowledged, {target} seen"
         stats["acknowledged"] += acked
 
         loaded = load_file(path)  # must never raise
@@ -109,8 +122,13 @@ def kill_rounds(tmp_path: Path, kills: int, *, targeted: bool, label: str) -> di
 
 
 def test_sigkill_at_random_moments_loses_only_the_record_in_flight(tmp_path: Path) -> None:
-    """50 SIGKILLs at random moments: nothing acknowledged is ever lost."""
-    kill_rounds(tmp_path, KILLS, targeted=False, label="random")
+    """50 SIGKILLs at random moments: nothing acknowledged is ever lost.
+
+    Each round waits until a chosen number of appends (0, a few, or dozens) has been
+    acknowledged before it kills, so the rounds really test acknowledged records: the
+    total is asserted, not left to chance."""
+    stats = kill_rounds(tmp_path, KILLS, targeted=False, label="random")
+    assert stats["acknowledged"] >= stats["asked"] >= KILLS * 5, stats
 
 
 def test_sigkill_inside_a_big_write_leaves_a_torn_line_that_loads(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Disk trouble: the user is told plainly, the conversation goes on, the file is not hurt.
 
-The promise (DESIGN.md, errors.SessionNotSaved): when a session file cannot be written
-(disk full, read-only, deleted, moved or replaced) the cell says that the session is
+The promise (docs/design.md, "Reliability promises"; errors.SessionNotSaved): when a
+session file cannot be written (disk full, read-only, deleted, moved or replaced) the
+cell says that the session is
 NOT being saved, the in-memory session goes on, and nothing already on disk is damaged.
 
 How each fault is made, honestly (see reliability_helpers):
@@ -20,7 +21,6 @@ cell's output.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,8 +37,14 @@ from jupyter_tree_chat.history.tree import SessionTree
 NOT_SAVED = "NOT being saved"
 BIG = "a long question " * 1500  # 24 KB: needs new pages, so a full tmpfs refuses it
 
-#: what each fault was made with, for docs/reliability.md (printed at the end of a test)
-HOW: dict[str, str] = {}
+DEV_FULL = "FALLBACK (no mount rights): a session path that is a symlink to /dev/full (ENOSPC)"
+FSIZE = "FALLBACK (no mount rights): RLIMIT_FSIZE in the kernel (EFBIG, 'File too large')"
+
+
+def report(test: str, how: str) -> None:
+    """Say in the test's output what the fault was made with (run with ``-s``), fallbacks
+    named as such, for docs/reliability.md."""
+    print(f"\nRELIABILITY disk {test}: {how}")
 
 
 def open_session(path: Path) -> tuple[Session, list[Notice]]:
@@ -82,22 +88,14 @@ def assert_conversation_goes_on(session: Session, nodes_before: int) -> None:
     assert [n.text for n in session.path()][-2:] == ["and now?", "echo: and now?"]
 
 
-@pytest.fixture
-def record_how() -> Iterator[None]:
-    yield
-    for fault, how in HOW.items():
-        print(f"\nRELIABILITY disk {fault}: {how}")
-
-
 # -- disk full -------------------------------------------------------------------------------
 
 
-def test_disk_full_mid_session(record_how: None) -> None:
+def test_disk_full_mid_session() -> None:
     """ENOSPC on the second turn: told plainly, goes on, the first turn stays intact."""
     with small_tmpfs(256) as fault:
-        HOW["disk full"] = fault.how
+        report("disk full mid-session", DEV_FULL if fault.how == "unavailable" else fault.how)
         if fault.how == "unavailable":
-            HOW["disk full"] = "a symlink to /dev/full (no mount rights)"
             path = fault.path / "nb.chat.jsonl"
             path.symlink_to("/dev/full")
             session, notices = open_session(path)
@@ -126,9 +124,10 @@ def test_disk_full_mid_session(record_how: None) -> None:
         assert path.read_bytes() == after_failure, "kept writing after the failure"
 
 
-def test_new_session_on_a_full_disk(record_how: None) -> None:
+def test_new_session_on_a_full_disk() -> None:
     """The very first append fails: the user hears it at once, the chat still works."""
     with small_tmpfs(256) as fault:
+        report("new session, disk full", DEV_FULL if fault.how == "unavailable" else fault.how)
         if fault.how == "unavailable":
             path = fault.path / "nb.chat.jsonl"
             path.symlink_to("/dev/full")
@@ -145,10 +144,10 @@ def test_new_session_on_a_full_disk(record_how: None) -> None:
 # -- read-only ---------------------------------------------------------------------------------
 
 
-def test_read_only_folder_mid_session(record_how: None) -> None:
+def test_read_only_folder_mid_session() -> None:
     """The folder turns read-only between turns: told, goes on, file byte-identical."""
     with readonly_dir() as fault:
-        HOW["read-only"] = fault.how
+        report("read-only mid-session", fault.how)
         path = fault.path / "nb.chat.jsonl"
         session, notices = open_session(path)
         session.ask("first, saved")
@@ -165,8 +164,9 @@ def test_read_only_folder_mid_session(record_how: None) -> None:
         assert sorted(p.name for p in fault.path.iterdir()) == ["nb.chat.jsonl"]
 
 
-def test_new_session_in_a_read_only_folder(record_how: None) -> None:
+def test_new_session_in_a_read_only_folder() -> None:
     with readonly_dir() as fault:
+        report("new session, read-only", fault.how)
         make_readonly(fault)
         path = fault.path / "nb.chat.jsonl"
         session, notices = open_session(path)
@@ -274,6 +274,7 @@ def test_cell_says_plainly_when_the_disk_is_full() -> None:
             kernel.chat("first question", "c0000001").check()
             session_file = kernel.session_file()
             saved = session_file.read_bytes()
+            report("%%chat cell, disk full", FSIZE if fault.how == "unavailable" else fault.how)
             if fault.how == "unavailable":
                 # no mount rights: the kernel may not grow any file past this size, so
                 # its write fails with EFBIG ("File too large"), the nearest honest fault

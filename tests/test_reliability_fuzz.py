@@ -2,7 +2,7 @@
 
 A session file is user data that may be years old, written by the chapter's TypeScript
 code, cut by a crash, edited by hand, merged by git, or zero-filled by a file system
-after a power cut. The promise (DESIGN.md): damage "never stops a session from loading;
+after a power cut. The promise (docs/design.md): damage "never stops a session from loading;
 each is reported with its line number", and nothing valid before the damage is lost.
 
 Hypothesis builds valid sessions (random trees with unicode content) and damages them:

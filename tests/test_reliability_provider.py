@@ -1,6 +1,6 @@
 """Provider faults against the local fake Messages API: the file stays right.
 
-The promises (DESIGN.md): "A user message is on disk before the request is sent. A reply
+The promises (docs/design.md): "A user message is on disk before the request is sent. A reply
 cut short (network, error event, KeyboardInterrupt) is kept, marked interrupted." Retries
 (the SDK's own, for 429/529/5xx) must never write the question twice.
 

@@ -11,6 +11,7 @@ appeared anywhere.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_tree_chat.errors import SessionNameError, StoreError
-from jupyter_tree_chat.history.store import SESSION_SUFFIX, session_path, validate_session_name
+from jupyter_tree_chat.history.store import (
+    SESSION_SUFFIX,
+    FileStore,
+    session_path,
+    validate_session_name,
+)
 
 #: (name, a word the message must contain so the user knows *why*)
 HOSTILE_NAMES = [
@@ -96,14 +102,22 @@ def test_non_string_names_are_refused() -> None:
 @settings(max_examples=2000, deadline=None)
 @given(st.text(min_size=0, max_size=120))
 def test_any_accepted_name_is_one_plain_file_name(name: str) -> None:
-    """Property: whatever is accepted yields a file directly beside the notebook,
-    whose name has no separator, NUL, control character or '..'."""
-    try:
-        validate_session_name(name)
-    except SessionNameError:
-        return
-    path = session_path(Path("/nb/analysis.ipynb"), name)
-    assert path.parent == Path("/nb")
+    """Property: a refused name makes no file anywhere; an accepted one makes exactly
+    one file, directly beside the notebook, whose name has no separator, NUL, control
+    character or '..'. Each name goes the way a session is opened: its path, then a
+    first append (which creates the file)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        top = Path(tmp)
+        folder = top / "nb"
+        folder.mkdir()
+        try:
+            path = session_path(folder / "analysis.ipynb", name)
+        except SessionNameError:
+            assert sorted(top.rglob("*")) == [folder], f"a refused name {name!r} made a file"
+            return
+        FileStore(path).append([{"type": "label", "id": "x", "label": "y"}], durable=True)
+        assert sorted(top.rglob("*")) == [folder, path], f"{name!r} made other files"
+    assert path.parent == folder
     assert os.path.normpath(str(path)) == str(path)
     assert "/" not in name and "\\" not in name and "\0" not in name
     assert not any(ord(c) < 32 or c == "\x7f" for c in name)

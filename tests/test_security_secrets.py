@@ -78,6 +78,18 @@ def debug_log(tmp_path: Path) -> Iterator[Path]:
             lg.setLevel(level)
 
 
+def debug_logging(log_file: Path) -> str:
+    """A cell that logs everything at DEBUG into ``log_file`` (the SDK and HTTP too)."""
+    return (
+        "import logging\n"
+        f"h = logging.FileHandler({str(log_file)!r})\n"
+        "logging.getLogger().addHandler(h)\n"
+        "logging.getLogger().setLevel(logging.DEBUG)\n"
+        "for n in ('anthropic', 'httpx', 'httpcore', 'jupyter_tree_chat'):\n"
+        "    logging.getLogger(n).setLevel(logging.DEBUG)\n"
+    )
+
+
 def key_was_sent(headers: dict[str, str]) -> bool:
     """The SDK sends the key as ``x-api-key`` or ``authorization: Bearer`` by version."""
     return SENTINEL_KEY in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
@@ -151,15 +163,7 @@ def test_no_key_in_cell_outputs_saved_notebook_or_kernel_log(tmp_path: Path) -> 
         cells = []
         with Kernel(tmp_path, env=env) as kernel:
             log_file = tmp_path / "kernel-debug.log"
-            setup = (
-                "import logging\n"
-                f"h = logging.FileHandler({str(log_file)!r})\n"
-                "logging.getLogger().addHandler(h)\n"
-                "logging.getLogger().setLevel(logging.DEBUG)\n"
-                "for n in ('anthropic', 'httpx', 'httpcore', 'jupyter_tree_chat'):\n"
-                "    logging.getLogger(n).setLevel(logging.DEBUG)\n"
-            )
-            kernel.run(setup).check()
+            kernel.run(debug_logging(log_file)).check()
             runs = []
             for number, fault in enumerate(FAULTS):
                 fault.script(server)
@@ -227,3 +231,65 @@ def test_session_files_made_by_cells_are_owner_only(tmp_path: Path) -> None:
         kernel.chat("hello", "c0000002", "--session draft").check()
         for path in (kernel.session_file(), kernel.session_file("draft")):
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+#: an endpoint's key, as recognisable as Anthropic's sentinel
+ENDPOINT_KEY = "sk-deepseek-ENDPOINT-SENTINEL-1a2b3c4d5e6f"
+
+
+@pytest.mark.kernel
+def test_no_endpoint_key_in_outputs_files_or_logs_and_none_sent_elsewhere(tmp_path: Path) -> None:
+    """Keys of two endpoints in the environment, a mixed fan-out, a refused key, the
+    commands that show endpoints and settings, DEBUG logs: no key anywhere, and each
+    server only ever saw its own (a server on this machine saw none)."""
+    with (
+        FakeAnthropic() as claude,
+        FakeAnthropic(endpoint="deepseek", api_key=ENDPOINT_KEY) as deepseek,
+        FakeAnthropic() as local,
+    ):
+        env = {
+            "ANTHROPIC_API_KEY": SENTINEL_KEY,
+            "ANTHROPIC_BASE_URL": claude.base_url,
+            "ANTHROPIC_LOG": "debug",
+            "DEEPSEEK_API_KEY": ENDPOINT_KEY,
+        }
+        endpoints = {
+            "deepseek": {"base_url": deepseek.base_url},
+            "local": {"base_url": local.base_url},
+        }
+        log_file = tmp_path / "kernel-debug.log"
+        with Kernel(tmp_path, env=env) as kernel:
+            setup = debug_logging(log_file) + f"%config TreeChat.endpoints = {endpoints!r}\n"
+            runs = [kernel.run(setup).check()]
+            models = "claude-sonnet-4-6,deepseek:deepseek-chat,local:smollm2"
+            runs.append(kernel.chat("question one", "c0000001", f"--models {models}").check())
+            deepseek.api_key = "the server now wants another key"  # a refused key
+            runs.append(kernel.chat("question two", "c0000002", "--model deepseek:deepseek-chat"))
+            assert "refused the key (401)" in runs[-1].visible_text
+            assert "check DEEPSEEK_API_KEY" in runs[-1].visible_text
+            for command in ("%chat models", "%chat model deepseek:deepseek-chat", "%chat usage"):
+                runs.append(kernel.run(command).check())
+            runs.append(kernel.run("%config TreeChat"))
+            runs.append(
+                kernel.run(
+                    "from jupyter_tree_chat.kernel.sessions import current_session as c\n"
+                    "r = c().provider\nprint(repr(r), r.__dict__, r.pool.__dict__)"
+                ).check()
+            )
+            for run in runs:
+                for message in run.messages:
+                    content = json.dumps(message["content"], default=str)
+                    assert_no_key("an iopub message", content)
+                    assert ENDPOINT_KEY not in content, "the endpoint key leaked into an output"
+    assert key_was_sent(claude.requests[0].headers)
+    sent_to_deepseek = [r.headers.get("authorization", "") for r in deepseek.requests]
+    assert sent_to_deepseek[0] == f"Bearer {ENDPOINT_KEY}"
+    everything_sent = json.dumps([r.headers for r in local.requests + claude.requests])
+    assert ENDPOINT_KEY not in everything_sent
+    assert SENTINEL_KEY not in json.dumps([r.headers for r in local.requests + deepseek.requests])
+    assert log_file.stat().st_size > 0, "the kernel's DEBUG log caught nothing"
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert ENDPOINT_KEY.encode() not in path.read_bytes(), f"the endpoint key is in {path}"
+            assert ENDPOINT_KEY[-20:].encode() not in path.read_bytes(), path
+    assert_no_key_in_tree(tmp_path)

@@ -387,7 +387,7 @@ def test_when_the_file_vanishes_the_session_goes_on_and_says_it_is_not_saved(ses
 
 
 class TestNotebookRule:
-    """What running %%chat cells does (DESIGN.md, "The notebook-native rule")."""
+    """What running %%chat cells does (docs/design.md, "The notebook-native rule")."""
 
     def run_all(self, session: Session, cells: dict[str, str]) -> None:
         for cell_id, text in cells.items():

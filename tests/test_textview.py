@@ -6,12 +6,17 @@ from typing import Any
 
 from jupyter_tree_chat.history.tree import SessionTree
 from jupyter_tree_chat.textview import (
+    Chip,
+    chip_text,
     draw_tree,
     hidden_branches,
     hidden_note,
     path_markdown,
+    question_as_typed,
     short_id_length,
     summary,
+    typed_pieces,
+    typed_source,
 )
 
 
@@ -158,3 +163,83 @@ def test_the_markdown_export_quotes_thinking_and_names_redacted_thinking() -> No
     assert "*Thinking:*\n\n> Two and two.\n> Four.\n" in markdown
     assert "*[thinking encrypted by the API]*\n" in markdown
     assert markdown.rstrip().endswith("4")
+
+
+# -- a question as typed (meta.typed) ---------------------------------------------------
+
+TABLE = "|    |   x |\n|---:|----:|\n|  0 |   1 |\n\n1 rows × 1 columns"
+SENT = f"What does \n\n{TABLE}\n\n show, given {{notes}}?"
+TYPED_META = {
+    "typed": [
+        {"field": "results.pdf", "kind": "attachment", "about": "PDF 1.2 MB"},
+        {"field": "3f2a9c1", "kind": "node", "about": "answer 12 chars", "sent": [0, 4]},
+        "What does ",
+        {
+            "field": "df",
+            "kind": "variable",
+            "about": "DataFrame 1×1",
+            "sent": [SENT.index(TABLE), SENT.index(TABLE) + len(TABLE)],
+        },
+        " show, given {{notes}}?",
+    ]
+}
+
+
+def test_a_question_reads_as_typed_with_a_chip_per_substitution() -> None:
+    message = user(SENT)
+    assert question_as_typed(message, TYPED_META) == (
+        "[results.pdf · PDF 1.2 MB] [from 3f2a9c1] What does [df · DataFrame 1×1] show, "
+        "given {{notes}}?"
+    )
+    assert typed_source(TYPED_META) == "What does {df} show, given {{notes}}?"
+    pieces = typed_pieces(TYPED_META)
+    assert pieces is not None
+    chips = [p for p in pieces if isinstance(p, Chip)]
+    assert [c.label for c in chips] == [
+        "results.pdf · PDF 1.2 MB",
+        "from 3f2a9c1",
+        "df · DataFrame 1×1",
+    ]
+    assert chip_text(chips[2], message) == TABLE  # what opening the chip shows
+    assert chip_text(chips[0], message) is None  # a PDF: its block is what was sent
+
+
+def test_the_tree_and_a_summary_show_the_chip_and_not_the_table() -> None:
+    only_df = {"typed": TYPED_META["typed"][2:]}
+    tree = SessionTree()
+    tree.append("q1", user(SENT), only_df)
+    assert draw_tree(tree) == "q1 user  What does [df · DataFrame 1×1] show, given {{notes}}?"
+    assert summary(user(SENT), meta=TYPED_META).startswith("[results.pdf · PDF 1.2 MB]")
+
+
+def test_a_question_without_typed_text_or_with_a_foreign_shape_shows_what_was_sent() -> None:
+    message = user(SENT)
+    for meta in (None, {}, {"typed": "What"}, {"typed": [{"field": "df", "kind": "spell"}]}):
+        assert question_as_typed(message, meta) == SENT
+        assert typed_source(meta) is None
+    broken_span = {"typed": [{"field": "df", "kind": "variable", "sent": [5, 2]}]}
+    (chip,) = typed_pieces(broken_span) or []
+    assert isinstance(chip, Chip) and chip.sent is None
+    beyond = Chip("df", "variable", "", (0, len(SENT) + 1))
+    assert chip_text(beyond, message) is None  # never a piece of something else
+
+
+def test_chip_offsets_count_code_points_as_python_strings_do() -> None:
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": "🙂 ab "}, {"type": "text", "text": "cd"}],
+    }
+    assert chip_text(Chip("s", "variable", "", (2, 6)), message) == "ab c"
+
+
+def test_a_one_line_summary_shows_a_chip_whole_or_not_at_all() -> None:
+    meta = {
+        "typed": [
+            "x" * 40 + " ",
+            {"field": "df", "kind": "variable", "about": "DataFrame 1×1"},
+            "!",
+        ]
+    }
+    assert summary(user("sent"), 61, meta) == "x" * 40 + " [df · DataFrame 1×1] …"
+    assert summary(user("sent"), 50, meta) == "x" * 40 + " …"
+    assert summary(user("sent"), 80, {"typed": ["first line\nsecond"]}) == "first line …"

@@ -50,6 +50,8 @@ def test_estimates_are_characters_over_four_and_images_a_fixed_size():
     assert estimate_tokens("abcdefgh") == 2
     assert estimate_tokens("abcdefghi") == 3
     assert estimate_tokens({"role": "user", "content": "abcd"}) == 1
+    assert estimate_tokens("会话树 tree") == 3 + 2  # a Han character a token; " tree" / 4
+    assert estimate_tokens("セッション") == 5 and estimate_tokens("café") == 1
     image = {"type": "image", "source": {"type": "base64", "data": "x" * 100_000}}
     assert estimate_tokens([image]) == IMAGE_TOKENS
 
@@ -89,7 +91,7 @@ def test_what_follows_the_last_counted_reply_is_estimated_and_marked_so():
     reading = meter(path, model="m", windows=WINDOWS, extra=[{"role": "user", "content": "y" * 40}])
     assert (reading.counted, reading.estimated, reading.tokens) == (7_500, 110, 7_610)
     assert not reading.exact
-    assert meter_label(reading) == "context ~76% of 10k"
+    assert meter_label(reading) == "context ≈76% of 10k"
 
 
 def test_a_path_never_counted_is_estimated_whole_with_its_system_prompt_and_tools():

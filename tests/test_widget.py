@@ -15,17 +15,23 @@ from typing import Any
 
 import pytest
 from content_blocks import image_block, pdf_block, url_image
+from fake_anthropic import FakeAnthropic
 from widget_comm import Recorder, RecordingComm, recording_comms
 
-from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.conversation.session import Refilled, Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import Overloaded
 from jupyter_tree_chat.history.tree import Node, thinking_text
 from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
+from jupyter_tree_chat.providers.endpoints import endpoint_table
 from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.router import Router
+from jupyter_tree_chat.textview import typed_pieces
 from jupyter_tree_chat.widget.protocol import (
+    CHIP_END,
+    CHIP_START,
     HEAD_CHARS,
     DeltaCoalescer,
     head,
@@ -33,6 +39,7 @@ from jupyter_tree_chat.widget.protocol import (
     plain_text,
     summary,
     text_payload,
+    typed_head,
 )
 from jupyter_tree_chat.widget.widgets import BUSY_TEXT, TreePanel, TurnControl
 
@@ -518,6 +525,25 @@ def test_the_full_text_of_a_reply_counts_its_redacted_thinking():
     assert payload == {"text": "Done.", "meta": {}, "redacted": 2}
 
 
+def test_an_mcp_call_shows_server_colon_tool_and_its_result_image_reaches_the_panel():
+    use = {"type": "tool_use", "id": "t1", "name": "git__git_log", "input": {"max_count": 2}}
+    asking = Node(
+        "a",
+        "q",
+        {"role": "assistant", "content": [use]},
+        {"tool_names": {"git__git_log": "git:git_log"}},
+    )
+    png = image_block("iVBORw0KGgo=")
+    svg = image_block("PHN2Zz48L3N2Zz4=", "image/svg+xml")
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [png, svg]}
+    answered = Node("r", "a", {"role": "user", "content": [result]}, {"tool_results": True})
+
+    assert text_payload(asking)["text"] == '`tool call: git:git_log({"max_count": 2})`'
+    media = text_payload(answered)["media"]
+    assert media[0]["source"]["data"] == "iVBORw0KGgo="
+    assert "data" not in media[1]["source"]  # an SVG never reaches the browser
+
+
 def test_the_panel_knows_how_full_the_window_is_and_what_each_reply_cost(
     session: Session, provider: Scripted, recorder
 ):
@@ -656,12 +682,31 @@ def test_a_fan_out_the_panel_cannot_ask_for_is_one_line(session: Session, record
         {"a": "fanout", "id": session.leaf, "n": 13, "req": 4}
     )  # fmt: skip
     comm_of(recorder, panel).deliver(
-        {"a": "fanout", "id": session.leaf, "temperatures": [2], "req": 5}
+        {"a": "fanout", "id": session.leaf, "temperatures": [-1], "req": 5}
     )  # fmt: skip
     done = [m for m in recorder.customs() if m["t"] == "done"]
     assert done[0]["err"].startswith("13 samples is 13 answers; at most 12 at once")
-    assert done[1]["err"] == "temperatures go from 0 to 1; pick again"
+    assert done[1]["err"] == "temperatures start at 0; pick again"
     assert len(session.tree) == 2
+
+
+def test_ask_other_models_reaches_other_endpoints_and_rows_name_them(tmp_path, recorder: Recorder):
+    with FakeAnthropic() as local:
+        local.enqueue("From the local server.", model="/m/SmolLM2.gguf")
+        table = endpoint_table({"local": {"base_url": local.base_url}})
+        session = Session.open(tmp_path / "e.chat.jsonl", Router(OfflineProvider(), table))
+        session.ask("Name a colour")
+        panel = TreePanel(session, compare_models=["offline-teacher", "local:smollm2"])
+        question = session.path()[0]
+        recorder.clear()
+        comm_of(recorder, panel).deliver(
+            {"a": "fanout", "id": question.id, "models": ["local:smollm2"], "n": 1, "req": 8}
+        )
+        assert local.last_request.body["model"] == "smollm2"
+    answer = session.tree.children(question.id)[-1]
+    assert (answer.meta["endpoint"], answer.meta["model"]) == ("local", "local:smollm2")
+    row = next(m for m in recorder.customs() if m["t"] == "n" and m["r"][0] == answer.id)
+    assert "local:smollm2 (served as SmolLM2.gguf)" in json.dumps(row, ensure_ascii=False)
 
 
 def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(
@@ -686,3 +731,58 @@ def test_a_fan_out_that_thinks_streams_only_its_answers_and_keeps_each_thought(
     for answer in answers:
         assert answer.meta["thinking"] == 2048
         assert texts[answer.id]["thinking"] == thinking_text(answer.message) != ""
+
+
+# -- a question as typed ----------------------------------------------------------------------
+
+TYPED = {
+    "typed": [
+        {"field": "notes.txt", "kind": "attachment", "about": "text 8 chars", "sent": [0, 5]},
+        "What does ",
+        {"field": "df", "kind": "variable", "about": "DataFrame 100×2", "sent": [17, 40]},
+        " **show**?",
+    ]
+}
+TYPED_SENT = "notes\n\nWhat does \n\n| x | y |\n|---|---|\n| 1 |\n\n show?"
+
+
+def test_a_row_shows_a_question_as_typed_each_chip_marked(session: Session, recorder):
+    turn = session.ask(TYPED_SENT, meta=TYPED)
+    row = TreePanel(session).nodes[0]
+    assert row[0] == turn.user.id
+    assert row[3] == (
+        f"{CHIP_START}[notes.txt · text 8 chars]{CHIP_END} What does "
+        f"{CHIP_START}[df · DataFrame 100×2]{CHIP_END} show?"
+    )
+    long = {"typed": ["x" * 70 + " ", *TYPED["typed"][2:]]}
+    head = typed_head(typed_pieces(long) or [])
+    assert head.endswith(f"{CHIP_START}[df · DataFrame 100×2]{CHIP_END}…")  # a chip is never cut
+
+
+def test_an_edit_in_the_panel_of_a_question_as_typed_fills_its_fields_in_again(
+    session: Session, recorder
+):
+    turn = session.ask(TYPED_SENT, meta=TYPED)
+    asked: list[tuple[str, str]] = []
+
+    def refill(original: Node, text: str) -> Refilled:
+        asked.append((original.id, text))
+        return Refilled("new table", {"typed": ["new ", "table"]}, "Filled in again: {df}.")
+
+    panel = TreePanel(session)
+    comm = comm_of(recorder, panel)
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "What does {df} say?", "req": 1})
+    assert asked == []  # no kernel: nothing is filled in, and the view says so
+    assert "only be filled in again by a kernel" in panel.error
+
+    session.refill = refill
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "What does {df} say?", "req": 2})
+    assert asked == [(turn.user.id, "What does {df} say?")]
+    edited = file_records(session)[-2]
+    assert edited["message"]["content"] == "new table"
+    assert edited["meta"]["typed"] == ["new ", "table"]
+    assert {"t": "note", "level": "info", "x": "Filled in again: {df}."} in recorder.customs()
+
+    comm.deliver({"a": "edit", "id": turn.user.id, "text": "as {written}", "req": 3, "raw": True})
+    assert len(asked) == 1  # what was sent, edited: sent as written
+    assert file_records(session)[-2]["message"]["content"] == "as {written}"

@@ -1,4 +1,4 @@
-"""The panel's Markdown step (labextension/src/panel/markdown.ts) shows raw HTML as text,
+"""The panel's Markdown step (labextension/src/sanitize/markdown.ts) shows raw HTML as text,
 as the kernel's renderer does (markdown-it ``html=False``, jupyter_tree_chat/kernel/safe_html.py).
 
 Markup the browser's HTML parser swallows (an unclosed ``<noscript>``, ``<!--``,
@@ -45,7 +45,7 @@ SWALLOWING = ["<noscript>", "<!--", "<template>", "<textarea>", "<title>", "<sty
 @pytest.fixture(scope="module")
 def to_html(tmp_path_factory):
     """Markdown to HTML with the widget's ``marked`` setup, many texts per Node process."""
-    return node_module("src/panel/markdown.ts", RUNNER, tmp_path_factory.mktemp("ts-markdown"))
+    return node_module("src/sanitize/markdown.ts", RUNNER, tmp_path_factory.mktemp("ts-markdown"))
 
 
 class _Read(HTMLParser):

@@ -13,7 +13,8 @@ from fake_anthropic import FakeAnthropic
 from fake_rules import redacted_data, sign_thinking, validate
 
 from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.providers.base import Finished, ReplyRequest
+from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.toolwire import NOT_CALLABLE, request_tools
 from jupyter_tree_chat.providers.wire import (
     EMPTY,
     NO_RESULT,
@@ -41,8 +42,17 @@ def result(tool_id: str, text: str = "ok") -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_id, "content": text}
 
 
+LOOKUP = ToolSpec("lookup", "Look a word up.", {"type": "object", "properties": {}})
+
+
+def sent_with_tools(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """The body a request offering ``lookup`` sends: the path's own tools defined beside it."""
+    messages, tools = request_tools(messages, [LOOKUP.to_api()])
+    return {"model": "m", "max_tokens": 8, "messages": messages, "tools": tools, **extra}
+
+
 def accepted(messages: list[dict[str, Any]]) -> bool:
-    return validate({"model": "m", "max_tokens": 8, "messages": messages}) is None
+    return validate(sent_with_tools(messages)) is None
 
 
 def test_unsigned_thinking_is_left_out_and_signed_thinking_sent():
@@ -100,9 +110,9 @@ def test_the_fake_api_takes_a_tool_loop_sent_by_the_rule_and_refuses_it_sent_raw
     thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048}
     sent = api_messages(path)
     assert sent[3] == ours  # the tool loop's thinking, whole and unchanged
-    assert validate({"model": "m", "messages": sent, **thinking}) is None
+    assert validate(sent_with_tools(sent, **thinking)) is None
     raw = [{"role": m["role"], "content": m["content"]} for m in path]
-    problem = validate({"model": "m", "messages": raw, **thinking})
+    problem = validate(sent_with_tools(raw, **thinking))
     assert problem == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
 
@@ -180,10 +190,26 @@ def test_an_imported_path_goes_through_the_real_sdk_and_the_fake_api_accepts_it(
     ]
     with FakeAnthropic() as server:
         server.enqueue("Buy bread.")
+        server.enqueue("Buy milk.")
         provider = AnthropicProvider(api_key="sk-test", base_url=server.base_url, max_retries=0)
-        events = list(provider.stream(ReplyRequest(messages=path, model="claude-sonnet-4-6")))
+        asked = ReplyRequest(messages=path, model="claude-sonnet-4-6", tools=(LOOKUP,))
+        events = list(provider.stream(asked))
         assert isinstance(events[-1], Finished)
         body = server.last_request.body
+        # with no tool offered, the same path goes as text, and is accepted too
+        events = list(provider.stream(ReplyRequest(messages=path, model="claude-sonnet-4-6")))
+        assert isinstance(events[-1], Finished)
+        plain = server.last_request.body
+    assert "tools" not in plain
+    assert plain["messages"][1]["content"][1] == {
+        "type": "text",
+        "text": '[tool call: read {"path": "x"}]',
+    }
+    assert plain["messages"][2]["content"][0]["text"].startswith(
+        "[tool result from read]\nremember the milk"
+    )
+    assert [tool["name"] for tool in body["tools"]] == ["lookup", "read"]
+    assert body["tools"][1]["description"].startswith(NOT_CALLABLE)
     assert [m["role"] for m in body["messages"]] == [
         "user",
         "assistant",

@@ -1,13 +1,15 @@
 """``jupyter-tree-chat`` (also ``jupyter tree-chat``): read session files, import others'.
 
-``show``, ``path``, ``check`` and ``export`` only read: they never write to a session
-file (``export -o`` writes its Markdown or SVG picture elsewhere), so they are safe on
+``show``, ``path``, ``check``, ``find`` and ``export`` only read: they never write to a
+session file (``export -o`` writes its Markdown, SVG picture, HTML page or notebook
+elsewhere), so they are safe on
 one a kernel is appending to, and they read Claude Code, pi, ChatGPT
 and Open WebUI files directly (detected, converted in memory). ``import`` writes one new
 ``*.chat.jsonl`` and never touches its sources. Every user mistake (a missing file, an
 unknown id, an output that exists) is one line on stderr and exit status 2; ``check``
-exits 1 when the file has problems, so it can guard a script or CI. ``serve-local`` runs
-a small real model on this machine (serve_local.py) until Ctrl-C.
+exits 1 when the file has problems, and ``find`` when nothing matched, so either can
+guard a script or CI. ``serve-local`` runs a small real model on this machine
+(serve_local.py) until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import sys
 from .. import formats
 from ..errors import ChatError
 from . import serve_local
+from .budget import budgeted_path
+from .find import add_find_parser, run_find
 from .quickpath import quick_path
 from .reading import CliError, leaf_of, load, path, path_text, show
 
@@ -45,23 +49,40 @@ def _parser() -> argparse.ArgumentParser:
     path_.add_argument(
         "--json", action="store_true", help="the messages exactly as sent to the model"
     )
+    path_.add_argument(
+        "--budget",
+        metavar="N",
+        help="build the request to N tokens, as a session would: whole exchanges, newest "
+        "first, a note for the rest (the listing marks what is sent)",
+    )
 
     check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
     check.add_argument("file", metavar="FILE")
 
     export = commands.add_parser(
-        "export", help="the active path as Markdown, or the tree as an SVG picture"
+        "export",
+        help="the path as Markdown or a notebook, the tree as an SVG picture or an HTML page",
     )
     export.add_argument("file", metavar="FILE")
-    export.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    where = export.add_mutually_exclusive_group()
+    where.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    where.add_argument(
+        "--branch",
+        metavar="ID",
+        help="the branch through ID (to its newest leaf); html: only that branch in the page",
+    )
     export.add_argument(
         "--format",
-        choices=["md", "svg"],
+        choices=["md", "svg", "html", "ipynb"],
         required=True,
-        help="md (the path as Markdown) or svg (the tree drawn, the path bold)",
+        help="md (the path as Markdown), svg (the tree drawn, the path bold), html (one "
+        "page with the whole tree that opens anywhere) or ipynb (the path as a notebook "
+        "that continues the session)",
     )
     export.add_argument("-o", "--output", metavar="OUT", help="write to OUT, not stdout")
     export.add_argument("--all", action="store_true", help="svg: hidden branches too")
+
+    add_find_parser(commands)
 
     imports = commands.add_parser(
         "import", help="write another tool's session as a new *.chat.jsonl (SRC is only read)"
@@ -115,6 +136,10 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
         return serve_local.run(args), ""
     if args.command == "import":
         return _import(args)
+    if args.command == "find":
+        return run_find(args)
+    if args.command == "path" and args.budget is not None:
+        return 0, budgeted_path(load(args.file).result, args.leaf, args.budget, args.json)
     if args.command == "path" and args.json and quick:
         nodes = quick_path(args.file, args.leaf)
         if nodes is not None:
@@ -130,7 +155,10 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
         return 0, path(result, leaf, args.json)
     from .export import export_text, write_output  # here: path need not import the picture
 
-    text = export_text(result, args.format, leaf, source=args.file, show_all=args.all)
+    branch = leaf_of(result.tree, args.branch) if args.branch else None
+    text = export_text(
+        reading, args.format, leaf, source=args.file, show_all=args.all, branch=branch
+    )
     if args.output is None:
         return 0, text
     write_output(text, args.output, args.file)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import formats
 from ..errors import ChatError, StoreError
@@ -18,6 +18,7 @@ from ..formats.detect import SCAN_BYTES
 from ..history.node import Node
 from ..history.store import LoadResult, load_file, open_session_file, read_session_bytes
 from ..history.tree import SessionTree
+from ..share.page import PageProblem, native_problems, source_problems
 from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
 
 
@@ -33,6 +34,8 @@ class Reading:
     result: LoadResult
     problems: list[str]
     format: str
+    #: the same problems as an exported page lists them (by line, or by key)
+    page_problems: list[PageProblem] = field(default_factory=list)
 
     @property
     def foreign(self) -> bool:
@@ -50,7 +53,8 @@ def load(name: str) -> Reading:
             result = formats.load(imported)
             problems = [str(p) for p in imported.problems]
             problems += [f"(as read) {p}" for p in result.problems]
-            return Reading(result, problems, kind)
+            shown = source_problems(imported.problems)
+            return Reading(result, problems, kind, shown)
         result = load_file(name, missing_ok=False)
         if not len(result.tree) and result.header is None:  # nothing usable: is it text?
             data = read_session_bytes(name)
@@ -60,7 +64,9 @@ def load(name: str) -> Reading:
         raise CliError(f"{name}: no such file") from None
     except StoreError as exc:  # a directory, a pipe, permission denied
         raise CliError(str(exc)) from None
-    return Reading(result, [str(p) for p in result.problems], formats.NATIVE)
+    return Reading(
+        result, [str(p) for p in result.problems], formats.NATIVE, native_problems(result)
+    )
 
 
 def _head(name: str) -> bytes:
@@ -124,4 +130,4 @@ def path_text(nodes: list[Node], ids: Iterable[str], as_json: bool) -> str:
         sent = api_messages([node.message for node in nodes])
         return json.dumps(sent, ensure_ascii=False, indent=2)
     width = short_id_length(ids)
-    return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message)}" for n in nodes)
+    return "\n".join(f"{n.id[:width]} {n.role}  {summary(n.message, meta=n.meta)}" for n in nodes)

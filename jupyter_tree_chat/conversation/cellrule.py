@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..history.tree import Node, SessionTree
+from ..history.tree import Node, SessionTree, is_real_user_message
 
 Action = Literal["append", "edit", "retry"]
 
@@ -28,11 +28,21 @@ class CellDecision:
 
 
 def cell_node_on_path(tree: SessionTree, cell_id: str) -> Node | None:
-    """The user node this cell made that lies on the active path, if any (newest first)."""
+    """The user node this cell made that lies on the active path, if any (newest first).
+
+    A question asked outside a notebook cell (the panel, ``%chat edit``, an import) has
+    no cell id; a notebook exported from the branch (share/notebook.py) names its cell
+    by the question's node id, so that cell is this question's too.
+    """
     if tree.leaf is None:
         return None
     for node in reversed(tree.path_nodes(tree.leaf)):
-        if node.role == "user" and node.meta and node.meta.get("cell_id") == cell_id:
+        if node.role != "user":
+            continue
+        recorded = node.meta.get("cell_id") if node.meta else None
+        if recorded == cell_id or (
+            recorded is None and node.id == cell_id and is_real_user_message(node.message)
+        ):
             return node
     return None
 

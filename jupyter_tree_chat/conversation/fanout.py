@@ -7,10 +7,13 @@ node, concurrently, and stores each answer as a sibling with its own ``meta``.
 
 It lives apart from ``session.py`` because the concurrency has rules of its own:
 
-- **Cache first.** The first request starts first; the others start once its response
-  has begun (its first stream event arrived), because the API makes the prompt-cache
-  entry a request writes readable only from then on: started together, they would all
-  write the shared prefix instead of reading it.
+- **Cache first.** Among the answers of one caching endpoint (``cache_group``), the
+  first request starts first; the others start once its response has begun (its first
+  stream event arrived), because the API makes the prompt-cache entry a request writes
+  readable only from then on: started together, they would all write the shared prefix
+  instead of reading it. Answers of different endpoints share no cache, so each
+  endpoint's first answer starts at once, and an endpoint without caching has all its
+  answers start at once.
 - **One thread owns the tree.** Each answer streams on a worker thread, but the workers
   only read from the network and report what they got on a queue; the calling thread
   (the one holding the session's one-action-at-a-time lock) makes every node, appends
@@ -33,6 +36,7 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -44,6 +48,7 @@ from ..errors import ChatError, ProviderError
 from ..history.tree import Node, SessionTree, tool_uses
 from ..providers.base import (
     Began,
+    Degraded,
     Finished,
     Message,
     Provider,
@@ -51,8 +56,11 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
+    cache_group,
+    route_of,
 )
-from ..providers.tools import ToolRegistry
+from ..providers.toolbox import PendingTool, Toolbox
+from ..providers.tools import KEPT_DEFINITIONS, definitions_called
 from .events import (
     Event,
     FanoutEnded,
@@ -64,7 +72,13 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings
 from .variants import Answer, Variant
 
@@ -80,13 +94,23 @@ class FanoutHost(Protocol):
 
     tree: SessionTree
     provider: Provider
-    tools: ToolRegistry
+    tools: Toolbox
 
-    def build_request(
-        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+    def context_request(
+        self,
+        path: list[Node],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
     ) -> ReplyRequest: ...
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
+
+    def explained(
+        self, error: ProviderError, messages: list[Message], settings: ChatSettings
+    ) -> ProviderError: ...
 
     def new_id(self) -> str: ...
 
@@ -107,8 +131,8 @@ class FanoutHost(Protocol):
 @dataclass(frozen=True)
 class _Report:
     variant: int
-    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" | "limit" |
-    # "failed" | "done"
+    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" |
+    # "tool_done" | "limit" | "degraded" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -125,6 +149,12 @@ class _Worker:
         self.index = index
         self.variant = variant
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        self.began = threading.Event()
+        """Set once this answer's response has begun (or it ended): what waits on it."""
+        self.waits_for: _Worker | None = None
+        """The answer of the same caching endpoint that must begin first, if any."""
+        #: what the budget left out of this answer's latest request (its meta.context)
+        self.context: dict[str, Any] | None = None
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -141,16 +171,23 @@ class _Worker:
             log.exception("answer %d of a fan-out failed", self.index + 1)
             self.report("failed", ProviderError(f"{type(error).__name__}: {error}"))
         finally:
-            self.run.first_began.set()  # never leave the others waiting
+            self.began.set()  # never leave the others waiting
             self.report("done")
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
-        messages = list(run.path)
-        if self.index > 0 and not self._wait(run.first_began):
+        rounds: list[Message] = []  # this answer's tool rounds, not stored yet
+        if self.waits_for is not None and not self._wait(self.waits_for.began):
             return
         for round_number in range(settings.max_tool_rounds + 1):
-            finished = self._stream(run.session.build_request(messages, settings, run.specs))
+            request = run.session.context_request(
+                run.path, settings, run.specs, rounds, summarize=False
+            )
+            self.context = request.context  # for a reply cut short
+            try:
+                finished = self._stream(request)
+            except ProviderError as error:
+                raise run.session.explained(error, request.messages, settings) from error
             if finished is None:
                 return
             uses = tool_uses(finished.message)
@@ -163,7 +200,7 @@ class _Worker:
             results = self._take_results()
             if results is None:
                 return
-            messages += [finished.message, {"role": "user", "content": results}]
+            rounds += [finished.message, {"role": "user", "content": results}]
 
     def _stream(self, request: ReplyRequest) -> Finished | None:
         started = time.monotonic()
@@ -181,17 +218,18 @@ class _Worker:
                 elif isinstance(event, ThinkingReady):
                     self.report("thought", event)
                 elif isinstance(event, Began):
-                    if self.index == 0:
-                        self.run.first_began.set()
+                    self.began.set()
                 elif isinstance(event, Finished):
                     finished = event
+                elif isinstance(event, Degraded):
+                    self.report("degraded", event.message)
         finally:  # a cancelled answer frees its connection now, not when collected
             close = getattr(events, "close", None)
             if close is not None:
                 close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
-        self.report("finished", finished, time.monotonic() - started)
+        self.report("finished", (finished, request.context), time.monotonic() - started)
         return finished
 
     def _wait(self, flag: threading.Event) -> bool:
@@ -218,7 +256,7 @@ class _FanoutRun:
     def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
         self.session = session
         self.question = question
-        self.path: list[Message] = session.tree.active_path(question.id)
+        self.path: list[Node] = session.tree.path_nodes(question.id)
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
@@ -226,14 +264,24 @@ class _FanoutRun:
         self.started = [0.0 for _ in variants]
         # the siblings' ids are taken in variant order now, whatever order they finish in
         self.head_ids = [session.new_id() for _ in variants]
+        self.calls: list[list[PendingTool]] = [[] for _ in variants]  # tool calls running
+        self.asked: list[list[dict[str, Any]]] = [[] for _ in variants]  # their tool_use blocks
         self.reports: queue.Queue[_Report] = queue.Queue()
-        self.first_began = threading.Event()
         self.cancelled = threading.Event()
+        leaders: dict[str, _Worker] = {}
+        for worker in self.workers:  # the first answer of each caching endpoint goes first
+            group = cache_group(session.provider, worker.variant.model)
+            if group is None:
+                continue
+            worker.waits_for = leaders.get(group)
+            leaders.setdefault(group, worker)
         self._committed = 0
 
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
+        for answer in self.answers:  # a summary the budget asks for, made here, not by a worker
+            session.context_request(self.path, answer.variant.settings, self.specs)
         session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
         for worker in self.workers:
             worker.thread.start()
@@ -246,6 +294,8 @@ class _FanoutRun:
                 self._handle(report, turn)
         except KeyboardInterrupt:
             self.cancelled.set()
+            for call in (c for calls in self.calls for c in calls):
+                call.cancel()
             self._keep_what_arrived()
             self._finish(turn)
             session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
@@ -270,10 +320,10 @@ class _FanoutRun:
             self.started[i] = time.monotonic()
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
-            finished: Finished = report.payload
-            meta = reply_meta(
-                session.provider.name, finished, answer.variant.settings, report.seconds
-            )
+            finished, context = report.payload
+            route = route_of(session.provider, answer.variant.model)
+            meta = reply_meta(route, finished, answer.variant.settings, report.seconds, context)
+            meta = tool_names_meta(session.tools, finished.message, meta)
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
             answer.nodes.append(node)
@@ -282,11 +332,32 @@ class _FanoutRun:
             if stop is not None:
                 session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
             session.emit(ReplyEnded(parent, node, variant=i))
-        elif report.kind == "tools":
-            results = [session.tools.run(block) for block in report.payload]
+        elif report.kind == "tools":  # started here; MCP calls go on while others stream
+            allowed = answer.variant.settings.allow_destructive
+            start = session.tools.start
+            offered = {spec.name for spec in self.specs}
+            self.asked[i] = report.payload
+            self.calls[i] = [
+                start(b, allow_destructive=allowed, offered=offered) for b in report.payload
+            ]
+            done = _Report(i, "tool_done")
+            for call in self.calls[i]:
+                call.when_done(functools.partial(self.reports.put, done))
+        elif report.kind == "tool_done" and self.calls[i] and all(c.done() for c in self.calls[i]):
+            answers = [call.answer() for call in self.calls[i]]
+            self.calls[i] = []
+            for line in (a.notice for a in answers if a.notice):
+                session.notice(f"Answer {i + 1} ({answer.variant.label}): {line}", "warning", turn)
+            results = [a.result for a in answers]
             message = {"role": "user", "content": results, "timestamp": session.now()}
-            answer.nodes.append(self._node(i, parent, message, {"tool_results": True}))
+            kept = definitions_called(self.specs, self.asked[i])
+            meta = {"tool_results": True, KEPT_DEFINITIONS: kept}
+            answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)
+        elif report.kind == "degraded":
+            session.notice(
+                f"Answer {i + 1} ({answer.variant.label}): {report.payload}", "warning", turn
+            )
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
             session.notice(
@@ -319,9 +390,10 @@ class _FanoutRun:
             return None
         seconds = time.monotonic() - self.started[i] if self.started[i] else 0.0
         message["timestamp"] = self.session.now()
-        meta = partial_meta(
-            self.session.provider.name, answer.variant.model, answer.variant.settings, why, seconds
-        )
+        route = route_of(self.session.provider, answer.variant.model)
+        meta = partial_meta(route, answer.variant.settings, why, seconds)
+        if self.workers[i].context is not None:
+            meta["context"] = self.workers[i].context
         node = self._node(i, self._parent_of(i), message, meta)
         answer.nodes.append(node)
         self.partials[i] = PartialReply()

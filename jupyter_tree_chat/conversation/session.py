@@ -20,12 +20,14 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ..errors import (
+    FeatureMissing,
+    PromptTooLong,
     ProviderError,
     SessionBusy,
     SessionNotSaved,
@@ -47,26 +49,38 @@ from ..history.tree import (
     SessionTree,
     is_real_user_message,
     is_tool_result,
-    message_text,
     only_thinking,
     tool_uses,
 )
+from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
+from ..measures.budget import Sizes
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
 from ..measures.usage import Meter, exact_meter, meter
 from ..providers.base import (
+    Degraded,
     Finished,
     Provider,
     ReplyRequest,
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
-    TokenCounter,
+    ToolSpec,
     ToolUseReady,
+    can_count,
+    check_request,
+    route_of,
 )
-from ..providers.tools import ToolRegistry
-from . import cellrule
+from ..providers.endpoints import PRESETS, known_prices, known_windows
+from ..providers.toolbox import Toolbox
+from ..providers.tools import (
+    KEPT_DEFINITIONS,
+    ToolRegistry,
+    definitions_called,
+    kept_definitions,
+)
+from . import budgeting, cellrule
 from .events import (
     Event,
     LeafChanged,
@@ -81,13 +95,33 @@ from .events import (
     TurnInterrupted,
 )
 from .fanout import answer_all
-from .replies import PartialReply, partial_meta, reply_meta, stop_reason_error
+from .replies import (
+    PartialReply,
+    partial_meta,
+    reply_meta,
+    stop_reason_error,
+    tool_names_meta,
+)
 from .settings import ChatSettings, with_root_system
 from .variants import Fanout
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Refilled(NamedTuple):
+    """A question typed again (an edit in a view): its content, meta and the line that
+    says which fields were filled in again (empty: none)."""
+
+    content: str | list[dict[str, Any]]
+    meta: dict[str, Any] | None
+    note: str
+
+
+Refill = Callable[[Node, str], Refilled]
+"""``refill(question, typed_text)``: the edit of what ``question`` was typed as, its
+``{fields}`` filled in from the notebook now (the kernel sets ``Session.refill``)."""
 
 
 def exclusive(method: F) -> F:
@@ -127,7 +161,7 @@ class Session:
         provider: Provider,
         *,
         settings: ChatSettings | None = None,
-        tools: ToolRegistry | None = None,
+        tools: ToolRegistry | Toolbox | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = new_node_id,
         loaded: LoadResult | None = None,
@@ -136,15 +170,21 @@ class Session:
         self.store = store
         self.provider = provider
         self.settings = settings or ChatSettings()
-        self.tools = tools if tools is not None else ToolRegistry()
+        self.tools = Toolbox.of(tools)
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
-        #: the model tables (models.py) the session measures with; views may override
-        self.context_windows: dict[str, int] = dict(CONTEXT_WINDOWS)
-        self.prices: dict[str, Price] = dict(PRICES)
+        #: the model tables (models.py, and what the endpoint presets know of their models,
+        #: as ``endpoint:model``) the session measures with; views may override
+        self.context_windows: dict[str, int] = {**CONTEXT_WINDOWS, **known_windows(PRESETS)}
+        self.prices: dict[str, Price] = {**PRICES, **known_prices(PRESETS)}
+        #: fills a question's ``{fields}`` again for an edit of what was typed; set by the
+        #: kernel (its values), None where there are none (the command line, a test)
+        self.refill: Refill | None = None
+        #: what each node costs of a context budget, counted once (measures/budget.py)
+        self.sizes = Sizes()
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
@@ -159,6 +199,15 @@ class Session:
     @classmethod
     def in_memory(cls, provider: Provider, **kwargs: Any) -> Session:
         return cls(MemoryStore(), provider, **kwargs)
+
+    @property
+    def tools(self) -> Toolbox:
+        """The tools a request may offer: kernel functions and MCP servers' tools."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: ToolRegistry | Toolbox | None) -> None:
+        self._tools = Toolbox.of(tools)  # a plain registry of functions is welcome too
 
     # -- observing ---------------------------------------------------------------------
 
@@ -387,10 +436,12 @@ class Session:
         # in the conversation's own language, so the summary and its frame are too
         texts = COMPACTION[path_language([n.message for n in path])]
         ask = texts.request + (" " + instructions if instructions else "")
-        request_path = [n.message for n in path] + [{"role": "user", "content": ask}]
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
-        text, error = self._collect_text(request_path, settings)
+        asked: Message = {"role": "user", "content": ask}
+        request = self.context_request(path, settings, extra=[asked], summarize=False)
+        text, error = budgeting.collect_text(self.provider, request)
         if error is not None:
+            error = self.explained(error, request.messages, settings)
             self.notice(f"Compaction failed: {error}", "error")
             return Turn(None, error=error)
         root, ack = self.tree.compact(
@@ -471,11 +522,17 @@ class Session:
                     "warning",
                     turn,
                 )
-            results = [self.tools.run(block) for block in uses]
+            offered = {spec.name for spec in specs}
+            try:
+                results = self.run_tools(uses, settings, turn, offered)
+            except KeyboardInterrupt:  # the reply that asked stays, unanswered
+                self._sync()
+                self.emit(LeafChanged(self.tree.leaf))
+                raise TurnInterrupted(turn) from None
             parent = self._add(
                 reply.id,
                 {"role": "user", "content": results, "timestamp": self.now()},
-                {"tool_results": True},
+                {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
             )
         self._sync()
         self.emit(LeafChanged(self.tree.leaf))
@@ -484,8 +541,7 @@ class Session:
     def _stream_reply(
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
-        path = self.tree.path_nodes(parent.id)
-        request = self.build_request([n.message for n in path], settings, specs)
+        request = self.context_request(self.tree.path_nodes(parent.id), settings, specs)
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()
@@ -505,11 +561,13 @@ class Session:
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
                     finished = event
+                elif isinstance(event, Degraded):
+                    self.notice(event.message, "warning", turn)
         except ProviderError as failure:
-            turn.error = failure
+            turn.error = self.explained(failure, request.messages, settings)
         except KeyboardInterrupt:
             why = "interrupted by the user"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self._sync()
@@ -520,13 +578,16 @@ class Session:
             error = turn.error or ProviderError("the reply ended without a final message")
             turn.error = error
             why = error.kind if isinstance(error, ProviderError) else "provider_error"
-            node = self._store_partial(parent, partial, settings, started, why)
+            node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
                 turn.replies.append(node)
             self.notice(str(error), "error", turn)
             self.emit(ReplyEnded(parent.id, node, error))
             return node
-        meta = reply_meta(self.provider.name, finished, settings, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        route = route_of(self.provider, self.model_of(settings))
+        meta = reply_meta(route, finished, settings, seconds, request.context)
+        meta = tool_names_meta(self.tools, finished.message, meta)
         message = {**finished.message, "timestamp": self.now()}
         node = self._add(parent.id, message, meta)
         turn.replies.append(node)
@@ -537,47 +598,102 @@ class Session:
         return node
 
     def _store_partial(
-        self, parent: Node, partial: PartialReply, settings: ChatSettings, started: float, why: str
+        self,
+        parent: Node,
+        partial: PartialReply,
+        settings: ChatSettings,
+        started: float,
+        why: str,
+        context: dict[str, Any] | None,
     ) -> Node | None:
         message = partial.message()
         if message is None:
             return None  # nothing arrived: the question stays unanswered at the leaf
         message["timestamp"] = self.now()
-        meta = partial_meta(
-            self.provider.name, self._model(settings), settings, why, time.monotonic() - started
-        )
+        seconds = time.monotonic() - started
+        route = route_of(self.provider, self.model_of(settings))
+        meta = partial_meta(route, settings, why, seconds)
+        if context is not None:
+            meta["context"] = context
         return self._add(parent.id, message, meta)
-
-    def _collect_text(
-        self, messages: list[Message], settings: ChatSettings
-    ) -> tuple[str, ProviderError | None]:
-        request = self.build_request(messages, settings)
-        text = ""
-        try:
-            for event in self.provider.stream(request):
-                if isinstance(event, Finished):
-                    text = message_text(event.message) or text
-                elif isinstance(event, TextDelta):
-                    text += event.text
-        except ProviderError as error:
-            return text, error
-        return text, None
 
     # -- plumbing ----------------------------------------------------------------------
 
     def build_request(
-        self, messages: list[Message], settings: ChatSettings, tools: tuple[Any, ...] = ()
+        self,
+        messages: list[Message],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        known: tuple[ToolSpec, ...] = (),
     ) -> ReplyRequest:
-        """The request for ``messages`` (a path, as stored) asked with ``settings``."""
+        """The request for ``messages`` (a path, as stored) asked with ``settings``,
+        offering ``tools``; ``known`` defines the other tools the path used
+        (``known_tools``: the provider sends them marked not callable, toolwire.py)."""
         return ReplyRequest(
             messages=messages,
-            model=self._model(settings),
+            model=self.model_of(settings),
             max_tokens=settings.max_tokens,
             system=settings.system,
             temperature=settings.temperature,
             tools=tools,
             thinking=settings.thinking,
+            known_tools=known,
         )
+
+    def known_tools(self, path: list[Node]) -> tuple[ToolSpec, ...]:
+        """Definitions of the tools ``path`` may have used: those kept in its tool rounds
+        (as offered when each call was made, newest first), then every registered tool
+        (kernel functions and MCP servers' tools alike)."""
+        return (*kept_definitions(node.meta for node in path), *self.tools.specs())
+
+    def explained(
+        self, error: ProviderError, messages: list[Message], settings: ChatSettings
+    ) -> ProviderError:
+        """``error`` as a user can act on it: a prompt over the window names the path's size."""
+        if not isinstance(error, PromptTooLong):
+            return error
+        reading = meter(
+            [],
+            model=self.model_of(settings),
+            windows=self.context_windows,
+            system=settings.system,
+            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            extra=messages,
+        )
+        text = _(
+            "This path is too long for {model}: {messages} message(s), about {tokens} "
+            "tokens as estimated here (the API says: {detail}). Run `%chat compact`, or "
+            "fork from an earlier message with `%%chat --from ID`."
+        ).format(
+            model=self.model_of(settings),
+            messages=len(messages),
+            tokens=f"{reading.tokens:,}",
+            detail=error.api_message,
+        )
+        return PromptTooLong(text, error.api_message)
+
+    def context_request(
+        self,
+        path: list[Node],
+        settings: ChatSettings,
+        tools: tuple[Any, ...] = (),
+        extra: list[Message] | tuple[Message, ...] = (),
+        *,
+        summarize: bool = True,
+    ) -> ReplyRequest:
+        """The request for ``path`` (and ``extra`` messages not stored yet) built to the
+        settings' context budget (budgeting.py): the whole path when it fits, else whole
+        exchanges, newest first, with a summary or a note for the rest. ``summarize`` lets
+        it write a summary first when ``summarize_dropped`` asks for one."""
+        return budgeting.request(self, path, settings, tools, extra, summarize=summarize)
+
+    def record_aside(self, nodes: Iterable[Node]) -> None:
+        """Store nodes that leave the current leaf where it is (a compaction made for the
+        budget), durably, and announce them."""
+        for node in nodes:
+            self.tree.add(node)
+            self._persist([node.to_record()], durable=True)
+            self.emit(NodeAdded(node))
 
     def _preflight(
         self,
@@ -597,6 +713,7 @@ class Session:
         else:
             variants = [settings]
         extra = [] if question is None else [question]
+        messages = [*(node.message for node in path), *extra]
         measured: set[str] = set()
         for asked in variants:
             preflight.check_thinking(
@@ -604,10 +721,14 @@ class Session:
             )
             if question is None:
                 preflight.check_tool_turn(path, asked.thinking)
-            model = self._model(asked)
+            self.tool_specs(asked)  # named tools exist, their MCP servers start (or say why)
+            model = self.model_of(asked)
             if model not in measured:  # the window is the model's: one reading each
                 measured.add(model)
-                preflight.check_fits(self.meter(path, asked, extra=extra), model=model)
+                whole = self.meter(path, asked, extra=extra)
+                budgeting.check_fits(self, path, asked, self.tool_specs(asked), extra, whole)
+            # what the model's endpoint lacks (images, a temperature range, its key, ...)
+            check_request(self.provider, self.build_request(messages, asked))
 
     # -- measuring ---------------------------------------------------------------------
 
@@ -624,10 +745,10 @@ class Session:
         nodes = self.path() if path is None else path
         return meter(
             nodes,
-            model=self._model(settings),
+            model=self.model_of(settings),
             windows=self.context_windows,
             system=with_root_system(settings, nodes).system,
-            tools=[spec.to_api() for spec in self.tool_specs(settings)],
+            tools=[spec.to_api() for spec in self.tools.specs(settings.tools, start=False)],
             extra=extra,
         )
 
@@ -638,26 +759,55 @@ class Session:
         count_tokens; None if the provider cannot count or the path ends with a reply
         and no question is given (a count needs a request that ends with a user turn)."""
         settings = self._settings(settings)
-        if not isinstance(self.provider, TokenCounter):
+        model = self.model_of(settings)
+        if not can_count(self.provider, model):
             return None
         path = self.path()
-        messages = [node.message for node in path]
-        if question is not None:
-            messages = [*messages, {"role": "user", "content": question}]
-        if not messages or messages[-1].get("role") != "user":
+        extra: list[Message] = [] if question is None else [{"role": "user", "content": question}]
+        last = extra[-1] if extra else (path[-1].message if path else None)
+        if last is None or last.get("role") != "user":
             return None
-        request = self.build_request(
-            messages, with_root_system(settings, path), self.tool_specs(settings)
+        asked = with_root_system(settings, path)
+        request = self.context_request(
+            path, asked, self.tool_specs(settings), extra, summarize=False
         )
-        tokens = self.provider.count_tokens(request)
-        return exact_meter(tokens, by_model(self.context_windows, self._model(settings)))
+        try:
+            tokens = self.provider.count_tokens(request)  # type: ignore[attr-defined]
+        except FeatureMissing as missing:  # said once; the meter estimates from now on
+            self.notice(str(missing), "warning")
+            return None
+        return exact_meter(tokens, by_model(self.context_windows, self.model_of(settings)))
 
     def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]:
-        """The tools a request with ``settings`` offers the model (all registered by default)."""
-        settings = self._settings(settings)
-        return self.tools.specs(settings.tools) if len(self.tools) else ()
+        """The tools a request with ``settings`` offers the model (every registered function
+        by default; MCP tools when named: see toolbox.py)."""
+        return self.tools.specs(self._settings(settings).tools)
 
-    def _model(self, settings: ChatSettings) -> str:
+    def run_tools(
+        self,
+        uses: list[dict[str, Any]],
+        settings: ChatSettings,
+        turn: Turn | None = None,
+        offered: Collection[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Answer a reply's tool_use blocks, in order; calls to MCP servers may overlap.
+        A call to a tool not in ``offered`` runs nothing (see ``ToolRegistry.run``).
+        Ctrl-C cancels the calls still running and is raised."""
+        allowed = settings.allow_destructive
+        pending = [self.tools.start(b, allow_destructive=allowed, offered=offered) for b in uses]
+        try:
+            answers = [call.answer() for call in pending]
+        except KeyboardInterrupt:
+            for call in pending:
+                call.cancel()
+            raise
+        for answer in answers:
+            if answer.notice:
+                self.notice(answer.notice, "warning", turn)
+        return [answer.result for answer in answers]
+
+    def model_of(self, settings: ChatSettings) -> str:
+        """The model a request with ``settings`` asks (the provider's default if none)."""
         return settings.model or self.provider.default_model
 
     def _settings(self, settings: ChatSettings | None) -> ChatSettings:

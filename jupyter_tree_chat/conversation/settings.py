@@ -23,9 +23,12 @@ class ChatSettings:
     max_tokens: int = 4096
     system: str | None = None
     temperature: float | None = None
-    tools: tuple[str, ...] | None = None  # names of registered tools; None = all
+    tools: tuple[str, ...] | None = None  # functions, server:tool, server:*; None = all functions
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
+    allow_destructive: bool = False  # may MCP tools annotated destructive run?
+    context_budget: int | str = "window"  # tokens a request may hold, "window" or "off"
+    summarize_dropped: bool = False  # what the budget leaves out: a summary, not a note
 
     def merged(self, **changes: Any) -> ChatSettings:
         """These settings with every non-``None`` change applied."""

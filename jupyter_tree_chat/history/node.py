@@ -136,6 +136,14 @@ class Node(
     def text(self) -> str:
         return message_text(self.message)
 
+    def held_content(self) -> Any:
+        """The message's content as the node holds it, decoding nothing: a string, a tuple
+        of raw JSON blocks (``msgspec.Raw``) until the message is first read, or the
+        decoded value. For a reader that needs a few fields of every block of a whole
+        session (share/find.py) without decoding, and keeping, every message."""
+        message: Any = self._message
+        return message.get("content") if type(message) is dict else message.content
+
     def to_record(self) -> dict[str, Any]:
         """The node as one line of the session file (the chapter's shape, plus meta)."""
         record: dict[str, Any] = {

@@ -474,3 +474,28 @@ def list_sessions(notebook: str | os.PathLike[str]) -> dict[str | None, Path]:
 
 def glob_escape(text: str) -> str:
     return re.sub(r"([\[\]*?])", r"[\1]", text)
+
+
+#: folders a walk for session files does not go into (caches, environments, checkouts)
+SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", ".ipynb_checkpoints"})
+
+
+def session_files(folder: str | os.PathLike[str], *, recursive: bool = True) -> list[Path]:
+    """Every ``*.chat.jsonl`` in ``folder`` (and, ``recursive``, below it, but not in
+    hidden folders or ``SKIPPED_FOLDERS``), sorted by path; a walk without recursion."""
+    found: list[Path] = []
+    pending = [Path(folder)]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue  # unreadable: nothing of it can be searched
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if recursive and not name.startswith(".") and name not in SKIPPED_FOLDERS:
+                    pending.append(Path(entry.path))
+            elif name.endswith(SESSION_SUFFIX) and entry.is_file():
+                found.append(Path(entry.path))
+    return sorted(found)

@@ -40,6 +40,15 @@ def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in _blocks(message) if b.get("type") == "tool_use"]
 
 
+def tool_shown_name(block: Mapping[str, Any], meta: Mapping[str, Any] | None) -> str:
+    """The name a person knows a tool_use by: ``server:tool`` for an MCP tool (its reply's
+    ``meta.tool_names`` maps the wire name), else the name the model used."""
+    name = str(block.get("name", "?"))
+    names = (meta or {}).get("tool_names")
+    shown = names.get(name) if isinstance(names, Mapping) else None
+    return shown if isinstance(shown, str) and shown else name
+
+
 def is_real_user_message(message: Mapping[str, Any]) -> bool:
     """A user message a person typed (a tool_result has role user but is not one)."""
     return message.get("role") == "user" and not is_tool_result(message)
@@ -393,33 +402,54 @@ class SessionTree:
         the full history.
         """
         self.get(summarised_leaf)
-        if root_id == ack_id:
-            raise TreeError(f"compaction needs two different ids, got {root_id!r} twice")
         for new_id in (root_id, ack_id):
             if new_id in self._nodes:
                 raise TreeError(f"node id {new_id!r} is already in the tree; ids are never reused")
-        stamp: dict[str, Any] = {} if timestamp is None else {"timestamp": timestamp}
-        root = self._new(
+        root, ack = compaction_pair(
+            summary,
+            summarised_leaf,
             root_id,
-            None,
-            {
-                "role": "user",
-                "content": heading + "\n\n" + summary,
-                **stamp,
-            },
-            {"compacted_from": summarised_leaf},
-        )
-        ack = self._new(
             ack_id,
-            root.id,
-            {
-                "role": "assistant",
-                "content": [{"type": "text", "text": acknowledgement}],
-                **stamp,
-            },
-            {"synthetic": True},
+            timestamp,
+            heading=heading,
+            acknowledgement=acknowledgement,
         )
+        self.add(root)
+        self.add(ack)
+        self.leaf = ack.id
         return root, ack
+
+
+def compaction_pair(
+    summary: str,
+    summarised: str,
+    root_id: str,
+    ack_id: str,
+    timestamp: int | float | None = None,
+    *,
+    heading: str = COMPACTION_HEADING,
+    acknowledgement: str = COMPACTION_ACKNOWLEDGEMENT,
+    meta: Mapping[str, Any] | None = None,
+) -> tuple[Node, Node]:
+    """The two nodes of a compaction, not yet in any tree: a root holding ``heading`` and
+    the summary (``meta.compacted_from``: the node it summarises, plus ``meta``), and a
+    ``synthetic`` acknowledgement under it."""
+    if root_id == ack_id:
+        raise TreeError(f"compaction needs two different ids, got {root_id!r} twice")
+    stamp: dict[str, Any] = {} if timestamp is None else {"timestamp": timestamp}
+    root = Node(
+        root_id,
+        None,
+        {"role": "user", "content": heading + "\n\n" + summary, **stamp},
+        {"compacted_from": summarised, **(meta or {})},
+    )
+    ack = Node(
+        ack_id,
+        root_id,
+        {"role": "assistant", "content": [{"type": "text", "text": acknowledgement}], **stamp},
+        {"synthetic": True},
+    )
+    return root, ack
 
 
 def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any]) -> None:

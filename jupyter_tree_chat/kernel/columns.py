@@ -27,10 +27,12 @@ from IPython.display import display, update_display
 
 from ..conversation.variants import Answer, Variant
 from ..history.tree import Node, redacted_thinking_count, thinking_text
-from ..measures.compare import ComparedAnswer
+from ..measures.compare import ComparedAnswer, model_label
 from ..measures.diff import unique_marks
 from ..measures.models import Price
+from ..measures.seen import seen_label
 from ..measures.usage import dollars
+from ..textview import question_as_typed
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3
@@ -77,7 +79,7 @@ def facts(
         return f"failed: {error}" if error else "no answer"
     answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1, prices)
     meta = answer.meta
-    parts = [str(meta.get("model", "?"))]
+    parts = [model_label(meta)]
     if meta.get("temperature") is not None:
         parts.append(f"temperature {meta['temperature']:g}")
     for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
@@ -90,6 +92,9 @@ def facts(
         parts.append(dollars(answer.cost))
     if answer.seconds is not None:
         parts.append(f"{answer.seconds:.1f} s")
+    seen = seen_label(replies[-1].meta and replies[-1].meta.get("context"))
+    if seen:
+        parts.append(seen)
     if error:
         parts.append(f"failed: {error}")
     elif answer.interrupted:
@@ -252,9 +257,10 @@ def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str,
     for i in range(len(answers)):
         plain_cards.append(card(titles[i], markdown_to_html(texts[i]), footers[i], variant=i))
         diff_cards.append(card(titles[i], marked_html(texts[i], marks[i]), footers[i], variant=i))
+    asked = question_as_typed(question.message, question.meta)  # as typed, with chips
     head = (
         f'<p style="{_SMALL}">{len(answers)} answers to {escape(question.id[:7])}: '
-        f"“{escape(_snippet(question.text))}”</p>"
+        f"“{escape(_snippet(asked))}”</p>"
     )
     differences = (
         '<details class="jtc-differences"><summary>Differences: what each answer says that '

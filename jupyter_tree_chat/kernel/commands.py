@@ -10,27 +10,37 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..context import code_blocks
+from ..context import code_blocks, with_text
 from ..conversation.session import Session
-from ..errors import AmbiguousId, ChatError, NodeNotFound, StoreError
-from ..history.store import list_sessions, refuse_session_target
+from ..conversation.variants import Fanout
+from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..history.store import list_sessions
 from ..history.tree import Node
+from ..i18n import _
 from ..measures.compare import question_of, sibling_answers
 from ..picture import draw
-from ..textview import draw_tree, hidden_branches, hidden_note, path_markdown
+from ..textview import (
+    draw_tree,
+    hidden_branches,
+    hidden_note,
+    summary,
+    typed_pieces,
+    typed_source,
+)
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
+from .endpoints import describe_model, models_lines
 from .importing import import_session
 from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
 from .sessions import KernelSessions
+from .sharing import ShareCommands
 
 HELP = """\
 %chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
@@ -38,7 +48,9 @@ HELP = """\
   tree [--svg] [--all]  the whole tree (--svg: as a picture; --all: hidden ones too)
   branches [ID] [--all] the branches leaving ID (default: every branch, by its leaf)
   switch ID             make ID's branch current (its newest leaf)
-  edit N TEXT           ask TEXT instead of question N of the current path (1 = first)
+  edit N [TEXT]         ask TEXT instead of question N of the current path (1 = first);
+                        without TEXT, N as typed, its {fields} filled in again now;
+                        --raw TEXT: sent as written
   retry [ID]            a new answer to the last question (or ID's), beside the old one
                         (both take --n N, --models A,B, --temperatures T1,T2 first:
                         several answers at once, e.g. %chat retry --n 3)
@@ -46,6 +58,12 @@ HELP = """\
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
+  export html [FILE]    the whole tree as one page that opens anywhere, no network
+                        (default: beside the notebook, NOTEBOOK.chat.html)
+  export ipynb [FILE]   the current branch as a notebook whose cells continue it
+  find TEXT [--regex] [--all] [--role user|assistant|tool] [--case] [--sessions] [--json]
+                        matching nodes on every branch (--all: hidden ones too;
+                        --sessions: every session beside the notebook)
   context [QUESTION]    how full the context window is (QUESTION: counted by the API)
   usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
@@ -56,16 +74,20 @@ HELP = """\
   import SRC... [--session NAME] [--format F] [--conversation ID] [--no-sidechains]
                         a Claude Code, pi, ChatGPT or Open WebUI session as a new
                         session of this notebook (SRC is only read), then use it
-  model [NAME]          show or set the model (same as %config TreeChat.model)
+  model [NAME]          show or set the model (same as %config TreeChat.model);
+                        ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2
+  models [ENDPOINT]     every endpoint: whether it answers, its models, what it supports
   label ID NAME         name a node (an empty NAME removes the label)
   hide ID / unhide ID   fold the branch from ID away in every view, or back; kept on disk
   panel                 the session as an interactive panel (tree, edit, retry, compare)
+  mcp [NAME]            MCP servers: state, tools, annotations (NAME: start it, list its
+                        tools); mcp stop [NAME] stops them
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
 
 
-class Commands(MeasureCommands):
+class Commands(MeasureCommands, ShareCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:
@@ -136,6 +158,11 @@ class Commands(MeasureCommands):
                 raise UsageError(f"%chat: unknown option {word!r}; usage: %chat {usage}")
         return [word for word in args if word not in allowed]
 
+    def do_mcp(self, args: list[str]) -> None:
+        from .mcp import mcp_command  # the MCP modules load when MCP is first used
+
+        mcp_command(self.sessions, args)
+
     def do_tree(self, args: list[str]) -> None:
         usage = "tree [--svg] [--all]"
         self._expect(self._flags(args, ("--svg", "--all"), usage), 0, 0, usage)
@@ -185,9 +212,10 @@ class Commands(MeasureCommands):
         for head, leaf_id in shown:
             mark = "*" if head.id in on_path else " "
             leaf = tree.get(leaf_id)
+            asked = _about(head)
             print(
                 f"{mark} {head.id[:7]}  {tree.sibling_position(head.id)}  "
-                f"{head.role:<9} {_snippet(head.text)}  → leaf {leaf.id[:7]} "
+                f"{head.role:<9} {asked}  → leaf {leaf.id[:7]} "
                 f"(depth {tree.depth(leaf.id)})"
             )
         if len(shown) < len(rows):
@@ -254,7 +282,9 @@ class Commands(MeasureCommands):
         node = self.node(args[0])
         leaf = self.session.switch(node.id)
         tree = self.session.tree
-        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {_snippet(tree.get(leaf).text)}")
+        shown = tree.get(leaf)
+        about = _about(shown)
+        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {about}")
 
     def do_panel(self, args: list[str]) -> None:  # the widget's panel: see sessions.panel_hook
         show = self.sessions.panel_hook
@@ -274,12 +304,18 @@ class Commands(MeasureCommands):
     # -- turns ---------------------------------------------------------------------------
 
     def do_edit(self, args: list[str]) -> None:
-        fanout, args = fanout_words(args, "%chat edit")
-        if args and fanout is None:  # the options may also follow N
-            fanout, rest = fanout_words(args[1:], "%chat edit")
-            args = args[:1] + rest
-        if len(args) < 2:
-            raise UsageError("usage: %chat edit N TEXT (N = question number on this branch)")
+        fanout, raw, args = _edit_options(args)
+        if args:  # the options may also follow N
+            more, raw_after, rest = _edit_options(args[1:])
+            fanout, raw, args = fanout or more, raw or raw_after, args[:1] + rest
+        if not args:
+            raise UsageError(
+                _(
+                    "usage: %chat edit N [TEXT] (N = question number on this branch; without "
+                    "TEXT, the question as typed, its fields filled in again; --raw TEXT: "
+                    "sent as written)"
+                )
+            )
         questions = self.session.user_turns()
         try:
             number = int(args[0])
@@ -290,13 +326,40 @@ class Commands(MeasureCommands):
             raise UsageError(
                 f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
             )
-        question = self._question(args[1:], "%chat edit")
         original = questions[number - 1]
-        self._turn(
-            lambda: self.session.edit(
-                original.id, question.content, meta=question.meta, fanout=fanout
-            )
-        )
+        content, meta = self._edited(original, number, " ".join(args[1:]), raw)
+        self._turn(lambda: self.session.edit(original.id, content, meta=meta, fanout=fanout))
+
+    def _edited(
+        self, original: Node, number: int, text: str, raw: bool
+    ) -> tuple[str | list[dict[str, Any]], dict[str, Any] | None]:
+        """What ``%chat edit`` asks instead of ``original``: TEXT (or, without it, the
+        question as typed) with its fields filled in now, or with ``--raw`` TEXT as written."""
+        if raw:
+            if not text.strip():
+                raise UsageError(
+                    _(
+                        "%chat edit {number} --raw: give the TEXT to send as written, "
+                        "e.g. %chat edit {number} --raw What does {{df}} mean?"
+                    ).format(number=number)
+                )
+            return with_text(original.message, text), None
+        typed = typed_source(original.meta)
+        if typed is None:
+            if not text.strip():
+                raise UsageError(
+                    _(
+                        "%chat edit {number}: question {number} keeps no typed text (it "
+                        "was asked as written, or before this version); give the new "
+                        "TEXT: %chat edit {number} TEXT"
+                    ).format(number=number)
+                )
+            question = self._question([text], "%chat edit")
+        else:
+            question = self.questions.refill(original, text or typed, where="%chat edit")
+        if question.note:
+            print(question.note)
+        return question.content, question.meta
 
     def do_retry(self, args: list[str]) -> None:
         fanout, args = fanout_words(args, "%chat retry")
@@ -341,29 +404,6 @@ class Commands(MeasureCommands):
 
     # -- files and sessions ----------------------------------------------------------------
 
-    def do_export(self, args: list[str]) -> None:
-        if not args or args[0] != "md" or len(args) > 2:
-            raise UsageError("usage: %chat export md [FILE]")
-        session = self.session
-        if session.leaf is None:
-            raise UsageError("the session is empty; run a %%chat cell first")
-        markdown = path_markdown(session.tree, session.leaf)
-        if len(args) == 1:
-            show_markdown(markdown)
-            return
-        target = Path(args[1]).expanduser()
-        try:
-            refuse_session_target(target)
-        except StoreError as error:
-            raise UsageError(f"{error}; export to a .md file instead") from None
-        try:
-            target.write_text(markdown, encoding="utf-8")
-        except OSError as error:
-            raise UsageError(
-                f"cannot write {target}: {error.strerror}; choose another FILE"
-            ) from None
-        print(f"Wrote the current path ({len(session.path())} messages) to {target}.")
-
     def do_sessions(self, args: list[str]) -> None:
         self._expect(args, 0, 0, "sessions")
         current = self.sessions.session_file()
@@ -380,6 +420,7 @@ class Commands(MeasureCommands):
     def do_use(self, args: list[str]) -> None:
         self._expect(args, 1, 1, "use NAME")
         try:
+            self.sessions.config.session_file = None  # a name chooses among the notebook's own
             self.sessions.config.session = args[0]
         except Exception as error:  # traitlets wraps the name check
             raise UsageError(f"%chat use: {error}") from None
@@ -395,8 +436,14 @@ class Commands(MeasureCommands):
         config = self.sessions.config
         if args:
             config.model = args[0]
-        shown = config.model or f"{self.session.provider.default_model} (the provider's default)"
-        print(f"Model: {shown}")
+        session = self.session
+        shown = describe_model(session, config.model or session.provider.default_model)
+        print(f"Model: {shown}" + ("" if config.model else " (the provider's default)"))
+
+    def do_models(self, args: list[str]) -> None:
+        self._expect(args, 0, 1, "models [ENDPOINT]")
+        for line in models_lines(self.session, self.sessions.config, args[0] if args else None):
+            print(line)
 
 
 def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:
@@ -414,6 +461,28 @@ def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:
 def _is_block_number(word: str) -> bool:
     """``2`` or ``-1`` is a code block's number; a longer number is taken for an id."""
     return re.fullmatch(r"-?\d{1,3}", word) is not None
+
+
+def _edit_options(words: list[str]) -> tuple[Fanout | None, bool, list[str]]:
+    """``--raw`` and the fan-out options at the front of ``words``, and the rest."""
+    fanout, raw, rest = None, False, list(words)
+    while rest:
+        if rest[0] == "--raw":
+            raw = True
+            rest.pop(0)
+            continue
+        found, rest = fanout_words(rest, "%chat edit")
+        if found is None:
+            break
+        fanout = found
+    return fanout, raw, rest
+
+
+def _about(node: Node, width: int = 60) -> str:
+    """A node in one line: a question as typed (a chip whole or not at all), else its text."""
+    if typed_pieces(node.meta) is not None:
+        return summary(node.message, width, node.meta)
+    return _snippet(node.text, width)
 
 
 def _snippet(text: str, width: int = 60) -> str:

@@ -16,10 +16,11 @@ from traitlets.config import Configurable
 from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
-from ..history.store import validate_session_name
+from ..history.store import SESSION_SUFFIX, validate_session_name
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
+from ..providers.endpoints import Endpoint, endpoint_table, known_prices, known_windows
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"
@@ -29,7 +30,10 @@ class TreeChat(Configurable):
     """Settings for ``%%chat`` and the panel. Set with ``%config TreeChat.NAME = value``."""
 
     model = Unicode(
-        None, allow_none=True, help="Model name; None uses the provider's default."
+        None,
+        allow_none=True,
+        help="Model name (ENDPOINT:MODEL for another endpoint, e.g. 'local:smollm2'); None "
+        "uses the provider's default.",
     ).tag(config=True)
     max_tokens = CInt(4096, help="Most tokens a reply may have.").tag(config=True)
     system = Unicode(None, allow_none=True, help="System prompt sent with each request.").tag(
@@ -49,6 +53,13 @@ class TreeChat(Configurable):
         allow_none=True,
         help="Session name (NAME in NOTEBOOK.NAME.chat.jsonl); None or 'default' is the "
         "notebook's unnamed session. `%chat use NAME` sets it.",
+    ).tag(config=True)
+    session_file = Unicode(
+        None,
+        allow_none=True,
+        help="A *.chat.jsonl file to use instead of the notebook's own sessions (relative "
+        "to the notebook's folder); a branch exported as a notebook sets it. None: the "
+        "notebook's session (`session`). `%chat use NAME` clears it.",
     ).tag(config=True)
     substitute_variables = Bool(
         True, help="Replace {name} in a %%chat cell with the value of the Python variable."
@@ -70,6 +81,19 @@ class TreeChat(Configurable):
         help="Extended thinking for every request: a budget of tokens (at least 1024, below "
         "max_tokens), 'adaptive', or None for none. `%%chat --thinking` overrides it.",
     ).tag(config=True)
+    context_budget = Union(
+        [Int(), Enum(["window", "off"])],
+        default_value="window",
+        help="Tokens a request may hold (system, tools, messages): past it, whole exchanges "
+        "are kept newest first and a note stands for the rest; 'window' is the model's "
+        "window less max_tokens and a 10% margin; 'off' sends the whole path. "
+        "`%%chat --budget` overrides it.",
+    ).tag(config=True)
+    summarize_dropped = Bool(
+        False,
+        help="What the budget leaves out is summarised once by the model (stored as a "
+        "compaction, reused by later requests) instead of noted.",
+    ).tag(config=True)
     context_windows = Dict(
         value_trait=Int(),
         help="Context windows in tokens by model name, added to or replacing the built-in "
@@ -80,13 +104,21 @@ class TreeChat(Configurable):
         f"the built-in table (models.py, taken {TAKEN}), e.g. {{'my-model': {{'input': 3, "
         "'output': 15}} (cache_write and cache_read default to 1.25x and 0.1x input).",
     ).tag(config=True)
+    endpoints = Dict(
+        help="Model endpoints by name, added to or overriding the presets (local, ollama, "
+        "vllm, lmstudio, litellm, openrouter, deepseek, moonshot, zhipu, dashscope, "
+        "minimax) field by field: {'lab': {'base_url': 'http://127.0.0.1:8081', "
+        "'key_env': 'LAB_API_KEY', 'supports': {'images': False}}}. A model is then named "
+        "'lab:MODEL'. See docs/endpoints.md.",
+    ).tag(config=True)
     throttle = CFloat(
         0.1, help="Least seconds between two updates of a streaming reply's output."
     ).tag(config=True)
     compare_models = List(
         Unicode(),
         default_value=["claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"],
-        help='The models the panel\'s "Ask other models…" offers for a fan-out.',
+        help='The models the panel\'s "Ask other models…" offers for a fan-out '
+        "(ENDPOINT:MODEL for other endpoints, e.g. 'local:smollm2').",
     ).tag(config=True)
     compare_temperatures = List(
         CFloat(),
@@ -97,6 +129,31 @@ class TreeChat(Configurable):
         True,
         help="Import the Anthropic SDK and build its client in the background when the "
         "extension loads (no network), so the first cell need not wait for it.",
+    ).tag(config=True)
+    tools = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        help="The tools a cell offers when it gives no --tools: registered functions by name, "
+        "MCP tools as server:tool or server:* (e.g. ['add', 'git:*']); None offers every "
+        "registered function and no MCP tool.",
+    ).tag(config=True)
+    mcp_servers = Dict(
+        help="MCP servers by name, in .mcp.json's shape: {'git': {'command': 'mcp-server-git', "
+        "'args': ['--repository', '.']}} or {'docs': {'type': 'http', 'url': '...', "
+        "'headers': {...}}}; ${VAR} is taken from the environment when a server starts. "
+        "Added to the servers of .mcp.json beside the notebook (these win on a name).",
+    ).tag(config=True)
+    allow_destructive = Bool(
+        False,
+        help="Let MCP tools their servers annotate destructive run (write_file, git_reset, "
+        "...); otherwise the model is told the tool was not run. --allow-destructive on a "
+        "cell allows them for that cell.",
+    ).tag(config=True)
+    tool_timeout = CFloat(
+        120.0,
+        allow_none=True,
+        help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
     ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
@@ -109,6 +166,15 @@ class TreeChat(Configurable):
             return None
         return validate_session_name(value)
 
+    @validate("session_file")
+    def _valid_session_file(self, proposal: Any) -> str | None:
+        value = proposal["value"]
+        if value and not str(value).endswith(SESSION_SUFFIX):
+            raise ValueError(
+                f"TreeChat.session_file must name a *{SESSION_SUFFIX} file, not {value!r}"
+            )
+        return value or None
+
     @validate("prices")
     def _valid_prices(self, proposal: Any) -> dict[str, Any]:
         value = proposal["value"]
@@ -120,6 +186,19 @@ class TreeChat(Configurable):
             if isinstance(price, dict):
                 Price.from_mapping(price)  # raises with the fix
         return dict(value)
+
+    @validate("endpoints")
+    def _valid_endpoints(self, proposal: Any) -> dict[str, Any]:
+        value = dict(proposal["value"])
+        endpoint_table(value)  # raises with the fix
+        return value
+
+    @validate("context_budget")
+    def _valid_budget(self, proposal: Any) -> int | str:
+        value = proposal["value"]
+        if isinstance(value, int) and value <= 0:
+            raise ValueError(f"context_budget must be a positive number of tokens, not {value}")
+        return value
 
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
@@ -148,13 +227,24 @@ class TreeChat(Configurable):
             temperature=self.temperature,
             max_tool_rounds=self.max_tool_rounds,
             thinking=self.thinking,
+            tools=tuple(self.tools) if self.tools is not None else None,
+            allow_destructive=self.allow_destructive,
+            context_budget=self.context_budget,
+            summarize_dropped=self.summarize_dropped,
         )
 
+    def endpoint_table(self) -> dict[str, Endpoint]:
+        """The presets with this config's ``endpoints`` on top."""
+        return endpoint_table(self.endpoints)
+
     def apply_tables(self, session: Session) -> None:
-        """Give ``session`` the model tables with this config's entries on top."""
-        session.context_windows = with_overrides(CONTEXT_WINDOWS, self.context_windows)
+        """Give ``session`` the model tables (with what the endpoints know of their models)
+        with this config's entries on top."""
+        table = self.endpoint_table()
+        windows = {**CONTEXT_WINDOWS, **known_windows(table)}
+        session.context_windows = with_overrides(windows, self.context_windows)
         prices = {
             model: price if isinstance(price, Price) else Price.from_mapping(price)
             for model, price in self.prices.items()
         }
-        session.prices = with_overrides(PRICES, prices)
+        session.prices = with_overrides({**PRICES, **known_prices(table)}, prices)

@@ -31,7 +31,9 @@ from ..context.images import megabytes
 from ..context.sent import Block, Converted, cut
 from ..conversation.session import Session
 from ..errors import AmbiguousId, ContextRefused, NodeNotFound
-from ..textview import fence, path_markdown
+from ..history.node import Node
+from ..i18n import _
+from ..textview import Chip, fence, path_markdown, typed_pieces
 from .history import CellError, CellErrors, cell_output, cell_source, counts
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -42,23 +44,39 @@ FIELD = re.compile(rf"\{{\{{({_CELL}|{_NAME})\}}\}}|\{{(?:(In|Out|Err)\[(\d+)\]|
 
 @dataclass(frozen=True)
 class Question:
-    """A question's content (a string, or blocks) and what went into it."""
+    """A question's content (a string, or blocks), what went into it (``meta.context``)
+    and how it was typed (``meta.typed``: see ``textview.question_as_typed``)."""
 
     content: str | list[Block]
     context: list[dict[str, str]]
+    typed: list[Any] | None = None
+    note: str = ""
+    """for an edit of what was typed: the line saying which fields were filled in again"""
 
     @property
     def meta(self) -> dict[str, Any] | None:
-        return {"context": self.context} if self.context else None
+        meta: dict[str, Any] = {}
+        if self.context:
+            meta["context"] = self.context
+        if self.typed is not None:
+            meta["typed"] = self.typed
+        return meta or None
 
 
 class QuestionBuilder:
     """Turns a cell's text and options into a ``Question``, reading the kernel's state."""
 
-    def __init__(self, shell: Any, errors: CellErrors, limits: Callable[[], Limits]) -> None:
+    def __init__(
+        self,
+        shell: Any,
+        errors: CellErrors,
+        limits: Callable[[], Limits],
+        substitute: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.shell = shell
         self.errors = errors
         self._limits = limits  # read at each question: %config may change them
+        self.substitute = substitute  # TreeChat.substitute_variables, read at each edit
 
     @property
     def limits(self) -> Limits:
@@ -87,10 +105,37 @@ class QuestionBuilder:
             self._fill(where, text, parts)
         else:
             parts.text(text)
+        return self._finish(where, parts)
+
+    def refill(self, original: Node, text: str, *, where: str = "edit") -> Question:
+        """An edit of what ``original`` was typed as: ``text`` with its fields filled in
+        from the kernel's values now, after the files and quotes ``original`` carried
+        (kept as they were sent); ``note`` says which fields were filled in again."""
+        parts = QuestionParts()
+        kept = _leading(original)
+        for blocks, chip in kept:
+            parts.keep(blocks, chip)
+        for item in (original.meta or {}).get("context") or []:
+            if isinstance(item, dict) and item.get("kind") in ("attachment", "node"):
+                parts.sent.append(_sent_of(item))
+        if self.substitute():
+            self._fill(where, text, parts)
+        else:
+            parts.text(text)
+        question = self._finish(where, parts)
+        filled = [p for p in parts.typed if isinstance(p, Chip) and p.written]
+        if not filled:
+            return question
+        note = _("Filled in again from the kernel's values now: {fields}.").format(
+            fields=", ".join(f"{chip.written} ({chip.about})" for chip in filled)
+        )
+        return replace(question, note=note)
+
+    def _finish(self, where: str, parts: QuestionParts) -> Question:
         content = parts.content()
         if not content:
             raise UsageError(f"{where}: the question is empty once its fields are filled in")
-        return Question(content, parts.context())
+        return Question(content, parts.context(), parts.typed_meta())
 
     # -- {fields} ------------------------------------------------------------------------
 
@@ -101,7 +146,7 @@ class QuestionBuilder:
             at = match.end()
             escaped, cell_kind, cell_number, name = match.groups()
             if escaped is not None:
-                parts.text("{" + escaped + "}")
+                parts.text("{" + escaped + "}", typed=match.group(0))
                 continue
             try:
                 if cell_kind is not None:
@@ -204,6 +249,33 @@ class QuestionBuilder:
             text = f"From branch {short} ({said}):\n\n{_quote(kept + note)}"
             sent = Sent(short, role, f"{len(node.text):,} chars", "quote", "node")
         return Converted((text,), sent)
+
+
+def _leading(original: Node) -> list[tuple[list[str | Block], Chip]]:
+    """The files and quotes that led ``original``: each one's block and chip, as sent."""
+    pieces = typed_pieces(original.meta) or []
+    chips = [p for p in pieces if isinstance(p, Chip) and not p.written]
+    content = original.message.get("content")
+    blocks = content if isinstance(content, list) else []
+    if len(blocks) < len(chips):
+        return []
+    kept: list[tuple[list[str | Block], Chip]] = []
+    for block, chip in zip(blocks, chips, strict=False):
+        if block.get("type") == "text":
+            kept.append(([str(block.get("text", ""))], chip))
+        else:
+            kept.append(([block], chip))
+    return kept
+
+
+def _sent_of(item: dict[str, Any]) -> Sent:
+    return Sent(
+        str(item.get("name", "?")),
+        str(item.get("type", "")),
+        str(item.get("size", "")),
+        str(item.get("became", "")),
+        str(item.get("kind", "variable")),
+    )
 
 
 def _unreadable(path: Path) -> str | None:

@@ -16,9 +16,10 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
-from ..conversation.session import Session
+from ..conversation.session import Refilled, Session
 from ..conversation.settings import ChatSettings
-from ..errors import AmbiguousId, ChatError, NodeNotFound
+from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
+from ..history.node import Node
 from . import turn as _turn
 from .commands import HELP, Commands
 from .config import TreeChat
@@ -43,7 +44,10 @@ class ChatMagics(Magics):
         self.sessions = sessions
         self.errors = CellErrors(shell)  # the kernel's Err, for {Err} and {Err[3]}
         self.errors.install()
-        self.questions = QuestionBuilder(shell, self.errors, sessions.config.limits)
+        self.questions = QuestionBuilder(
+            shell, self.errors, sessions.config.limits, lambda: sessions.config.substitute_variables
+        )
+        sessions.refill = self._refill  # an edit in a view fills {fields} from this kernel
         self.commands = Commands(sessions, shell, self.questions)
 
     @no_var_expand
@@ -73,15 +77,23 @@ class ChatMagics(Magics):
         With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
         decide); its thinking is folded above the answer. The footer shows the reply's
         cost and how full the context window is; `%chat context` and `%chat usage` say more.
+        --tools add,git:* offers registered functions and MCP servers' tools (servers
+        from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
+        them); --allow-destructive lets tools annotated destructive run.
+        Past the window (or --budget N tokens), each request keeps whole exchanges, newest
+        first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
+        session file keeps everything.
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
         temperature, thinking, provider, session, substitute_variables, throttle,
-        max_rows, max_columns, max_chars, context_windows, prices).
+        max_rows, max_columns, max_chars, context_windows, prices, context_budget,
+        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
         self._check_refs(session, options)
-        question = self._question(cell, options, session)
         settings = self._settings(session, options)
+        self._check_tools(session, settings)
+        question = self._question(cell, options, session)
         cell_id = current_cell_id(self.shell)
         original_provider = session.provider
         if options.provider is not None:
@@ -116,6 +128,13 @@ class ChatMagics(Magics):
     chat_command.__doc__ = HELP
 
     # -- pieces -----------------------------------------------------------------------
+
+    def _refill(self, original: Node, text: str) -> Refilled:
+        try:
+            question = self.questions.refill(original, text, where="edit")
+        except UsageError as error:  # a view shows it as the action's one-line error
+            raise ContextRefused(str(error)) from None
+        return Refilled(question.content, question.meta, question.note)
 
     def _question(self, cell: str, options: CellOptions, session: Session) -> Question:
         text = cell.strip()
@@ -152,12 +171,19 @@ class ChatMagics(Magics):
                 ) from None
         if options.tools:
             known = session.tools.names()
-            unknown = [n for n in options.tools if n not in known]
+            unknown = [n for n in options.tools if n not in known and ":" not in n]
             if unknown:
                 have = ", ".join(known) if known else "none registered; use @tool on a function"
                 raise UsageError(
                     f"%%chat --tools: no tool named {unknown[0]!r} (registered: {have})"
                 )
+
+    def _check_tools(self, session: Session, settings: ChatSettings) -> None:
+        """The tools the cell offers, found (MCP servers started) before anything is sent."""
+        try:
+            session.tool_specs(settings)
+        except ChatError as error:  # a server that cannot start, no mcp package, ...
+            raise UsageError(f"%%chat: {error}") from None
 
     def _settings(self, session: Session, options: CellOptions) -> ChatSettings:
         settings = session.settings.merged(
@@ -168,9 +194,13 @@ class ChatMagics(Magics):
         )
         if options.tools is not None:
             settings = settings.merged(tools=options.tools)
+        if options.allow_destructive:
+            settings = replace(settings, allow_destructive=True)
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)
+        if options.budget is not None:
+            settings = replace(settings, context_budget=options.budget)
         return settings
 
 

@@ -24,6 +24,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..conversation.variants import MAX_VARIANTS, Fanout
 from ..errors import ChatError
+from ..i18n import _
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE, Thinking
 
@@ -34,7 +35,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _ARGUMENTS = (
     argument("-s", "--session", metavar="NAME", help="Use the named session of this notebook."),
-    argument("-m", "--model", help="Model for this cell (default: TreeChat.model)."),
+    argument(
+        "-m",
+        "--model",
+        help="Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
+        "(default: TreeChat.model; `%%chat models` lists them).",
+    ),
     argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
     argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
     argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
@@ -54,12 +60,21 @@ _ARGUMENTS = (
     argument(
         "--models",
         metavar="A,B",
-        help="Ask each of these models (comma-separated); combines with --n and --temperatures.",
+        help="Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
+        "combines with --n and --temperatures.",
     ),
     argument(
         "--temperatures",
         metavar="T1,T2",
-        help="Ask at each of these temperatures (comma-separated, 0 to 1).",
+        help="Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
+        "endpoint's own range for the others).",
+    ),
+    argument(
+        "--budget",
+        metavar="N",
+        help="Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
+        "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
+        "the whole path; default: TreeChat.context_budget).",
     ),
     argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
     argument(
@@ -77,8 +92,15 @@ _ARGUMENTS = (
     argument(
         "--tools",
         metavar="NAMES",
-        help="Comma-separated registered tools the model may use; 'none' for none "
-        "(default: all registered).",
+        help="Comma-separated tools the model may use: registered functions, MCP tools as "
+        "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
+        "(default: TreeChat.tools, else every registered function).",
+    ),
+    argument(
+        "--allow-destructive",
+        action="store_true",
+        help="Let MCP tools annotated destructive run in this cell "
+        "(default: TreeChat.allow_destructive).",
     ),
     argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
     argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
@@ -123,10 +145,12 @@ class CellOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     thinking: Thinking = None  # None: TreeChat.thinking; THINKING_OFF: none for this cell
+    budget: int | str | None = None  # None: TreeChat.context_budget
     new: bool = False
     from_node: str | None = None
     continue_leaf: bool = False
     tools: tuple[str, ...] | None = None
+    allow_destructive: bool = False
     provider: str | None = None
     raw: bool = False
     fanout: Fanout | None = None
@@ -170,10 +194,12 @@ def parse_cell_line(line: str) -> CellOptions:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         thinking=parse_thinking(args.thinking),
+        budget=parse_budget(args.budget, "%%chat --budget"),
         new=args.new,
         from_node=args.from_node,
         continue_leaf=args.continue_leaf,
         tools=parse_tool_names(args.tools),
+        allow_destructive=args.allow_destructive,
         provider=args.provider,
         raw=args.raw,
         fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),
@@ -195,6 +221,23 @@ def parse_thinking(value: str | None) -> Thinking:
     raise UsageError(
         f"%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
         "'adaptive' or 'off'"
+    )
+
+
+def parse_budget(value: str | None, command: str) -> int | str | None:
+    """``"3000"`` → 3000; ``"window"`` and ``"off"`` as they are; anything else a UsageError."""
+    if value is None:
+        return None
+    word = value.strip().lower().replace(",", "").replace("_", "")
+    if word in ("window", "off"):
+        return word
+    if word.isdigit() and int(word) > 0:
+        return int(word)
+    raise UsageError(
+        _(
+            "{command} {value}: give the tokens a request may hold (e.g. {command} 8000), "
+            "'window' or 'off'"
+        ).format(command=command, value=value)
     )
 
 
@@ -231,9 +274,9 @@ def _temperature(value: str, command: str) -> float:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if not 0 <= number <= 1:
+    if not 0 <= number < float("inf"):  # each endpoint's range is checked before asking
         raise UsageError(
-            f"{command} --temperatures: {value!r} is not a temperature from 0 to 1; "
+            f"{command} --temperatures: {value!r} is not a temperature (a number, 0 or more); "
             "give them comma-separated, e.g. --temperatures 0,0.5,1"
         )
     return number

@@ -11,11 +11,14 @@ The model's thinking streams into a folded "Thinking" section above the answer: 
 rendered like the answer (safe HTML).
 
 The footer is one line: node id, model, tokens (with cache reads), cost, how full the
-context window is (with a hint to compact past 80%), sibling position.
+context window is (with a hint to compact past 80%), how many exchanges of the path the
+request kept when a context budget left some out (``saw 12 of 40 exchanges``), sibling
+position.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -35,7 +38,10 @@ from ..conversation.events import (
     ReplyThinking,
 )
 from ..conversation.session import Session
-from ..history.tree import Node, redacted_thinking_count
+from ..history.tree import Node, redacted_thinking_count, tool_shown_name, tool_uses
+from ..i18n import _
+from ..measures.compare import model_label
+from ..measures.seen import seen_label
 from ..measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns
 from .safe_html import ThinkingSection, markdown_to_html
@@ -205,6 +211,24 @@ def notice_line(message: str, level: str = "info") -> None:
     stream.flush()
 
 
+def tool_call_lines(node: Node | None) -> list[str]:
+    """``tool call: git:git_log {"repo_path": "."}``: a line for each tool a reply asks
+    for, by the name a person knows (an MCP tool's ``server:tool``)."""
+    if node is None:
+        return []
+    lines = []
+    for block in tool_uses(node.message):
+        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+        if len(arguments) > 200:
+            arguments = arguments[:199] + "…"
+        lines.append(
+            _("tool call: {name} {arguments}").format(
+                name=tool_shown_name(block, node.meta), arguments=arguments
+            )
+        )
+    return lines
+
+
 class TurnOutput:
     """Subscribes to a session for one action and renders its events in the cell.
 
@@ -266,6 +290,8 @@ class TurnOutput:
                 redacted = redacted_thinking_count(node.message) if node is not None else 0
                 self._current.end(interrupted=cut, redacted=redacted)
                 self._current = None
+                for line in tool_call_lines(node):
+                    notice_line(line)
         elif isinstance(event, Notice):
             if event.level == "error":
                 self.errors.append(event.message)  # shown once, as the cell's error
@@ -309,7 +335,7 @@ def footer(session: Session, node: Node) -> str:
     meta = node.meta or {}
     parts = [node.id[:7]]
     if meta.get("model"):
-        parts.append(str(meta["model"]))
+        parts.append(model_label(meta))
     usage: dict[str, Any] = meta.get("usage") or {}
     if usage:
         parts.append(f"{_n(usage.get('input_tokens'))} in")
@@ -324,6 +350,9 @@ def footer(session: Session, node: Node) -> str:
     if meta.get("interrupted"):
         parts.append(f"interrupted ({meta.get('error', 'cut short')})")
     parts.append(context_part(session, node))
+    seen = seen_label(meta.get("context"))
+    if seen:
+        parts.append(seen)
     tree = session.tree
     parts.append(f"reply {tree.sibling_position(node.id)}")
     if node.parent_id is not None:

@@ -20,20 +20,31 @@ displays (a per-turn control) appears under that cell's reply.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
-from ..conversation.session import Session
-from ..history.store import session_path
+from ..conversation.session import Refill, Session
+from ..errors import SessionNameError
+from ..history.store import SESSION_SUFFIX, session_path
+from ..i18n import _
 from ..providers import Provider, choose_provider
+from ..providers.endpoints import split_model
+from ..providers.router import EndpointPool, Router
+from ..providers.toolbox import LazySource, Toolbox
 from ..providers.tools import default_registry
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
+
+if TYPE_CHECKING:  # imported when a cell first names an MCP tool: %load_ext pays nothing
+    from ..providers.mcp.config import ServerConfigs
+    from ..providers.mcp.servers import McpServers
+    from ..providers.mcp.tools import McpTools
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +61,21 @@ class KernelSessions:
         self.say = say
         self.turn_hooks: list[TurnHook] = []
         self.panel_hook: PanelHook | None = None
+        #: fills a question's {fields} from this kernel for an edit in a view (magics.py)
+        self.refill: Refill | None = None
         self._sessions: dict[Path, Session] = {}
         self._providers: dict[str | None, Provider] = {}
+        self._routers: dict[str | None, Router] = {}
+        self.endpoints = EndpointPool()
+        """The endpoints' providers and what each turned out to lack, for every router."""
         self._said: set[str] = set()
         self._warming: dict[str | None, threading.Thread] = {}
         self._warmed: dict[str | None, tuple[Provider, str | None]] = {}
+        #: the kernel's functions, and its MCP servers' tools (made on first use)
+        self.tools = Toolbox(default_registry, LazySource(lambda: self.mcp_tools))
+        self._mcp: McpServers | None = None
+        self._mcp_tools: McpTools | None = None
+        self._mcp_json: tuple[Path, float | None, ServerConfigs] | None = None
 
     # -- where -------------------------------------------------------------------------
 
@@ -75,10 +96,69 @@ class KernelSessions:
     def session_file(self, name: str | None = None) -> Path:
         """The file of session ``name`` (default: ``TreeChat.session``) of this notebook."""
         if name is None:
+            if self.config.session_file:  # a file named outright (an exported branch)
+                return self._named_file(self.config.session_file)
             name = self.config.session
         elif name == "default":
             name = None
         return session_path(self.notebook(), name).resolve()
+
+    def _named_file(self, name: str) -> Path:
+        """``TreeChat.session_file`` beside the notebook; checked here as well, since
+        ``%config`` keeps a value its validator refused (it only logs the error)."""
+        if not name.endswith(SESSION_SUFFIX):
+            raise SessionNameError(
+                _(
+                    "TreeChat.session_file must name a *{suffix} file, not {name!r}; "
+                    "set it to one, or to None for the notebook's own session"
+                ).format(suffix=SESSION_SUFFIX, name=name)
+            )
+        return (self.notebook().parent / name).resolve()
+
+    @property
+    def mcp(self) -> McpServers:
+        """The kernel's MCP servers (none runs before a cell names one of their tools)."""
+        if self._mcp is None:
+            from ..providers.mcp.servers import McpServers
+
+            self._mcp = McpServers(self.mcp_configs)
+        return self._mcp
+
+    @property
+    def mcp_tools(self) -> McpTools:
+        """The servers' tools as the sessions' tool source."""
+        if self._mcp_tools is None:
+            from ..providers.mcp.tools import McpTools
+
+            self._mcp_tools = McpTools(self.mcp, taken=lambda name: name in default_registry)
+            self._apply_mcp_settings()
+        return self._mcp_tools
+
+    def _apply_mcp_settings(self) -> None:
+        if self._mcp_tools is not None:
+            self._mcp_tools.timeout = self.config.tool_timeout
+            self._mcp_tools.max_chars = self.config.max_chars
+
+    def mcp_configs(self) -> ServerConfigs:
+        """The MCP servers: ``TreeChat.mcp_servers`` over ``.mcp.json`` beside the notebook
+        (read again when it changes)."""
+        from ..providers.mcp.config import MCP_JSON, parse_servers, read_mcp_json
+
+        folder = self.notebook().parent
+        path = folder / MCP_JSON
+        try:
+            stamp: float | None = path.stat().st_mtime
+        except OSError:
+            stamp = None
+        if self._mcp_json is None or self._mcp_json[:2] != (path, stamp):
+            self._mcp_json = (path, stamp, read_mcp_json(path))
+        configured = parse_servers(self.config.mcp_servers, "TreeChat.mcp_servers", str(folder))
+        return configured.over(self._mcp_json[2])
+
+    def stop_servers(self) -> None:
+        """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""
+        if self._mcp is not None:
+            self._mcp.stop_all()
 
     # -- what ------------------------------------------------------------------------
 
@@ -89,12 +169,18 @@ class KernelSessions:
         done here (``%load_ext``), the first ``%%chat`` cell finds them ready, or waits
         only for what is left. Nothing goes over the network. The offline model needs
         neither, so with no API key (and no ``TreeChat.provider = 'anthropic'``) there is
-        nothing to do.
+        nothing to do, unless ``TreeChat.model`` names another endpoint: then its wire's
+        SDK is imported (the client is made at the first request, with the key as it is).
         """
         name = self.config.provider
         if not self.config.warm_up or name in self._providers or name in self._warming:
             return
         if name == "offline" or (name is None and not os.environ.get("ANTHROPIC_API_KEY")):
+            endpoint, _model = split_model(self.config.model or "", self.config.endpoint_table())
+            if endpoint is not None:
+                threading.Thread(
+                    target=_import_wire, name="jupyter-tree-chat warm-up", daemon=True
+                ).start()
             return
 
         def make() -> None:
@@ -107,8 +193,19 @@ class KernelSessions:
         self._warming[name] = thread
         thread.start()
 
-    def provider(self, name: str | None = None) -> Provider:
-        """The kernel's provider called ``name`` (None: by API key), made once."""
+    def provider(self, name: str | None = None) -> Router:
+        """The kernel's provider for bare model names called ``name`` (None: by API key),
+        made once, inside the router that sends ``endpoint:model`` names to their
+        endpoints (``TreeChat.endpoints`` as it is now)."""
+        default = self._default_provider(name)
+        router = self._routers.get(name)
+        if router is None or router.default is not default:
+            router = Router(default, pool=self.endpoints)
+            self._routers[name] = router
+        router.endpoints = self.config.endpoint_table()
+        return router
+
+    def _default_provider(self, name: str | None) -> Provider:
         provider = self._providers.get(name)
         if provider is None and name in self._warming:
             self._warming.pop(name).join()  # only if it is not ready yet
@@ -132,7 +229,7 @@ class KernelSessions:
         session = self._sessions.get(path)
         provider = self.provider(self.config.provider)
         if session is None:
-            session = Session.open(path, provider, tools=default_registry)
+            session = Session.open(path, provider, tools=self.tools)
             self._sessions[path] = session
             if session.problems:
                 first = session.problems[0]
@@ -142,7 +239,9 @@ class KernelSessions:
                     f"(first: {first}); `jupyter-tree-chat check {path}` lists them.",
                 )
         session.provider = provider
+        session.refill = self.refill
         session.settings = self.config.chat_settings()
+        self._apply_mcp_settings()
         self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it
         return session
@@ -162,6 +261,16 @@ class KernelSessions:
         if key not in self._said:
             self._said.add(key)
             self.say(message)
+
+
+def _import_wire() -> None:
+    """Import the Messages API's SDK and its streaming types (no network)."""
+    try:
+        importlib.import_module("jupyter_tree_chat.providers.anthropic")
+        importlib.import_module("anthropic.lib.streaming")
+        importlib.import_module("anthropic.types")
+    except Exception:  # the cell imports it again and shows the error there
+        log.debug("warming up the Messages API's SDK failed", exc_info=True)
 
 
 # -- the kernel's one registry -----------------------------------------------------------

@@ -20,6 +20,8 @@ from ..context import sent_line
 from ..conversation.events import FanoutStarted, Turn, TurnInterrupted
 from ..conversation.session import Session
 from ..errors import ChatError, ProviderError
+from ..history.tree import tool_uses
+from ..i18n import _
 from .columns import FanoutColumns
 from .output import (
     DisplayReply,
@@ -92,6 +94,14 @@ def run_turn(
             if kept is not None
             else "nothing had arrived; the question is kept, unanswered"
         )
+        if (
+            kept is not None
+            and tool_uses(kept.message)
+            and not (kept.meta or {}).get("interrupted")
+        ):
+            where = _(
+                "the tool call was stopped; the reply that asked for it is kept as {id}"
+            ).format(id=kept.id[:7])
         if stop.turn.answers:
             kept_ids = ", ".join(a.head.id[:7] for a in stop.turn.answers if a.head is not None)
             where = (

@@ -2,7 +2,8 @@
 
 ``%chat compare``, ``compare_frame()`` and the views need the same thing: for a question
 (or one of its answers), every answer under it in sibling order, each with its position
-("2/3"), model, temperature, tokens, cost, time and text. An answer can be several nodes
+("2/3"), endpoint, model (and the name the server reported, where it differs),
+temperature, tokens, cost, time and text. An answer can be several nodes
 (a reply asking for a tool, the tool results, the reply after them): its tokens, cost and
 time add up over them, its text is the last reply's. Pure: it reads a tree (and a price
 table: the session's, so ``%config TreeChat.prices`` counts here too).
@@ -86,7 +87,9 @@ class ComparedAnswer:
 COLUMNS: dict[str, Callable[[ComparedAnswer], Any]] = {
     "id": lambda a: a.head.id,
     "position": lambda a: a.position,
+    "endpoint": lambda a: a.meta.get("endpoint") or a.meta.get("provider"),
     "model": lambda a: a.meta.get("model"),
+    "served_model": lambda a: a.meta.get("served_model"),
     "temperature": lambda a: a.meta.get("temperature"),
     "input_tokens": lambda a: a.usage("input_tokens"),
     "output_tokens": lambda a: a.usage("output_tokens"),
@@ -98,6 +101,17 @@ COLUMNS: dict[str, Callable[[ComparedAnswer], Any]] = {
     "text": lambda a: a.text,
 }
 """A frame's columns, in order: name → the value for one answer."""
+
+
+def model_label(meta: Mapping[str, Any]) -> str:
+    """``local:smollm2``, with the name the server reported beside it where it differs
+    (``local:smollm2 (served as SmolLM2-135M-Instruct.Q4_1.gguf)``: a path by its file)."""
+    model = str(meta.get("model") or "?")
+    served = meta.get("served_model")
+    if not isinstance(served, str) or not served:
+        return model
+    shown = served.replace("\\", "/").rsplit("/", 1)[-1] or served
+    return f"{model} (served as {shown})"
 
 
 def question_of(tree: SessionTree, ref: str | None) -> Node:

@@ -16,6 +16,12 @@ over 100k tokens), the Batch API's discount and fast mode, which this project ne
 A model id matches an entry when it is the entry's name, or the name with a snapshot
 date (``claude-sonnet-4-5-20250929`` is ``claude-sonnet-4-5``); never by a shorter
 prefix, so ``claude-sonnet-5-5`` is not priced as ``claude-sonnet-5``.
+
+Models of other endpoints are named ``endpoint:model`` here as everywhere
+(``local:smollm2``); the endpoint presets (providers/endpoints.py) add the windows and
+prices they know to these tables under such names, and an entry ``endpoint:*`` stands for
+every model of that endpoint that has no entry of its own (``local:*`` costs nothing: a
+model on your own machine is not billed by the token).
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ TAKEN = "2026-12-01"
 PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
 
 OFFLINE_MODEL = "offline-teacher"
+
+ANY_MODEL = "*"
+"""``endpoint:*`` in a table: every model of that endpoint without an entry of its own."""
 
 V = TypeVar("V")
 _SNAPSHOT = re.compile(r"-\d{8}")
@@ -114,7 +123,8 @@ def by_model(table: Mapping[str, V], model: str | None) -> V | None:
     for name, value in table.items():
         if model.startswith(name) and _SNAPSHOT.fullmatch(model[len(name) :]):
             return value
-    return None
+    endpoint, colon, _ = model.partition(":")
+    return table.get(f"{endpoint}:{ANY_MODEL}") if colon else None
 
 
 def with_overrides(table: Mapping[str, V], overrides: Mapping[str, V] | None) -> dict[str, V]:

@@ -10,9 +10,9 @@ tokens its request held (``input_tokens`` + ``cache_creation_input_tokens`` +
 to that reply holds their sum. (When the model thought, that overcounts a little on
 older models, which drop earlier turns' thinking from the context.) Whatever comes
 after the last counted reply (a question not answered yet, tool results, the question
-about to be sent) is *estimated*, four characters a token (an image at a fixed size, a
-PDF by its pages), unless the API's count_tokens endpoint is asked
-(``Session.count_tokens``).
+about to be sent) is *estimated*, four characters a token but a Chinese, Japanese or
+Korean character one (an image at a fixed size, a PDF by its pages), unless the API's
+count_tokens endpoint is asked (``Session.count_tokens``).
 
 Cost is each reply's usage times its model's price: input, output, cache writes and
 cache reads each at their own rate. A reply from a model with no price is counted in
@@ -42,6 +42,11 @@ of text measures about 2,100 to 2,500 tokens, a scanned one about 1,600)."""
 PDF_BYTES_PER_PAGE = 50_000
 """For a PDF whose pages cannot be counted (kept in compressed object streams)."""
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+#: characters a tokenizer spends about a token on each (Han, kana, Hangul, full-width forms),
+#: where four Latin characters make one
+_WIDE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]"
+)
 FULL_AT = 0.8
 """From this share of the window on, the footer suggests ``%chat compact``."""
 MILLION = 1_000_000
@@ -51,12 +56,16 @@ MILLION = 1_000_000
 
 
 def estimate_tokens(value: Any) -> int:
-    """About how many tokens a text, a message or a block list holds: characters / 4.
+    """About how many tokens a text, a message or a block list holds: characters / 4, a
+    Chinese, Japanese or Korean character counting one (characters / 4 would count a
+    Chinese conversation at a quarter of its size).
 
     Images count ``IMAGE_TOKENS`` each and PDFs ``PDF_PAGE_TOKENS`` a page, rather than
     their base64 characters (which would count a 600 KB PDF as 200,000 tokens)."""
     if isinstance(value, str):
-        return math.ceil(len(value) / CHARS_PER_TOKEN)
+        return text_tokens(value)
+    if type(value) is dict and "role" in value:  # the common case, without the ABC check
+        return estimate_tokens(value.get("content"))
     if isinstance(value, Mapping) and "role" in value:
         return estimate_tokens(value.get("content"))
     if isinstance(value, list):
@@ -64,6 +73,19 @@ def estimate_tokens(value: Any) -> int:
     if value is None:
         return 0
     return estimate_tokens(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def text_tokens(text: str) -> int:
+    """A text's estimate: characters / 4, a CJK character one (``estimate_tokens``)."""
+    if text.isascii():
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    wide = len(_WIDE.findall(text))
+    return math.ceil((len(text) - wide) / CHARS_PER_TOKEN) + wide
+
+
+def block_tokens(block: Any) -> int:
+    """One content block's estimate (``estimate_tokens`` of a list adds these up)."""
+    return _block_tokens(block)
 
 
 def _block_tokens(block: Any) -> int:
@@ -196,17 +218,20 @@ def exact_meter(tokens: int, window: int | None) -> Meter:
 
 
 def window_label(window: int) -> str:
-    """``200k``, ``1M``, ``1.5M``: a window as people say it."""
+    """``200k``, ``1M``, ``1.5M``: a window as people say it (a local model's binary
+    sizes as they are said too: 8,192 is ``8k``, 131,072 ``128k``)."""
     if window >= MILLION:
         return f"{window / MILLION:g}M"
     if window >= 1_000:
-        return f"{window / 1_000:g}k"
+        kilo = window // 1024 if window % 1024 == 0 else window / 1_000
+        return f"{kilo:g}k"
     return str(window)
 
 
 def meter_label(reading: Meter) -> str:
-    """``context 42% of 200k`` (or ``context about 1,234 tokens`` with no window)."""
-    about = "" if reading.exact else "~"
+    """``context 42% of 200k`` (``≈42%`` where part of it is estimated; ``context
+    ≈1,234 tokens`` with no window)."""
+    about = "" if reading.exact else "≈"
     if reading.window is None:
         return f"context {about}{reading.tokens:,} tokens"
     share = reading.tokens / reading.window * 100

@@ -8,6 +8,7 @@ runs them over a tree, a ``Session`` or a loaded file::
     draw(tree)                  # a SessionTree: the picture of its current leaf's path
     draw(session)               # labels and hidden branches come along
     draw(result, leaf="3f2a")   # a LoadResult from the store
+    draw(session, seen_by=answer_id)  # the messages that answer's request left out, faded
 
 A ``TreePicture`` shows itself in a notebook (``_repr_svg_``) and saves to a file.
 ``%chat tree --svg`` and ``jupyter tree-chat export FILE --format svg`` use this.
@@ -23,6 +24,7 @@ from typing import Any
 
 from ..history.store import refuse_session_target
 from ..history.tree import SessionTree
+from ..measures.seen import unseen_ids
 from ..textview import hidden_branches
 from .fold import BUDGET, WIDTH, Folded, fold
 from .layout import tidy_tree
@@ -69,11 +71,14 @@ def draw(
     opened: Collection[str] = (),
     width: int = WIDTH,
     budget: int = BUDGET,
+    seen_by: str | None = None,
 ) -> TreePicture:
     """The picture of a ``SessionTree``, or of anything holding one as ``.tree`` (a
     ``Session``, a ``LoadResult``), whose ``labels`` and ``hidden`` are then used.
 
-    The current path (to ``leaf``, default the tree's current leaf) is drawn bold.
+    The current path (to ``leaf``, default the tree's current leaf) is drawn bold. With
+    ``seen_by`` (an answer), the messages a context budget left out of its request are
+    faded: what it saw is what stays solid (see measures/budget.py).
     """
     tree: SessionTree = source if isinstance(source, SessionTree) else source.tree
     labels = getattr(source, "labels", {}) if labels is None else labels
@@ -90,8 +95,18 @@ def draw(
         budget=budget,
     )
     hidden_count = 0 if show_hidden else len(hidden_branches(tree, hidden, leaf))
+    unseen: set[str] = set()
+    if seen_by is not None:
+        answer = tree.resolve(seen_by)
+        unseen = unseen_ids(tree.path_nodes(answer.id), (answer.meta or {}).get("context"))
     svg = write_svg(
-        folded, place(folded), tree, leaf=leaf, labels=labels, hidden_count=hidden_count
+        folded,
+        place(folded),
+        tree,
+        leaf=leaf,
+        labels=labels,
+        hidden_count=hidden_count,
+        unseen=unseen,
     )
     shown = sum(1 for item in folded.items if item.kind == "node")
     return TreePicture(svg, shown, len(tree), hidden_count)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..history.tree import SessionTree, compaction_links, node_kind
+from ..i18n import _
 from ..textview import short_id_length, summary
 from .fold import Folded, Item
 
@@ -33,6 +34,7 @@ PALETTE = (
 )  # fmt: skip
 NO_MODEL = "#9aa0a6"
 INK, FAINT, PATH_INK, CURRENT = "#333333", "#b4b4b4", "#1f1f1f", "#d62728"
+UNSEEN_OPACITY = "0.3"  # a node a context budget left out of the answer's request
 TAG_CHARS = 12
 CHAR_WIDTH = 5.6  # px, about, of a 10px sans-serif character
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -56,8 +58,10 @@ def write_svg(
     leaf: str | None,
     labels: Mapping[str, str],
     hidden_count: int,
+    unseen: Collection[str] = (),
 ) -> str:
-    """The SVG document for items already folded (``folded``) and laid out (``x``)."""
+    """The SVG document for items already folded (``folded``) and laid out (``x``);
+    the nodes in ``unseen`` (left out of an answer's request) are faded."""
     items = folded.items
     top = min(x, default=0.0)
     colours = model_colours(items, tree)
@@ -85,6 +89,10 @@ def write_svg(
         group.set("transform", f"translate({_num(px)},{_num(py)})")
         if item.kind == "node":
             present.update(_node(group, item, tree, folded, leaf, labels, colours, id_width))
+            if item.node_id in unseen:
+                group.set("class", group.get("class", "") + " unseen")
+                group.set("opacity", UNSEEN_OPACITY)
+                present.add("unseen")
         else:
             _fold(group, item)
             present.add("fold")
@@ -163,7 +171,10 @@ def _node(
         classes.append("current")
     group.set("class", " ".join(classes))
     model = _model(tree, item)
-    about = [summary(node.message, 80), f"{kind} · {node.id}" + (f" · {model}" if model else "")]
+    about = [
+        summary(node.message, 80, node.meta),  # a question as typed, with chips
+        f"{kind} · {node.id}" + (f" · {model}" if model else ""),
+    ]
     if meta.get("interrupted"):
         about.append("interrupted: the reply was cut short")
     if isinstance(meta.get("compacted_from"), str):
@@ -244,6 +255,7 @@ LEGEND = (
     ("current", "current"),
     ("path", "current path"),
     ("fold", "folded"),
+    ("unseen", "not sent to the answer"),
 )
 
 
@@ -266,6 +278,9 @@ def _legend(
             ring.set("stroke-width", "2")
         elif kind == "path":
             ET.SubElement(key, "path", d="M-6,0H8", stroke=PATH_INK).set("stroke-width", "2.6")
+        elif kind == "unseen":
+            faded = ET.SubElement(key, "circle", r="7", fill="#ffffff", stroke=INK)
+            faded.set("opacity", UNSEEN_OPACITY)
         elif kind == "fold":
             box = ET.SubElement(key, "rect", x="-6", y="-5", width="16", height="10", rx="5")
             box.set("fill", "#f3f3f3")
@@ -273,6 +288,8 @@ def _legend(
         else:
             shape = "user" if kind == "interrupted" else kind
             _shape(key, shape, NO_MODEL, False, kind == "interrupted")
+        if kind == "unseen":
+            meaning = _("not sent to the answer")
         offset = _legend_text(legend, offset + 18, 0.0, meaning) + 12
     widest, y = offset, LEGEND_LINE
     if colours:

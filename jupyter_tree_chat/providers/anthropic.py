@@ -38,6 +38,13 @@ with a 400, even at its default, and the SDK no longer takes it as an argument; 
 a fan-out over ``--temperatures``) is sent as that version (``SAMPLING_API_VERSION``),
 with ``temperature`` in the body; every other request goes as the SDK's own version.
 
+Other endpoints: the same wire serves every server that speaks the Messages API
+(router.py picks the endpoint). ``supports`` says what the server takes
+(capabilities.py): without ``cache_control`` no breakpoint is placed, without tools none
+is offered, thinking blocks go back as it requires, and ``thinking: disabled`` is said
+where a server thinks unless told not to. ``service`` names the server in every error
+line (``local at http://127.0.0.1:8080 is not answering: start it with ...``).
+
 Stop reasons are data, not errors: ``max_tokens`` and ``refusal`` arrive in
 ``Finished.stop_reason`` and the session turns them into notices.
 
@@ -48,6 +55,8 @@ Error mapping (each message one line that says what to do; the key never appears
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     any other ``error`` event, a malformed event          → StreamError
+    400 "prompt is too long: N tokens > M maximum"        → PromptTooLong (the session
+                                                            says the path's size)
     400/404/413/422 and other 4xx                         → BadRequest
 An ``overloaded_error`` event mid-stream becomes ``Overloaded`` rather than
 ``StreamError`` because the fix is the same as for a 529: wait and retry.
@@ -68,12 +77,14 @@ from ..errors import (
     ConnectionFailed,
     MissingApiKey,
     Overloaded,
+    PromptTooLong,
     ProviderError,
     RateLimited,
     ServerError,
     StreamError,
 )
 from ..history.tree import is_thinking
+from ..i18n import _
 from .base import (
     ADAPTIVE,
     Began,
@@ -81,6 +92,7 @@ from .base import (
     Message,
     ReplyEvent,
     ReplyRequest,
+    Service,
     TextDelta,
     Thinking,
     ThinkingDelta,
@@ -88,9 +100,13 @@ from .base import (
     ToolUseReady,
     transport_errors,
 )
+from .capabilities import Supports, fitted_messages
+from .toolwire import request_tools
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+PROMPT_TOO_LONG = "prompt is too long"
+"""How the API begins its 400 for a prompt over the model's window."""
 SAMPLING_API_VERSION = "2023-06-01"
 """The newest API version that still accepts ``temperature`` (see the module docstring)."""
 MAX_CACHE_BREAKPOINTS = 4
@@ -105,40 +121,63 @@ USAGE_FIELDS = (
 _COUNTED_KEYS = ("model", "messages", "system", "tools", "thinking")
 # Block types the API lets carry cache_control (thinking blocks cannot).
 _CACHEABLE_BLOCK_TYPES = {"text", "image", "document", "tool_use", "tool_result", "search_result"}
+ANTHROPIC_SUPPORTS = Supports()
+"""What Anthropic's own API takes: everything (the defaults)."""
+THINKING_OFF = {"type": "disabled"}
+
+
+ANTHROPIC_SERVICE = Service(
+    "the Anthropic API",
+    key_fix="check ANTHROPIC_API_KEY or use the offline provider",
+    reach_fix="check the network or ANTHROPIC_BASE_URL and retry",
+)
 
 
 # -- building the request (pure) ------------------------------------------------------
 
 
-def build_kwargs(request: ReplyRequest) -> dict[str, Any]:
+def build_kwargs(request: ReplyRequest, supports: Supports = ANTHROPIC_SUPPORTS) -> dict[str, Any]:
     """The keyword arguments for ``messages.create`` / ``messages.stream``.
 
     Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
     the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
-    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...), and cache
-    breakpoints are placed as the module docstring says.
+    blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...),
+    ``toolwire.request_tools`` defines every tool the path used (or, with no tool
+    offered, turns the tool blocks into text), ``capabilities.fitted_messages`` makes it
+    what the endpoint takes back of thinking, and cache breakpoints are placed as the
+    module docstring says, where ``supports`` has them.
     """
-    messages = api_messages(request.messages)
-    for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
-        messages[position] = _with_breakpoint(messages[position])
+    thinking_on = request.thinking is not None
+    offered = [tool.to_api() for tool in request.tools] if supports.tools else []
+    messages, tools = request_tools(
+        api_messages(request.messages),
+        offered,
+        [tool.to_api() for tool in request.known_tools],
+    )
+    messages = fitted_messages(messages, request.messages, supports, thinking_on)
+    caching = supports.cache_control
+    if caching:
+        for position in range(len(messages) - 1, max(-1, len(messages) - 3), -1):
+            messages[position] = _with_breakpoint(messages[position])
     kwargs: dict[str, Any] = {
         "model": request.model or DEFAULT_MODEL,
         "max_tokens": request.max_tokens,
         "messages": messages,
     }
     if request.system:
-        kwargs["system"] = [
-            {"type": "text", "text": request.system, "cache_control": CACHE_CONTROL}
-        ]
-    if request.tools:
-        tools = [tool.to_api() for tool in request.tools]
-        tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
+        system: dict[str, Any] = {"type": "text", "text": request.system}
+        kwargs["system"] = [{**system, "cache_control": CACHE_CONTROL} if caching else system]
+    if tools:
+        if caching:
+            tools[-1] = {**tools[-1], "cache_control": CACHE_CONTROL}
         kwargs["tools"] = tools
     if request.temperature is not None:
         kwargs["extra_body"] = {"temperature": request.temperature}
         kwargs["extra_headers"] = {"anthropic-version": SAMPLING_API_VERSION}
-    if request.thinking is not None:
+    if thinking_on:
         kwargs["thinking"] = thinking_param(request.thinking)
+    elif supports.thinking_off and supports.thinking:
+        kwargs["thinking"] = THINKING_OFF
     return kwargs
 
 
@@ -190,7 +229,11 @@ class AnthropicProvider:
         api_key: str | None = None,
         base_url: str | None = None,
         max_retries: int | None = None,
+        supports: Supports = ANTHROPIC_SUPPORTS,
+        service: Service = ANTHROPIC_SERVICE,
     ) -> None:
+        self.supports = supports
+        self.service = service
         if client is None:
             options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
             if max_retries is not None:
@@ -221,12 +264,14 @@ class AnthropicProvider:
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
         """Yield text as it arrives, each tool_use as it completes, then ``Finished``."""
-        kwargs = build_kwargs(request)
+        kwargs = build_kwargs(request, self.supports)
         started = False
         try:
             events = self.client.messages.create(**kwargs, stream=True)
             try:
-                for event in read_events(events, fallback_model=kwargs["model"]):
+                for event in read_events(
+                    events, fallback_model=kwargs["model"], service=self.service
+                ):
                     started = True
                     yield event
             finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
@@ -235,19 +280,23 @@ class AnthropicProvider:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
             retries = getattr(self.client, "max_retries", None)
-            mapped = provider_error(error, max_retries=retries, mid_reply=started)
+            mapped = provider_error(
+                error, max_retries=retries, mid_reply=started, service=self.service
+            )
             if mapped is None:
                 raise
             raise self._redacted(mapped) from error
 
     def count_tokens(self, request: ReplyRequest) -> int:
         """The input tokens the API counts for ``request`` (its system, tools, messages)."""
-        built = build_kwargs(request)  # count_tokens takes no max_tokens nor temperature
+        built = build_kwargs(request, self.supports)  # no max_tokens nor temperature
         kwargs = {key: built[key] for key in _COUNTED_KEYS if key in built}
         try:
             counted = self.client.messages.count_tokens(**kwargs)
         except Exception as error:
-            mapped = provider_error(error, max_retries=getattr(self.client, "max_retries", None))
+            mapped = provider_error(
+                error, max_retries=getattr(self.client, "max_retries", None), service=self.service
+            )
             if mapped is None:
                 raise
             raise self._redacted(mapped) from error
@@ -264,7 +313,9 @@ class AnthropicProvider:
 # -- reading the stream ---------------------------------------------------------------
 
 
-def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[ReplyEvent]:
+def read_events(
+    events: Iterable[Any], *, fallback_model: str, service: Service = ANTHROPIC_SERVICE
+) -> Iterator[ReplyEvent]:
     """Turn the SDK's raw stream events into the project's reply events.
 
     The reply is complete once ``message_delta`` has brought the stop_reason: only
@@ -311,7 +362,7 @@ def read_events(events: Iterable[Any], *, fallback_model: str) -> Iterator[Reply
             finished = True
     if not finished:
         raise ConnectionFailed(
-            "The connection to the Anthropic API closed before the reply finished: retry."
+            f"The connection to {service.label} closed before the reply finished: retry."
         )
     content = [blocks[index] for index in sorted(blocks)]
     message = {"role": "assistant", "content": content}
@@ -360,60 +411,68 @@ TRANSPORT_ERRORS = transport_errors()
 
 
 def provider_error(
-    error: BaseException, *, max_retries: int | None = None, mid_reply: bool = False
+    error: BaseException,
+    *,
+    max_retries: int | None = None,
+    mid_reply: bool = False,
+    service: Service = ANTHROPIC_SERVICE,
 ) -> ProviderError | None:
     """The project error for an SDK or network error, or None if it is not one.
 
     ``mid_reply`` says events had already arrived (a dropped stream, not an unreachable
-    host)."""
+    host); ``service`` names who answered (or did not)."""
     retries = f" after {max_retries} retries" if max_retries else ""
+    who = service.subject
     if isinstance(error, anthropic.APIStatusError):
-        return _status_error(error, retries)
+        return _status_error(error, retries, service)
     if isinstance(error, anthropic.APITimeoutError):
         return ConnectionFailed(
-            f"The Anthropic API did not answer in time{retries}: check the network and retry."
+            f"{who} did not answer in time{retries}: check the network and retry."
         )
     if isinstance(error, (anthropic.APIConnectionError, *TRANSPORT_ERRORS)):
         if mid_reply:
-            return ConnectionFailed("The connection to the Anthropic API dropped mid-reply: retry.")
+            return ConnectionFailed(f"The connection to {service.label} dropped mid-reply: retry.")
+        if service.down is not None:
+            return ConnectionFailed(service.down)
         return ConnectionFailed(
-            f"Could not reach the Anthropic API ({type(error).__name__}): "
-            "check the network or ANTHROPIC_BASE_URL and retry."
+            f"Could not reach {service.label} ({type(error).__name__}): {service.reach_fix}."
         )
     if isinstance(error, json.JSONDecodeError):
-        return StreamError("The Anthropic API sent a malformed stream event: retry.")
+        return StreamError(f"{who} sent a malformed stream event: retry.")
     return None
 
 
-def _status_error(error: anthropic.APIStatusError, retries: str) -> ProviderError:
+def _status_error(
+    error: anthropic.APIStatusError, retries: str, service: Service = ANTHROPIC_SERVICE
+) -> ProviderError:
     status = error.status_code
     detail = _api_detail(error)
+    who = service.subject
     if status == 200:  # an ``error`` event inside the stream
         if error.type == "overloaded_error":
-            return Overloaded(
-                f"The Anthropic API became overloaded mid-reply{detail}: retry in a minute."
-            )
-        return StreamError(
-            f"The Anthropic API stream failed mid-reply ({error.type}){detail}: retry."
-        )
+            return Overloaded(f"{who} became overloaded mid-reply{detail}: retry in a minute.")
+        return StreamError(f"{who} stream failed mid-reply ({error.type}){detail}: retry.")
     if status in (401, 403):
-        return AuthenticationFailed(
-            f"The Anthropic API refused the key ({status}){detail}: "
-            "check ANTHROPIC_API_KEY or use the offline provider."
-        )
+        return AuthenticationFailed(f"{who} refused the key ({status}){detail}: {service.key_fix}.")
     if status == 429:
         wait = error.response.headers.get("retry-after")
         when = f"in {wait} s" if wait else "in a minute"
-        return RateLimited(f"Rate limited by the Anthropic API (429){retries}: retry {when}.")
+        return RateLimited(f"Rate limited by {service.label} (429){retries}: retry {when}.")
     if status == 529 or error.type == "overloaded_error":
-        return Overloaded(
-            f"The Anthropic API is overloaded ({status}){retries}: retry in a minute."
-        )
+        return Overloaded(f"{who} is overloaded ({status}){retries}: retry in a minute.")
     if status >= 500:
-        return ServerError(f"The Anthropic API failed ({status}){retries}{detail}: retry later.")
-    return BadRequest(
-        f"The Anthropic API refused the request ({status}){detail}: fix it and retry."
-    )
+        return ServerError(f"{who} failed ({status}){retries}{detail}: retry later.")
+    if PROMPT_TOO_LONG in detail:
+        return PromptTooLong(
+            _("{who} refused the request ({status}){detail}: shorten the path.").format(
+                who=who, status=status, detail=detail
+            ),
+            detail.removeprefix(": "),
+        )
+    refused = BadRequest(f"{who} refused the request ({status}){detail}: fix it and retry.")
+    refused.status = status
+    refused.detail = detail.removeprefix(": ")
+    return refused
 
 
 def _api_detail(error: anthropic.APIStatusError) -> str:
@@ -428,3 +487,10 @@ def _body_message(body: object) -> str | None:
         message = body["error"].get("message")
         return str(message) if message else None
     return None
+
+
+def endpoint_provider(
+    base_url: str | None, key: str, supports: Supports, service: Service
+) -> AnthropicProvider:
+    """The provider for an endpoint that speaks the Messages API (router.py makes it)."""
+    return AnthropicProvider(api_key=key, base_url=base_url, supports=supports, service=service)

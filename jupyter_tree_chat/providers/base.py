@@ -6,9 +6,17 @@ writes can be read, which is when a fan-out starts its other requests), ``Thinki
 as the model's thinking arrives and ``ThinkingReady`` as each thinking block completes
 (signed), ``TextDelta`` as text arrives, ``ToolUseReady`` as each tool_use block
 completes, and last a ``Finished`` holding the whole assistant message, its usage and
-stop_reason. Failures are raised as
-``ProviderError`` subclasses (see errors.py); the caller keeps whatever arrived before.
-Building the request, running tools and storing nodes are not the provider's job.
+stop_reason (and the model name the server reported). ``Degraded`` says, once, that the
+endpoint refused a feature its preset claims and the reply goes on without it.
+Failures are raised as ``ProviderError`` subclasses (see errors.py); the caller keeps
+whatever arrived before. Building the request, running tools and storing nodes are not
+the provider's job.
+
+A provider that routes each model to an endpoint (``router.Router``) also says where a
+model goes (``route``), whether it can count tokens there, which answers share a prompt
+cache, and what that endpoint would refuse before anything is sent (``check``). The
+functions at the bottom ask any provider these questions, with the answers of a provider
+that has one endpoint for every model.
 """
 
 from __future__ import annotations
@@ -26,11 +34,15 @@ ADAPTIVE = "adaptive"
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the API sees it: a name, a description and a JSON schema for input."""
+    """A tool as the API sees it: a name, a description and a JSON schema for input.
+
+    ``title`` is the name a person knows it by when that is not ``name`` (an MCP tool:
+    ``git:git_log`` for the wire's ``git__git_log``); it is never sent."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    title: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -52,6 +64,13 @@ class ReplyRequest:
     tools: tuple[ToolSpec, ...] = ()
     thinking: Thinking = None
     """``None`` (no thinking), a budget of tokens, or ``"adaptive"`` (the model decides)."""
+    known_tools: tuple[ToolSpec, ...] = ()
+    """Definitions of tools the path may have used that ``tools`` does not offer (kept
+    from when a call was made, then the registered ones): sent, marked not callable, for
+    the tools the path used (``toolwire.request_tools``)."""
+    context: dict[str, Any] | None = field(default=None, compare=False)
+    """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
+    answer's ``meta.context``; never sent. None: the whole path is sent."""
 
 
 @dataclass(frozen=True)
@@ -100,15 +119,26 @@ class Finished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-ReplyEvent = Began | TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished
+@dataclass(frozen=True)
+class Degraded:
+    """The endpoint refused a feature its preset claims; the reply goes on without it.
+    ``message`` is the one line that says so (naming the endpoint and the feature)."""
+
+    message: str
+
+
+ReplyEvent = Began | TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished | Degraded
 
 
 @runtime_checkable
 class Provider(Protocol):
     """Streams one assistant reply. ``name`` is stored in each node's ``meta``."""
 
-    name: str
-    default_model: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def default_model(self) -> str: ...
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]: ...
 
@@ -118,6 +148,70 @@ class TokenCounter(Protocol):
     """A provider that can count a request's input tokens without running it."""
 
     def count_tokens(self, request: ReplyRequest) -> int: ...
+
+
+@dataclass(frozen=True)
+class Service:
+    """Who a provider talks to, as its error lines name it: ``label`` ("the Anthropic
+    API", "local at http://127.0.0.1:8080"), the fix for a refused key, the fix for an
+    unreachable host, and ``down``: the whole line when a server on your own machine
+    is not running (it says how to start it)."""
+
+    label: str
+    key_fix: str
+    reach_fix: str
+    down: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """The label at the start of a sentence."""
+        return self.label[:1].upper() + self.label[1:]
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a model is asked: ``provider`` (the wire's name, ``meta.provider``),
+    ``endpoint`` (its name, ``meta.endpoint``; None for a provider without endpoints),
+    ``model`` (what the endpoint is asked for) and ``name`` (what the model is called
+    everywhere: ``local:smollm2``, or a bare name for Anthropic's API)."""
+
+    provider: str
+    endpoint: str | None
+    model: str
+    name: str
+
+
+def route_of(provider: Provider, model: str) -> Route:
+    """Where ``provider`` sends ``model``."""
+    route = getattr(provider, "route", None)
+    if callable(route):
+        found = route(model)
+        if isinstance(found, Route):
+            return found
+    return Route(provider.name, None, model, model)
+
+
+def can_count(provider: Provider, model: str) -> bool:
+    """Whether ``provider`` can count a request's tokens for ``model`` (count_tokens)."""
+    if not isinstance(provider, TokenCounter):
+        return False
+    counts = getattr(provider, "counts_tokens", None)
+    return bool(counts(model)) if callable(counts) else True
+
+
+def cache_group(provider: Provider, model: str) -> str | None:
+    """The prompt cache ``model``'s requests share (answers of one group are staggered,
+    so the others read what the first writes); None: it has none."""
+    group = getattr(provider, "cache_group", None)
+    return group(model) if callable(group) else ""
+
+
+def check_request(provider: Provider, request: ReplyRequest) -> None:
+    """Raise ``EndpointRefuses`` (one line, with the fix) if the request's endpoint would
+    refuse it; providers without endpoints take what the Messages API takes."""
+    check = getattr(provider, "check", None)
+    if callable(check):
+        check(request)
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:

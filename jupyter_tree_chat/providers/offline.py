@@ -1,7 +1,8 @@
 """The offline teaching model: a deterministic provider that says what it was sent.
 
 It exists so the chapter's lesson can be run with no API key and no network: every
-reply states how many messages were on the active path, their roles in order and the
+reply states how many messages were on the active path, their roles in order, how many
+exchanges they make (fewer than the path's when a context budget left some out) and the
 last user message, so switching branches visibly changes what "the model" knows. The
 same request always gives the same reply in the same chunks, which also makes it the
 provider for tests and demos. It answers in the language of the last real user message
@@ -234,7 +235,7 @@ def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
     messages = request.messages
     last_user = next((m for m in reversed(messages) if is_real_user_message(m)), None)
     # The first line is what trees and summaries show: make it the lesson itself.
-    parts = [_seen(messages, phrases), phrases.header]
+    parts = [_seen(messages, phrases), _exchanges(messages, phrases), phrases.header]
     if last_user is not None:
         question = message_text(last_user)
         parts.append(phrases.last_user + "\n\n" + _quote(question, phrases))
@@ -271,6 +272,15 @@ def _seen(messages: Sequence[Message], phrases: Phrases) -> str:
     count = len(messages)
     noun = phrases.message if count == 1 else phrases.messages
     return phrases.seen.format(count=count, noun=noun, roles=_roles(messages, phrases))
+
+
+def _exchanges(messages: Sequence[Message], phrases: Phrases) -> str:
+    """How many exchanges the request holds: a context budget may have left some out."""
+    count = sum(1 for message in messages if is_real_user_message(message))
+    if messages and not is_real_user_message(messages[0]):
+        count += 1
+    noun = phrases.exchange_noun if count == 1 else phrases.exchanges_noun
+    return phrases.exchanges.format(count=count, noun=noun)
 
 
 def _roles(messages: Sequence[Message], phrases: Phrases) -> str:
@@ -414,9 +424,11 @@ def _requested_tool(
     text = message_text(message)
     found: list[tuple[int, ToolSpec, re.Match[str]]] = []
     for spec in tools:
-        match = re.search(rf"(?<![\w-]){re.escape(spec.name)}(?![\w-])", text)
-        if match:
-            found.append((match.start(), spec, match))
+        for name in (spec.name, spec.title):  # an MCP tool also by server:tool
+            match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) if name else None
+            if match:
+                found.append((match.start(), spec, match))
+                break
     if not found:
         return None
     _, spec, match = min(found, key=lambda item: item[0])

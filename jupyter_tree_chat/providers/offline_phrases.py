@@ -24,6 +24,9 @@ class Phrases:
     messages: str  # ... plural
     seen: str  # {count} {noun} {roles}
     more_roles: str  # {count}: roles left out in the middle of a long path
+    exchanges: str  # {count} {noun}: the exchanges (a question and what followed it) sent
+    exchange_noun: str
+    exchanges_noun: str
     header: str
     last_user: str  # {quote} follows on its own lines
     no_text: str
@@ -60,6 +63,9 @@ ENGLISH = Phrases(
     messages="messages",
     seen="I was sent **{count} {noun}** on the active path: {roles}.",
     more_roles="… ({count} more) …",
+    exchanges="That is **{count} {noun}** (a question and what followed it).",
+    exchange_noun="exchange",
+    exchanges_noun="exchanges",
     header="*(Offline teaching model: deterministic, no network.)*",
     last_user="The last user message was:",
     no_text="(no text)",
@@ -108,6 +114,9 @@ CHINESE = Phrases(
     messages="条消息",
     seen="我在 active path 上收到了 **{count} {noun}**：{roles}。",
     more_roles="……（中间还有 {count} 条）……",
+    exchanges="一共 **{count} {noun}**问答（一个问题和它之后的一切算一轮）。",
+    exchange_noun="轮",
+    exchanges_noun="轮",
     header="*（离线教学模型：结果确定，不联网。）*",
     last_user="最后一条用户消息是：",
     no_text="（没有文字）",

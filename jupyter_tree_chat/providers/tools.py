@@ -30,7 +30,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
@@ -134,11 +134,24 @@ class ToolRegistry:
             names = (names,)
         return tuple(self.get(n).spec for n in dict.fromkeys(names))
 
-    def run(self, block: Mapping[str, Any]) -> dict[str, Any]:
+    def run(
+        self, block: Mapping[str, Any], offered: Collection[str] | None = None
+    ) -> dict[str, Any]:
         """Answer a ``tool_use`` block with a ``tool_result`` block. Never raises for the
-        tool's own failures: they come back as ``is_error`` results for the model."""
+        tool's own failures: they come back as ``is_error`` results for the model.
+
+        ``offered`` names the tools the request offered: a call to any other (one the
+        request defined as not callable, see toolwire.py, or one it never offered) is
+        answered with an error and nothing runs."""
         tool_use_id = str(block.get("id", ""))
         name = block.get("name")
+        if offered is not None and name not in offered:
+            allowed = ", ".join(sorted(offered)) or "none"
+            return _error_result(
+                tool_use_id,
+                f"The tool {name!r} is not callable in this request: it was only used "
+                f"earlier in the conversation. Tools you may call: {allowed}.",
+            )
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return _error_result(tool_use_id, f"Unknown tool {name!r}; {self._known()}.")
@@ -176,6 +189,36 @@ class ToolRegistry:
 
 #: the registry ``@tool`` fills; a session uses it unless given another
 default_registry = ToolRegistry()
+
+#: the meta key of a tool round's node: the definitions the model was offered for the
+#: tools it called in that round, as they were then (toolwire.py sends them later)
+KEPT_DEFINITIONS = "tool_definitions"
+
+
+def definitions_called(
+    specs: Iterable[ToolSpec], uses: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The offered definitions of the tools ``uses`` called, to keep with their round."""
+    called = {use.get("name") for use in uses}
+    return [spec.to_api() for spec in specs if spec.name in called]
+
+
+def kept_definitions(metas: Iterable[Mapping[str, Any] | None]) -> tuple[ToolSpec, ...]:
+    """The definitions kept in a path's tool rounds (``KEPT_DEFINITIONS``), newest first."""
+    found: list[ToolSpec] = []
+    for meta in metas:
+        kept = meta.get(KEPT_DEFINITIONS) if meta else None
+        for raw in kept if isinstance(kept, list) else []:
+            if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+                schema = raw.get("input_schema")
+                found.append(
+                    ToolSpec(
+                        name=raw["name"],
+                        description=str(raw.get("description") or ""),
+                        input_schema=schema if isinstance(schema, dict) else {"type": "object"},
+                    )
+                )
+    return tuple(reversed(found))
 
 
 @overload

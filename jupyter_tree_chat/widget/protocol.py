@@ -28,7 +28,10 @@ Kernel -> browser custom messages (``t`` is the type)::
 
 Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry`` (id),
 ``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
-false to show the branch again), ``text`` (ids), ``rows`` (from). A view asks for
+false to show the branch again), ``text`` (ids), ``rows`` (from), ``find`` (q, regex,
+case, role, all: a question, answered by ``{"t": "found", ...}`` alone, with no
+``ack`` or ``done``) and ``export`` (format ``html``),
+both in ``sharing.py``. A view asks for
 ``rows`` once when it starts, and again if a row's number shows it missed one: messages
 sent before the front end had loaded are lost, and a panel displayed just before a
 ``%%chat`` cell would otherwise miss that cell's question.
@@ -36,7 +39,8 @@ sent before the front end had loaded are lost, and a panel displayed just before
 A ROW is ``[id, parent_index, role, head, meta]``: ``parent_index`` is the parent's
 position in the rows (-1 for a root), ``role`` is ``u`` (user), ``a`` (assistant) or
 ``t`` (tool results), ``head`` the first ``HEAD_CHARS`` characters of the text as plain
-text (Markdown syntax taken out: see ``summary``), and ``meta``
+text (Markdown syntax taken out: see ``summary``; a question as typed, each chip between
+``CHIP_START`` and ``CHIP_END``: see ``typed_head``), and ``meta``
 ``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for replies
 (``None`` otherwise), with a sixth item, the reply's cost as the footer writes it
 (``"$0.0135"``), when its model has a price.
@@ -60,9 +64,12 @@ from ..history.tree import (
     node_kind,
     redacted_thinking_count,
     thinking_text,
+    tool_shown_name,
 )
+from ..measures.compare import model_label
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
+from ..textview import Chip, TypedPiece, typed_pieces
 
 HEAD_CHARS = 80
 DELTA_INTERVAL_S = 0.05
@@ -79,7 +86,7 @@ def role_code(node: Node) -> str:
     return node_kind(node)[0]
 
 
-def display_text(message: Mapping[str, Any]) -> str:
+def display_text(message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
     """The text a person reads for a message: its text, plus a line per tool block.
 
     Tool calls and results are not text blocks, so ``message_text`` leaves them out;
@@ -96,7 +103,7 @@ def display_text(message: Mapping[str, Any]) -> str:
         kind = block.get("type")
         if kind == "tool_use":
             args = json.dumps(block.get("input", {}), ensure_ascii=False)
-            lines.append(f"`tool call: {block.get('name', '?')}({args[:200]})`")
+            lines.append(f"`tool call: {tool_shown_name(block, meta)}({args[:200]})`")
         elif kind == "tool_result":
             body = block.get("content")
             shown = body if isinstance(body, str) else message_text({"content": body})
@@ -190,13 +197,15 @@ def summary(text: str) -> str:
 
 def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] | None:
     """``[model, input_tokens, output_tokens, duration_ms, interrupted]`` for a reply,
-    and its cost (``"$0.0135"``) sixth when its model has a price."""
+    and its cost (``"$0.0135"``) sixth when its model has a price; the model as
+    ``compare.model_label`` shows it (``local:smollm2``, with the name the server
+    reported beside it where that differs)."""
     meta = node.meta
     if node.role != "assistant" or not meta:
         return None
     usage = meta.get("usage") or {}
     summarised = [
-        meta.get("model"),
+        model_label(meta) if meta.get("model") else None,
         usage.get("input_tokens"),
         usage.get("output_tokens"),
         meta.get("duration_ms"),
@@ -209,22 +218,57 @@ def meta_summary(node: Node, prices: Mapping[str, Price] = PRICES) -> list[Any] 
 
 
 def node_row(node: Node, parent_index: int, prices: Mapping[str, Price] = PRICES) -> Row:
+    pieces = typed_pieces(node.meta) if node.role == "user" else None
     return [
         node.id,
         parent_index,
         role_code(node),
-        summary(head_text(node.message)),
+        summary(head_text(node.message, node.meta)) if pieces is None else typed_head(pieces),
         meta_summary(node, prices),
     ]
 
 
-def head_text(message: Mapping[str, Any]) -> str:
+CHIP_START, CHIP_END = "\u2068", "\u2069"
+"""Around a chip in a row's head (``⁨[df · DataFrame 100×2]⁩``): Unicode's isolates, which
+keep a name's direction to itself and show as nothing, so the head reads right as plain
+text (a tooltip, a search) and the list can draw the chip (components/chips.ts)."""
+
+
+def typed_head(pieces: list[TypedPiece]) -> str:
+    """A row's head for a question as typed: its words as plain text, each chip whole
+    between ``CHIP_START`` and ``CHIP_END``, cut after ``HEAD_CHARS`` with ``…``."""
+    shown: list[str] = []
+    room = HEAD_CHARS
+    for piece in pieces:
+        if room <= 0:
+            shown.append("…")
+            break
+        if isinstance(piece, Chip):
+            chip = f"[{piece.label}]".replace(CHIP_START, "").replace(CHIP_END, "")
+            shown.append(f"{CHIP_START}{chip}{CHIP_END}" + ("" if piece.written else " "))
+            room -= len(chip) + 1
+            continue
+        words = piece.replace(CHIP_START, "").replace(CHIP_END, "")
+        plain = " ".join(plain_text(words).split())
+        if words[:1].isspace() and shown:
+            plain = " " + plain
+        if words[-1:].isspace() and plain:
+            plain += " "
+        if len(plain) > room:
+            shown.append(plain[:room] + "…")
+            break
+        shown.append(plain)
+        room -= len(plain)
+    return "".join(shown).strip()
+
+
+def head_text(message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
     """What a tree row summarises: the display text, with ``[image]`` and ``[name.pdf]``
     where a question's images and documents stand (``What is in [image]?``)."""
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
     if not any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in blocks):
-        return display_text(message)
+        return display_text(message, meta)
     pieces = []
     for block in blocks:
         if not isinstance(block, dict):
@@ -262,7 +306,10 @@ def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:
     images and documents (``media``), the reply's thinking (its text, and how many blocks
     the API sent encrypted) and, for an answer, the cell that asked (``cell``, where
     "Insert below" puts a code block)."""
-    payload: dict[str, Any] = {"text": display_text(node.message), "meta": node.meta or {}}
+    payload: dict[str, Any] = {
+        "text": display_text(node.message, node.meta),
+        "meta": node.meta or {},
+    }
     media = media_blocks(node.message)
     if media:
         payload["media"] = media
@@ -299,8 +346,13 @@ def media_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     reads them exactly as the viewer reads a file's blocks.
     """
     content = message.get("content")
+    blocks = list(content) if isinstance(content, list) else []
+    for block in list(blocks):  # a tool result's images (an MCP server's) are shown too
+        inner = block.get("content") if isinstance(block, dict) else None
+        if isinstance(inner, list) and block.get("type") == "tool_result":
+            blocks += [b for b in inner if isinstance(b, dict) and b.get("type") == "image"]
     shown: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
+    for block in blocks:
         if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
             continue
         source = block.get("source")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ from ..conversation.session import Session
 from ..conversation.variants import Fanout
 from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
+from ..i18n import _
+from ..textview import question_as_typed, typed_source
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -57,6 +59,7 @@ from .protocol import (
     summary,
     text_payload,
 )
+from .sharing import find_answer, write_page
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +224,7 @@ class _SessionWidget(anywidget.AnyWidget):
         if node.role != "assistant" or node.parent_id != self._stream_parent:
             return False
         self._coalescer.flush()
-        return self._coalescer.streamed == display_text(node.message)
+        return self._coalescer.streamed == display_text(node.message, node.meta)
 
     def _streams(self, parent_id: str) -> bool:
         """Whether this view shows the reply being written under ``parent_id``."""
@@ -237,6 +240,9 @@ class _SessionWidget(anywidget.AnyWidget):
 
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or "a" not in content:
+            return
+        if content["a"] == "find":  # a question, not an action: one answer, no ack or done
+            self.send(find_answer(self.session, content, self._row_positions()))
             return
         req = content.get("req")
         self.send({"t": "ack", "req": req})
@@ -267,6 +273,10 @@ class _SessionWidget(anywidget.AnyWidget):
     def _send_rows(self, start: Any) -> None:
         """Only the panel keeps rows."""
 
+    def _row_positions(self) -> Mapping[str, int]:
+        """Node id → its row in the browser (only the panel keeps rows)."""
+        return {}
+
     def _text_of(self, node: Node) -> dict[str, Any]:
         asked_in = None
         if node.role == "assistant":
@@ -286,6 +296,11 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "rows":
             self._send_rows(content.get("from"))
             return None
+        if action == "export":
+            written = write_page(session)
+            message = _("Wrote {target}: the session as one page that opens anywhere.")
+            self.send({"t": "note", "level": "info", "x": message.format(target=written)})
+            return None
         self.error = ""
         if action == "retry":
             return session.retry(node_id)
@@ -295,8 +310,8 @@ class _SessionWidget(anywidget.AnyWidget):
             text = content.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise TreeError("the edited message is empty; type something or press Escape")
-            original = session.resolve(node_id).message
-            return session.edit(node_id, with_text(original, text))  # images stay
+            raw = content.get("raw") is True  # the text that was sent, not as typed
+            return edit_question(session, session.resolve(node_id), text, raw)
         if action == "switch":
             session.switch(node_id, deepest=bool(content.get("deepest", True)))
             return None
@@ -357,6 +372,9 @@ class TreePanel(_SessionWidget):
         begin = start if isinstance(start, int) and 0 <= start <= len(rows) else len(rows)
         self.send({"t": "rows", "from": begin, "rows": rows[begin:]})
 
+    def _row_positions(self) -> Mapping[str, int]:
+        return self._rows.index
+
     def _add_node(self, node: Node) -> None:
         row = self._rows.add(node)
         if row is None:
@@ -413,7 +431,7 @@ class TurnControl(_SessionWidget):
                 "pos": qpos.index,
                 "count": qpos.count,
                 "sibs": [n.id for n in tree.siblings(question.id)],
-                "head": head(display_text(question.message)),
+                "head": head(question_as_typed(question.message, question.meta)),
             },
             "r": None,
             "shown": self._shown,
@@ -480,7 +498,7 @@ class TurnControl(_SessionWidget):
                         node.id,
                         -1,
                         "a",
-                        summary(display_text(node.message)),
+                        summary(display_text(node.message, node.meta)),
                         meta_summary(node, self.session.prices),
                     ],
                     "s": 1,
@@ -493,6 +511,25 @@ class TurnControl(_SessionWidget):
         self._refresh()
 
 
+def edit_question(session: Session, original: Node, text: str, raw: bool) -> Turn:
+    """An edit from a view: of what was typed (its ``{fields}`` filled in again from the
+    kernel, a notice saying which), or with ``raw`` (or a question kept as sent) of the
+    text that was sent, the question's images staying."""
+    if raw or typed_source(original.meta) is None:
+        return session.edit(original.id, with_text(original.message, text))
+    if session.refill is None:
+        raise TreeError(
+            _(
+                "this question's fields can only be filled in again by a kernel; "
+                "edit what was sent instead"
+            )
+        )
+    question = session.refill(original, text)
+    if question.note:
+        session.notice(question.note)
+    return session.edit(original.id, question.content, meta=question.meta)
+
+
 def fanout_of(content: dict[str, Any]) -> Fanout:
     """The fan-out a browser asked for (``n``, ``models``, ``temperatures``), checked."""
     try:
@@ -501,8 +538,8 @@ def fanout_of(content: dict[str, Any]) -> Fanout:
         temperatures = tuple(float(t) for t in content.get("temperatures") or ())
     except (TypeError, ValueError):
         raise TreeError("the fan-out asked for is not numbers and names; pick again") from None
-    if any(not 0 <= t <= 1 for t in temperatures):
-        raise TreeError("temperatures go from 0 to 1; pick again")
+    if any(not 0 <= t < float("inf") for t in temperatures):  # each endpoint's range: later
+        raise TreeError("temperatures start at 0; pick again")
     return Fanout(n=n, models=models, temperatures=temperatures)
 
 

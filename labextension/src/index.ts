@@ -25,6 +25,7 @@ import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './vie
 
 const SUFFIX = '.chat.jsonl';
 const OPEN_COMMAND = 'jupyter-tree-chat:open';
+const EXPORT_COMMAND = 'jupyter-tree-chat:export-html';
 
 const chatSessionIcon = new LabIcon({
   name: 'jupyter-tree-chat:session',
@@ -120,8 +121,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return docManager.openOrReveal(path, FACTORY);
       }
     });
+    app.commands.addCommand(EXPORT_COMMAND, {
+      label: trans.__('Export Chat Session as HTML'),
+      caption: trans.__('Write the open session as one HTML page beside it: it opens in any browser, with no network'),
+      isEnabled: () => tracker.currentWidget !== null,
+      execute: () => tracker.currentWidget?.content.exportHtml()
+    });
     if (palette) {
       palette.addItem({ command: OPEN_COMMAND, category: trans.__('Chat Sessions') });
+      palette.addItem({ command: EXPORT_COMMAND, category: trans.__('Chat Sessions') });
     }
   }
 };

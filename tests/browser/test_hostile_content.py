@@ -1,6 +1,6 @@
 """Hostile content runs nothing and sends no request: cell outputs, widget, viewer.
 
-Model output is untrusted input (DESIGN.md, Views), and so are a user's pasted messages
+Model output is untrusted input (docs/design.md, Views), and so are a user's pasted messages
 and a ``.chat.jsonl`` someone sent you. The corpus (tests/data/xss_payloads.json, 61
 payloads: script, event handlers, ``javascript:``/``data:``/``vbscript:`` links, SVG and
 SMIL, iframe ``srcdoc``, object/embed, forms, mutation-XSS, CSS loads, meta refresh,
@@ -252,15 +252,25 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
 
 
 def hostile_session_file() -> bytes:
-    """A crafted session: the corpus in user text, assistant text blocks, ids, labels,
-    model names and a tool_use input; plus damaged lines whose problem text quotes it."""
+    """A crafted session: the corpus in user text (every third question kept as typed, the
+    payload in its words and its chip), assistant text blocks, ids, labels, model names
+    and a tool_use input; plus damaged lines whose problem text quotes it."""
     lines = [{"type": "session", "version": 1, "created": 0}]
     parent = None
     for p in PAYLOADS:
         uid, aid = f"u{p['id']}", p["payload"][:60]  # a payload as a node id
-        lines.append(
-            {"id": uid, "parentId": parent, "message": {"role": "user", "content": p["payload"]}}
-        )
+        question = {
+            "id": uid,
+            "parentId": parent,
+            "message": {"role": "user", "content": p["payload"]},
+        }
+        if p["id"] % 3 == 0:  # kept as typed: the payload in its words, its chip, what it opens
+            payload = p["payload"]
+            chip = {"field": payload[:30], "kind": "variable", "about": payload[:50]}
+            question["meta"] = {
+                "typed": [payload[:40], {**chip, "sent": [0, len(payload)]}, payload]
+            }
+        lines.append(question)
         lines.append(
             {
                 "id": aid,
@@ -294,6 +304,13 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
     expect(view.locator(".jtc-conversation")).to_contain_text("Reply:")
     screenshot("viewer")
     found = assert_nothing_ran(page, page_log, ".jtc-viewer")
+    chips = view.locator(".jtc-conversation button.jtc-typed-chip")
+    expect(chips.first).to_be_visible()
+    for k in range(chips.count()):  # open what each typed question's chip stands for
+        chips.nth(k).click()
+    expect(view.locator(".jtc-chip-body:not([hidden])")).to_have_count(chips.count())
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    assert_nothing_ran(page, page_log, ".jtc-viewer")
     view.get_by_role("button", name="Picture").click()  # the same file, drawn
     nodes = view.locator(".jtc-pnode")
     expect(nodes.first).to_be_visible()

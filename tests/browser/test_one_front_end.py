@@ -140,7 +140,9 @@ def test_panel_and_viewer_are_built_from_the_same_components(lab, page, page_log
         assert name in viewer_classes, ("viewer", name)
     assert panel_classes - viewer_classes == ONLY_PANEL
     assert viewer_classes - panel_classes == ONLY_VIEWER
-    assert in_panel["roles"] == in_viewer["roles"] == ["img", "toolbar", "tree", "treeitem"]
+    assert (
+        in_panel["roles"] == in_viewer["roles"] == ["img", "search", "toolbar", "tree", "treeitem"]
+    )
     # over the same data in the same words: the tree's rows (order, roles, positions,
     # indentation, current leaf) and the current branch as a conversation
     assert first_look["rows"] == before["rows"]

@@ -113,12 +113,23 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     # a click while the kernel runs other code still lands (ipykernel 7 may even take
     # widget messages during a cell; the "kernel busy" line shows when it does not)
     fake.enqueue("Fourteen again.", model="claude-a")
+    kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+    # the cell's own iopub messages say when it started and ended (the kernel's status
+    # alone may be a widget message's busy)
     page.evaluate(
-        "() => { window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-        ".requestExecute({code: 'import time; time.sleep(4)'}); }"
+        f"""() => {{
+        window.__cell = {{ busy: false, done: false }};
+        const future = {kernel}.requestExecute({{ code: 'import time; time.sleep(8)' }});
+        future.onIOPub = (msg) => {{
+            if (msg.header.msg_type === 'status' && msg.content.execution_state === 'busy')
+                window.__cell.busy = true;
+        }};
+        future.done.then(() => {{ window.__cell.done = true; }});
+    }}"""
     )
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => window.__cell.busy")  # the cell has started
     turn.get_by_role("button", name="Retry").click()
+    assert page.evaluate("() => window.__cell.done") is False  # the click came while it ran
     screenshot("7-retry-while-kernel-runs")
     expect(answer_pos).to_have_text("3/3", timeout=20_000)
     expect(turn.locator('[data-status="kernel-busy"]')).to_have_count(0)
@@ -129,7 +140,8 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     user, first, second, edited, third, fourth = nodes
     assert user["message"]["content"] == "What is 2 + 3 * 4?"
     assert first["parentId"] == second["parentId"] == fourth["parentId"] == user["id"]
-    assert second["meta"]["model"] == "claude-b"
+    assert second["meta"]["model"] == "claude-sonnet-4-6"  # as asked; the server's name beside
+    assert second["meta"]["served_model"] == "claude-b"
     assert edited["parentId"] is None and edited["meta"]["edited_from"] == user["id"]
     assert edited["message"]["content"] == "What is (2 + 3) * 4?"
     assert third["parentId"] == edited["id"]

@@ -97,7 +97,7 @@ def test_a_click_while_a_cell_streams_says_busy_and_writes_nothing(lab, page, pa
     page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
         ".requestExecute({code: 'from jupyter_tree_chat.kernel.sessions import current_session;"
-        " current_session().provider.delay = 0'}).done"
+        " current_session().provider.default.delay = 0'}).done"
     )
     expect(retry).to_be_enabled()
     retry.click()

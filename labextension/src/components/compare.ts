@@ -7,6 +7,7 @@
  * answers stream (`renderLiveCompare`, the panel) and the stored answers afterwards.
  */
 
+import { headLine, questionAsTyped } from './chips';
 import { Navigate, button } from './controls';
 import { codeUnits, proseUnits, uniqueMarks } from './diff';
 import { h } from './dom';
@@ -70,7 +71,9 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
       body.append(holder);
       // the answers are compared, not what the model thought before them (diff.py does the same)
       const answer = content.parts.filter(part => part.kind !== 'thinking');
-      bodies.push(options.markdown.fill(holder, plainText(answer, trans)).then(() => holder));
+      // versions of a question: each as typed, its substitutions as chips (chips.ts)
+      const typed = source.tree.role(id) === 'user' ? questionAsTyped(content.meta, trans) : null;
+      bodies.push(options.markdown.fill(holder, typed ?? plainText(answer, trans)).then(() => holder));
     } else {
       body.append(h('div', { class: 'jtc-pending' }, trans.__('loading…')));
       bodies.push(Promise.resolve(null));
@@ -87,7 +90,26 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
   const caption =
     trans._n('%1 answer side by side', '%1 answers side by side', shown.length) +
     (ids.length > shown.length ? ' ' + trans.__('(first %1 of %2)', shown.length, ids.length) : '');
-  return section(caption, columns, trans, options);
+  const element = section(caption, columns, trans, options);
+  const asked = askedLine(source, shown[0], trans);
+  if (asked) {
+    element.querySelector('.jtc-section-head')?.after(asked);
+  }
+  return element;
+}
+
+/** Over answers side by side: the question they answer, as typed (chips.ts `headLine`). */
+function askedLine(source: SessionSource, id: string | undefined, trans: Translation): HTMLElement | null {
+  const tree = source.tree;
+  let up = id !== undefined && tree.role(id) === 'assistant' ? tree.parentOf(id) : null;
+  while (up !== null && tree.role(up) !== 'user') {
+    up = tree.parentOf(up); // above a tool round
+  }
+  const i = up === null ? undefined : tree.index.get(up);
+  if (i === undefined) {
+    return null;
+  }
+  return h('div', { class: 'jtc-compare-asked' }, h('span', { class: 'jtc-hint' }, trans.__('answers to')), headLine(tree.heads[i]));
 }
 
 /** A fan-out while it streams: one column per answer, its text rendered as it comes. */

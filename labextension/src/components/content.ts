@@ -63,8 +63,14 @@ function part(kind: Part['kind'], text: string, name = '', isError = false): Par
   return { kind, name, isError, text };
 }
 
-/** The parts of a message's content (a string, or a list of Anthropic content blocks). */
-export function partsOf(message: Record<string, unknown>): Part[] {
+/**
+ * The parts of a message's content (a string, or a list of Anthropic content blocks).
+ * `toolNames` (a reply's `meta.tool_names`) gives a tool call the name a person knows:
+ * `git:git_log` for an MCP tool the model called `git__git_log`. A tool result's images
+ * (an MCP server's) follow it as image parts, shown by the same rules as any image.
+ */
+export function partsOf(message: Record<string, unknown>, toolNames: unknown = undefined): Part[] {
+  const names = (toolNames && typeof toolNames === 'object' ? toolNames : {}) as Record<string, unknown>;
   const content = message.content;
   if (typeof content === 'string') {
     return [part('text', content)];
@@ -83,14 +89,19 @@ export function partsOf(message: Record<string, unknown>): Part[] {
     if (type === 'text') {
       parts.push(part('text', stringify(b.text ?? '')));
     } else if (type === 'tool_use') {
-      parts.push(part('tool_use', stringify(b.input ?? {}), stringify(b.name ?? '?')));
+      const name = stringify(b.name ?? '?');
+      const shown = typeof names[name] === 'string' && names[name] ? (names[name] as string) : name;
+      parts.push(part('tool_use', stringify(b.input ?? {}), shown));
     } else if (type === 'tool_result') {
-      const inner = Array.isArray(b.content)
-        ? partsOf({ content: b.content })
+      const inner = Array.isArray(b.content) ? partsOf({ content: b.content }) : [];
+      const text = Array.isArray(b.content)
+        ? inner
+            .filter(p => p.kind !== 'image')
             .map(p => p.text)
             .join('\n')
         : stringify(b.content ?? '');
-      parts.push(part('tool_result', inner, '', b.is_error === true));
+      parts.push(part('tool_result', text, '', b.is_error === true));
+      parts.push(...inner.filter(p => p.kind === 'image'));
     } else if (type === 'image') {
       parts.push(imagePart(b));
     } else if (type === 'document') {

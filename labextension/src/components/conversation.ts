@@ -9,13 +9,15 @@
  * and the end), with a button for the later ones.
  */
 
+import { plainHead, renderTyped, typedPieces } from './chips';
 import { CodeActions, addCodeBars, codeBlocks, runCodeAction } from './code';
 import { Part, partTitle } from './content';
-import { Navigate, button, editBar, editBox, switcher } from './controls';
+import { Navigate, button, editBar, editBox, editsSent, switcher } from './controls';
 import { renderDetails } from './details';
 import { h, listen } from './dom';
 import { saveOrCancel } from './keys';
 import { Markdown } from './markdown';
+import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
@@ -27,7 +29,8 @@ export interface SessionActions {
   /** a reply is being written in the session: Retry and Edit wait for it */
   readonly replying: boolean;
   retry(id: string): void;
-  edit(id: string, text: string): void;
+  /** `raw`: edit what was sent, not the question as typed (components/chips.ts) */
+  edit(id: string, text: string, raw?: boolean): void;
   setLabel(id: string, label: string): void;
   /** several answers at once beside `id`'s: a retry as a fan-out */
   fanOut(id: string, ask: FanoutAsk): void;
@@ -65,6 +68,8 @@ export class Conversation {
   readonly details = new Set<string>();
   /** the thinking sections a click opened (`id:part`, `stream:parent`): kept across redraws */
   readonly openThinking = new Set<string>();
+  /** the chips of questions a click opened (`id:piece`): kept across redraws */
+  readonly openChips = new Set<string>();
   private end: string | null = null;
   private editing: { id: string; box: HTMLTextAreaElement } | null = null;
   private labeling: { id: string; box: HTMLInputElement } | null = null;
@@ -73,6 +78,8 @@ export class Conversation {
   private streamBody: HTMLElement | null = null;
   private streamThinking: HTMLElement | null = null;
   private frame = 0;
+  /** what the last answer on the drawn path did not see (a context budget left it out) */
+  private unseen: Unseen | null = null;
   private focusDepth = -1;
   private readonly stopListening: () => void;
 
@@ -109,6 +116,22 @@ export class Conversation {
       ? trans._n('Current branch · %1 message', 'Current branch · %1 messages', path.length)
       : trans._n('Path to %2 · %1 message', 'Path to %2 · %1 messages', path.length, end ? shortId(end) : '—');
     const children: HTMLElement[] = [h('h3', { class: 'jtc-section-title' }, title)];
+    this.unseen = unseenAbove(source, path);
+    if (this.unseen) {
+      const { sent, exchanges } = this.unseen;
+      children.push(
+        h(
+          'p',
+          { class: 'jtc-unseen-note' },
+          trans._n(
+            'The last answer saw %2 of %1 exchange: the greyed messages were left out of its request to fit the context budget.',
+            'The last answer saw %2 of %1 exchanges: the greyed messages were left out of its request to fit the context budget.',
+            exchanges,
+            sent
+          )
+        )
+      );
+    }
     if (start > 0) {
       children.push(
         button(trans.__('Show %1 earlier of %2', Math.min(start, FIRST_SHOWN), start), { act: 'earlier', attrs: { class: 'jtc-button jtc-earlier' } })
@@ -248,16 +271,19 @@ export class Conversation {
       summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
       numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
       summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
+      this.unseen?.ids.has(id) ? h('span', { class: 'jtc-unseen-badge', title: trans.__('Left out of the request the last answer was written from') }, trans.__('not sent')) : null,
       h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
     );
     const body = h('div', { class: 'jtc-msg-body' });
     if (this.editing?.id === id) {
-      body.append(this.editing.box, editBar(trans, id));
+      body.append(this.editing.box, editBar(trans, id, this.editing.box));
+    } else if (content && role === 'user' && typedPieces(content.meta)) {
+      body.append(...this.typedQuestion(content.parts, content.meta, id));
     } else if (content) {
       body.append(...this.parts(content.parts, id, role === 'assistant'));
     } else {
       const i = tree.index.get(id);
-      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : tree.heads[i]));
+      body.append(h('div', { class: 'jtc-pending', title: trans.__('loading the full text') }, i === undefined ? '' : plainHead(tree.heads[i])));
     }
     if (this.asking === id && this.options.actions) {
       body.append(askForm(this.options.actions.choices(), trans, id));
@@ -274,6 +300,9 @@ export class Conversation {
     }
     if (id === this.end) {
       classes.push('jtc-selected');
+    }
+    if (this.unseen?.ids.has(id)) {
+      classes.push('jtc-unseen');
     }
     const ariaLabel =
       place.count > 1
@@ -311,6 +340,21 @@ export class Conversation {
           );
       }
     });
+  }
+
+  /** A question as typed: its images and documents as always, then its words with a chip
+   * where each substitution stood, what was sent there folded under it (chips.ts). */
+  private typedQuestion(parts: Part[], meta: Record<string, unknown>, id: string): HTMLElement[] {
+    const text = parts.filter(part => part.kind === 'text').map(part => part.text).join('');
+    const typed = renderTyped({
+      pieces: typedPieces(meta) ?? [],
+      text,
+      markdown: this.options.markdown,
+      trans: this.trans,
+      open: this.openChips,
+      key: id
+    });
+    return [...this.parts(parts.filter(part => part.kind !== 'text'), id, false), typed];
   }
 
   /** The folded "Thinking" section above an answer (open if a click opened it). */
@@ -364,7 +408,7 @@ export class Conversation {
       return;
     }
     this.editing = null;
-    actions.edit(editing.id, editing.box.value);
+    actions.edit(editing.id, editing.box.value, editsSent(editing.box));
     this.render();
   }
 

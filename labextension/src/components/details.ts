@@ -4,6 +4,7 @@
  * with, and any other key), and its cost where the source knows it, as a definition list. Each value carries `data-key` (the English key) for tests and styles.
  */
 
+import { typedSource } from './chips';
 import { h } from './dom';
 import { SessionSource, siblingPlace } from './model';
 import { Translation } from './translate';
@@ -43,7 +44,7 @@ function keyNames(trans: Translation): Map<string, string> {
     cache_creation_input_tokens: trans._p('detail', 'cache creation input tokens'),
     duration_ms: trans._p('detail', 'duration ms'), error: trans._p('detail', 'error'),
     edited_from: trans._p('detail', 'edited from'), compacted_from: trans._p('detail', 'compacted from'),
-    synthetic: trans._p('detail', 'synthetic'), thinking: trans._p('detail', 'thinking'), cost: trans._p('detail', 'cost')
+    typed: trans._p('detail', 'typed as'), synthetic: trans._p('detail', 'synthetic'), thinking: trans._p('detail', 'thinking'), cost: trans._p('detail', 'cost')
   }));
 }
 
@@ -91,7 +92,7 @@ export function renderDetails(source: SessionSource, id: string, trans: Translat
     }
     for (const [key, value] of Object.entries(meta)) {
       if (!KNOWN.includes(key)) {
-        rows.push([key, display(value)]);
+        rows.push([key, key === 'typed' ? typedSource(meta) ?? display(value) : display(value)]);
       }
     }
   }

@@ -18,6 +18,8 @@ export function h(
     }
     if (name === 'class') {
       element.className = String(value);
+    } else if (name === 'style') {
+      element.style.cssText = String(value); // through the CSSOM: an exported page's CSP allows no style attribute
     } else if (/^on/i.test(name)) {
       throw new Error(`h(): event handler attributes are not allowed (${name})`);
     } else {

@@ -42,12 +42,16 @@ export function windowLabel(window: number): string {
   if (window >= 1_000_000) {
     return `${short(window / 1_000_000)}M`;
   }
-  return window >= 1_000 ? `${short(window / 1_000)}k` : String(window);
+  if (window >= 1_000) {
+    // a local model's binary sizes as people say them: 8,192 is 8k (usage.py's window_label)
+    return `${window % 1024 === 0 ? window / 1024 : short(window / 1_000)}k`;
+  }
+  return String(window);
 }
 
 /** The context meter: a bar and `context 42% of 200k` (or the tokens, with no window). */
 export function renderMeter(reading: ContextReading, trans: Translation): HTMLElement {
-  const about = reading.exact ? '' : trans._p('about', '~');
+  const about = reading.exact ? '' : trans._p('about', '≈');
   if (reading.window === null) {
     return h('span', { class: 'jtc-meter', 'data-share': '' }, trans.__('context %1%2 tokens', about, reading.tokens.toLocaleString('en')));
   }

@@ -1,6 +1,6 @@
 /**
  * The one data model every component reads, whoever fills it: the kernel's rows
- * (panel/store.ts) or a parsed session file (viewer/source.ts).
+ * (panel/store.ts) or a parsed session file (components/filesource.ts: the viewer, a page).
  *
  * `SessionTree` keeps the tree as parallel arrays indexed by a node's place in append
  * order, so a 10,000-node session is a few arrays rather than 10,000 objects, and every

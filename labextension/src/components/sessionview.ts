@@ -24,8 +24,10 @@ import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
 import { Markdown } from './markdown';
 import { Change, FanoutState, SessionSource, hiddenBranches, shortId } from './model';
+import { Finder } from './find';
 import { NodeMenu } from './nodemenu';
 import { TreePicture } from './picture/picture';
+import { SearchBox } from './search';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
 import { TreeList } from './treelist';
@@ -51,6 +53,10 @@ export interface SessionViewOptions {
   emptyText: string;
   /** what an answer's code blocks offer (Copy; Insert below where the host can) */
   code?: CodeActions;
+  /** who answers the search box above the tree (absent: no search box) */
+  finder?: Finder;
+  /** write the session as one HTML page (absent: no "Export HTML" button) */
+  exportHtml?: () => void;
 }
 
 /** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
@@ -70,6 +76,7 @@ export class SessionView {
   private readonly treeBar: HTMLElement;
   private readonly treePane: HTMLElement;
   private readonly menu: NodeMenu;
+  private readonly search: SearchBox | null;
   private treeMode: 'list' | 'picture' = 'list';
   private showHidden = false;
   private readonly conversation: Conversation;
@@ -108,8 +115,9 @@ export class SessionView {
       emptyText: options.emptyText
     });
     this.picture.node.hidden = true;
+    this.search = options.finder ? this.searchBox(options.finder) : null;
     this.treeBar = h('div', { class: 'jtc-tree-bar', role: 'toolbar', 'aria-label': trans.__('Tree view') });
-    this.treePane = h('div', { class: 'jtc-tree-pane' }, this.treeBar, this.tree.node, this.picture.node);
+    this.treePane = h('div', { class: 'jtc-tree-pane' }, this.search?.node, this.treeBar, this.tree.node, this.picture.node);
     this.conversation = new Conversation(source, trans, {
       markdown: options.markdown,
       actions: actions ?? null,
@@ -156,6 +164,7 @@ export class SessionView {
     cancelAnimationFrame(this.frame);
     this.unsubscribe();
     this.menu.close();
+    this.search?.dispose();
     this.tree.dispose();
     this.picture.dispose();
     this.conversation.dispose();
@@ -225,6 +234,9 @@ export class SessionView {
       this.renderTree();
       this.renderStatus();
     }
+    if (what === 'tree') {
+      this.search?.refresh(); // new nodes may match
+    }
     this.conversation.render(this.end());
     this.renderCompare();
   }
@@ -290,7 +302,18 @@ export class SessionView {
               : trans._n('Show %1 hidden branch', 'Show %1 hidden branches', hidden)
           )
         : null;
-    this.treeBar.replaceChildren(mode('list', trans.__('List')), mode('picture', trans.__('Picture')), ...(toggle ? [toggle] : []));
+    const share = this.options.exportHtml
+      ? h(
+          'button',
+          {
+            class: 'jtc-button jtc-quiet jtc-export-html',
+            'data-tree-action': 'export-html',
+            title: trans.__('Write this session as one HTML page that opens anywhere, with no network')
+          },
+          trans.__('Export HTML')
+        )
+      : null;
+    this.treeBar.replaceChildren(mode('list', trans.__('List')), mode('picture', trans.__('Picture')), ...(toggle ? [toggle] : []), ...(share ? [share] : []));
   }
 
   private treeAction(action: string): void {
@@ -299,7 +322,33 @@ export class SessionView {
     } else if (action === 'hidden') {
       this.showHidden = !this.showHidden;
       this.renderTree();
+      this.search?.refresh();
+    } else if (action === 'export-html') {
+      this.options.exportHtml?.();
     }
+  }
+
+  /** The search box over this view's tree: marks in the list and the picture, Enter
+   * shows a match as a click on it would (components/search.ts). */
+  private searchBox(finder: Finder): SearchBox {
+    return new SearchBox(this.options.trans, {
+      finder,
+      folds: () => (this.showHidden ? [] : hiddenBranches(this.source.tree, this.source.hidden, id => this.isOnMarkedPath(id))),
+      mark: (ids, current) => {
+        this.tree.setMatches(ids, current);
+        this.picture.setMatches(ids, current);
+      },
+      show: id => {
+        this.activate(id);
+        this.tree.reveal(id);
+      },
+      showingHidden: () => this.showHidden,
+      showHidden: () => this.treeAction('hidden')
+    });
+  }
+
+  private isOnMarkedPath(id: string): boolean {
+    return this.treeMode === 'picture' ? this.picture.isMarked(id) : this.tree.isMarked(id);
   }
 
   /** The panel's menu for a node: hide its branch, or show it again. */

@@ -12,6 +12,7 @@
  * lost; with `showHidden` it is listed, marked hidden.
  */
 
+import { headLine } from './chips';
 import { h, listen } from './dom';
 import { SessionSource, shortId } from './model';
 import { Translation } from './translate';
@@ -74,6 +75,9 @@ export class TreeList {
   private shownIndex = -1;
   private focusIndex = -1;
   private marks: TreeMarks = { leaf: null, shown: null };
+  /** the search box's matches by tree index, and the one it went to (-1: none) */
+  private matched: ReadonlySet<number> = new Set();
+  private matchedNow = -1;
   /** the rows in the DOM by their place in the list, with the key each was drawn for */
   private drawn = new Map<number, DrawnRow>();
   private drawnFor: SessionSource['tree'] | null = null;
@@ -192,6 +196,21 @@ export class TreeList {
     this.spacer.style.height = `${count * ROW_HEIGHT}px`;
   }
 
+  /** Mark the search box's matches (null: none) and the one it went to; redraw. */
+  setMatches(ids: readonly string[] | null, current: string | null): void {
+    const index = this.source.tree.index;
+    const found = new Set<number>();
+    for (const id of ids ?? []) {
+      const i = index.get(id);
+      if (i !== undefined) {
+        found.add(i);
+      }
+    }
+    this.matched = found;
+    this.matchedNow = current === null ? -1 : index.get(current) ?? -1;
+    this.draw();
+  }
+
   /** Whether `id` is on a marked path (the current branch, or the shown path). */
   isMarked(id: string): boolean {
     const i = this.source.tree.index.get(id);
@@ -260,7 +279,8 @@ export class TreeList {
     const id = this.source.tree.ids[i];
     const marks = this.onPaths[i] | (i === this.shownIndex ? IS_SHOWN : 0) | (i === this.leafIndex ? IS_LEAF : 0);
     const folds = `${this.collapsed.has(i) ? 1 : 0}${this.source.hidden.has(id) ? 1 : 0}${this.hiddenKids.get(i) ?? 0}`;
-    return `${i} ${indent} ${marks} ${focused ? 1 : 0} ${folds} ${this.source.label(id) ?? ''}`;
+    const match = this.matched.has(i) ? (i === this.matchedNow ? 2 : 1) : 0;
+    return `${i} ${indent} ${marks} ${focused ? 1 : 0} ${folds} ${match} ${this.source.label(id) ?? ''}`;
   }
 
   private row(i: number, indent: number, at: number, focused: boolean): HTMLElement {
@@ -283,6 +303,9 @@ export class TreeList {
     }
     if (i === this.leafIndex) {
       classes.push('jtc-leaf');
+    }
+    if (this.matched.has(i)) {
+      classes.push(i === this.matchedNow ? 'jtc-match jtc-match-current' : 'jtc-match'); // not for translation: class names
     }
     const summary = tree.summaries[i];
     const label = this.source.label(id);
@@ -337,7 +360,7 @@ export class TreeList {
         i === this.leafIndex
           ? h('span', { class: 'jtc-leaf-mark', title: trans.__('the end of the current branch') }, trans.__('current'))
           : null,
-        h('span', { class: 'jtc-first-line' }, tree.heads[i]),
+        headLine(tree.heads[i]),
         collapsed ? h('span', { class: 'jtc-hidden-count' }, trans._n('+%1 branch', '+%1 branches', kids)) : null,
         leftOut
           ? h(

@@ -12,7 +12,7 @@
 import { hostTranslation, insertCodeBelow } from '../bridge';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
-import { sanitizedMarkdown } from './markdown';
+import { sanitizedMarkdown } from '../sanitize/markdown';
 import { KernelMessage, Store, WidgetModel } from './store';
 import { TurnView } from './turn';
 
@@ -80,6 +80,8 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
           markdown,
           code,
           actions: store,
+          finder: store,
+          exportHtml: () => store.exportHtml(),
           fallbackTitle: trans.__('Chat session'),
           emptyText: trans.__('No messages yet: run a %1 cell.', '%%chat')
         });

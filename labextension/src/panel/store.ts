@@ -9,6 +9,7 @@
  */
 
 import { Part, partsOf } from '../components/content';
+import { FindQuery, FindResult, Finder } from '../components/find';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { StatusState } from '../components/status';
@@ -87,7 +88,8 @@ export type KernelMessage =
   | { t: 'vs'; v: number }
   | { t: 'vd'; v: number; x: string }
   | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
-  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> };
+  | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> }
+  | { t: 'found'; req: number; rows: string; count: number; hidden: number; err?: string };
 
 export interface FullText {
   text: string;
@@ -103,11 +105,12 @@ export interface FullText {
 
 export type Action =
   | { a: 'retry'; id: string }
-  | { a: 'edit'; id: string; text: string }
+  | { a: 'edit'; id: string; text: string; raw?: boolean }
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
   | { a: 'hide'; id: string; hidden: boolean }
-  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] };
+  | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] }
+  | { a: 'export'; format: 'html' };
 
 /**
  * The kernel's words when it refuses an action because a reply is being written
@@ -160,7 +163,7 @@ function contentOf(full: FullText): NodeContent {
  * The tree as the browser keeps it (rows in the kernel's order, see `SessionTree`), the
  * full texts once fetched, the reply being streamed, and the state of the actions sent.
  */
-export class Store implements SessionSource, PanelActions {
+export class Store implements SessionSource, PanelActions, Finder {
   readonly tree = new SessionTree();
   readonly texts = new Map<string, FullText>();
   stream: Stream | null = null;
@@ -186,6 +189,9 @@ export class Store implements SessionSource, PanelActions {
   private hiddenSet = new Set<string>();
   private linksSeen: Record<string, string> | null = null;
   private linksMap = new Map<string, string>();
+  /** the search box's question in the kernel now, and the newest one waiting for it */
+  private finding: { req: number; answer: (result: FindResult) => void } | null = null;
+  private nextFind: { query: FindQuery; answer: (result: FindResult) => void } | null = null;
 
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
@@ -343,6 +349,9 @@ export class Store implements SessionSource, PanelActions {
         this.updateBusy();
         break;
       }
+      case 'found':
+        this.found(message);
+        break;
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
@@ -439,8 +448,10 @@ export class Store implements SessionSource, PanelActions {
     this.act({ a: 'retry', id });
   }
 
-  edit(id: string, text: string): void {
-    this.act({ a: 'edit', id, text });
+  /** `raw`: `text` replaces what was sent; else it is the question as typed (its fields
+   * filled in again by the kernel) when the question keeps one. */
+  edit(id: string, text: string, raw = false): void {
+    this.act(raw ? { a: 'edit', id, text, raw } : { a: 'edit', id, text });
   }
 
   setLabel(id: string, label: string): void {
@@ -453,6 +464,59 @@ export class Store implements SessionSource, PanelActions {
 
   hide(id: string, hidden: boolean): void {
     this.act({ a: 'hide', id, hidden });
+  }
+
+  /**
+   * The kernel's answer to the search box (share/find.py over the session it holds).
+   * One question is in the kernel at a time: keys typed meanwhile wait as one (the
+   * newest), so fast typing never queues a search a key.
+   */
+  find(query: FindQuery): Promise<FindResult> {
+    return new Promise(answer => {
+      if (this.finding) {
+        this.nextFind?.answer({ ids: [], hidden: 0 }); // overtaken by a newer key
+        this.nextFind = { query, answer };
+      } else {
+        this.askFind(query, answer);
+      }
+    });
+  }
+
+  private askFind(query: FindQuery, answer: (result: FindResult) => void): void {
+    const req = this.nextReq++;
+    this.finding = { req, answer };
+    this.model.send({ a: 'find', req, q: query.text, regex: query.regex, case: query.caseSensitive, role: query.role, all: query.includeHidden });
+  }
+
+  /** The kernel's matches: a bitset over the rows (widget/sharing.py), as ids in row order. */
+  private found(message: Extract<KernelMessage, { t: 'found' }>): void {
+    if (!this.finding || this.finding.req !== message.req) {
+      return;
+    }
+    const ids: string[] = [];
+    const bits = atob(message.rows ?? '');
+    const rows = Math.min(bits.length * 8, this.tree.size);
+    for (let byte = 0; byte * 8 < rows; byte++) {
+      const value = bits.charCodeAt(byte);
+      for (let bit = 0; value && bit < 8; bit++) {
+        if (value & (1 << bit) && byte * 8 + bit < rows) {
+          ids.push(this.tree.ids[byte * 8 + bit]);
+        }
+      }
+    }
+    const { answer } = this.finding;
+    this.finding = null;
+    answer({ ids, hidden: message.hidden ?? 0, error: message.err });
+    const next = this.nextFind;
+    if (next) {
+      this.nextFind = null;
+      this.askFind(next.query, next.answer);
+    }
+  }
+
+  /** Ask the kernel to write the session as one HTML page beside the notebook. */
+  exportHtml(): void {
+    this.act({ a: 'export', format: 'html' });
   }
 
   /** Several answers at once beside `id`'s (a retry as a fan-out). */

@@ -9,7 +9,7 @@
 
 import { CodeActions, codeBlocks, codeButtons, codeOf, languageOf, runCodeAction } from '../components/code';
 import { renderCompare } from '../components/compare';
-import { button, editBar, editBox, switcher } from '../components/controls';
+import { button, editBar, editBox, editsSent, switcher } from '../components/controls';
 import { h, listen } from '../components/dom';
 import { saveOrCancel } from '../components/keys';
 import { Markdown } from '../components/markdown';
@@ -151,7 +151,7 @@ export class TurnView {
     const stream = store.stream;
     if (this.editing) {
       if (!this.body.contains(this.editing)) {
-        this.body.replaceChildren(this.editing, editBar(trans));
+        this.body.replaceChildren(this.editing, editBar(trans, undefined, this.editing));
         this.editing.focus();
       }
       return;
@@ -227,7 +227,7 @@ export class TurnView {
       return;
     }
     this.editing = null;
-    this.store.act({ a: 'edit', id: turn.q.id, text: box.value });
+    this.store.edit(turn.q.id, box.value, editsSent(box));
     this.renderBody();
   }
 

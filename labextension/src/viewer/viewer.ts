@@ -9,6 +9,7 @@
  */
 
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
+import { Notification } from '@jupyterlab/apputils';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Contents } from '@jupyterlab/services';
 import { Message } from '@lumino/messaging';
@@ -20,7 +21,8 @@ import { SessionView } from '../components/sessionview';
 import { Translation } from '../components/translate';
 import { ChatSession, parseSession } from '../format/parse';
 import { SESSION_SUFFIX, readForeign } from './foreign';
-import { FileSource } from './source';
+import { exportPage } from './share';
+import { FileSource } from '../components/filesource';
 
 export const FACTORY = 'Chat Session Viewer'; // not for translation: the factory's id (its label is translated)
 export const FILE_TYPE = 'chat-session';
@@ -66,7 +68,9 @@ export class ChatSessionViewer extends Widget {
       markdown: new Markdown(markdownRenderer(rendermime), trans),
       fallbackTitle: trans.__('Chat session'),
       emptyText: trans.__('No messages in this file.'),
-      code: {} // Copy; a file has no notebook cell to insert below
+      code: {}, // Copy; a file has no notebook cell to insert below
+      finder: this.source,
+      exportHtml: () => void this.exportHtml()
     });
     context.model.contentChanged.connect(this.reload, this);
     context.pathChanged.connect(this.reload, this);
@@ -80,6 +84,21 @@ export class ChatSessionViewer extends Widget {
   /** The parsed file as shown now (for tests and other plugins). */
   get session(): ChatSession {
     return this.source.parsed;
+  }
+
+  /** Write this file as one HTML page beside it (the server builds it); says where. */
+  async exportHtml(): Promise<string | null> {
+    try {
+      const written = await exportPage(this.context.path);
+      this.node.dataset.jtcExported = written.path;
+      Notification.success(this.trans.__('Wrote %1: the session as one page that opens anywhere, with no network', written.path), {
+        autoClose: 8000
+      });
+      return written.path;
+    } catch (error) {
+      Notification.error(this.trans.__('Could not export %1 as HTML: %2', this.context.path, error instanceof Error ? error.message : String(error)));
+      return null;
+    }
   }
 
   dispose(): void {

@@ -55,6 +55,9 @@ export class TreePicture {
   /** the smallest x, which sits at the top margin */
   private top = 0;
   private focusKey: string | null = null;
+  /** the search box's matches by tree index, and the one it went to (-1: none) */
+  private matched: ReadonlySet<number> = new Set();
+  private matchedNow = -1;
   private drawnOnce = false;
   private readonly stopListening: () => void;
 
@@ -104,6 +107,16 @@ export class TreePicture {
   isMarked(id: string): boolean {
     const i = this.source.tree.index.get(id);
     return i !== undefined && (this.folded.onPath.has(i) || this.onShown.has(i));
+  }
+
+  /** Mark the search box's matches (null: none) and the one it went to; redraw if shown. */
+  setMatches(ids: readonly string[] | null, current: string | null): void {
+    const index = this.source.tree.index;
+    this.matched = new Set((ids ?? []).map(id => index.get(id)).filter((i): i is number => i !== undefined));
+    this.matchedNow = current === null ? -1 : index.get(current) ?? -1;
+    if (!this.node.hidden) {
+      this.draw();
+    }
   }
 
   update(marks: PictureMarks = this.marks): void {
@@ -174,6 +187,10 @@ export class TreePicture {
           : foldShape(item, this.trans);
       group.setAttribute('transform', `translate(${px},${py})`);
       group.dataset.item = String(i);
+      if (item.kind === 'node' && this.matched.has(item.node)) {
+        group.classList.add('jtc-match');
+        group.classList.toggle('jtc-match-current', item.node === this.matchedNow);
+      }
       if (item.key === this.focusKey) {
         group.classList.add('jtc-focus');
         group.prepend(svgElement('circle', { class: 'jtc-focus-ring', r: item.kind === 'node' ? 15 : 12 }));

@@ -4,6 +4,7 @@
  * of the kernel's SVG export (jupyter_tree_chat/picture/svg.py), so both draw alike.
  */
 
+import { plainHead } from '../chips';
 import { SessionSource, shortId } from '../model';
 import { Translation } from '../translate';
 import { joinItems, roleName, summaryLine } from '../vocabulary';
@@ -96,7 +97,7 @@ export function describe(source: SessionSource, item: Item, trans: Translation, 
   if (item.kind === 'node') {
     const summary = tree.summaries[item.node];
     return [
-      tree.heads[item.node] || trans.__('(empty)'),
+      plainHead(tree.heads[item.node]) || trans.__('(empty)'),
       joinItems([roleName(tree.roles[item.node], trans), tree.ids[item.node]], trans),
       summaryLine(summary, trans),
       source.hidden.has(tree.ids[item.node]) ? trans.__('hidden branch (kept in the file)') : '',

@@ -1,6 +1,7 @@
 /**
- * The panel's Markdown renderer (the `RenderMarkdown` its components get): model and
- * user text is untrusted input.
+ * The Markdown renderer of the panel and of an exported page (the `RenderMarkdown`
+ * their components get; the viewer uses JupyterLab's): model and user text is
+ * untrusted input.
  *
  * Raw HTML in a message is text, as in the kernel's renderer (markdown-it `html=False`,
  * jupyter_tree_chat/kernel/safe_html.py): `<b>x</b>` is shown as `<b>x</b>`. `marked` is given

@@ -1,12 +1,15 @@
 /**
- * The viewer's source of data: a parsed `*.chat.jsonl` file (format/parse.ts) as the
- * components' data model. Everything is known at once (no content to fetch, no reply
- * streaming); `load` replaces it when the file changed on disk.
+ * A parsed `*.chat.jsonl` file (format/parse.ts) as the components' data model: the
+ * source of the JupyterLab viewer (viewer/) and of an exported page (page/). Everything
+ * is known at once (no content to fetch, no reply streaming); `load` replaces it when
+ * the file changed on disk.
  */
 
-import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from '../components/model';
-import { firstLine, isToolResult, partsOf } from '../components/content';
-import { Translation } from '../components/translate';
+import { typedHead } from './chips';
+import { FindQuery, FindResult, Finder, TextIndex, findNodes, foldedNodes } from './find';
+import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from './model';
+import { firstLine, isToolResult, partsOf } from './content';
+import { Translation } from './translate';
 import { ChatNode, ChatSession, Problem, emptySession } from '../format/parse';
 
 function roleOf(node: ChatNode): Role {
@@ -37,7 +40,7 @@ function summaryOf(node: ChatNode): Summary | null {
   };
 }
 
-export class FileSource implements SessionSource {
+export class FileSource implements SessionSource, Finder {
   tree = new SessionTree();
   title = '';
   readonly stream = null;
@@ -45,6 +48,7 @@ export class FileSource implements SessionSource {
   private contents = new Map<string, NodeContent>();
   private compactions = new Map<string, string>();
   private readonly listeners = new Set<(what: Change) => void>();
+  private index: TextIndex | null = null;
 
   constructor(private readonly trans: Translation) {}
 
@@ -73,8 +77,10 @@ export class FileSource implements SessionSource {
       }
       // the reader keeps a node only after its parent, so each parent is already a row
       const parent = node.parentId === null ? -1 : tree.index.get(node.parentId) ?? -1;
-      const parts = partsOf(node.message);
-      tree.add(node.id, parent, roleOf(node), firstLine(parts, this.trans), summaryOf(node));
+      const parts = partsOf(node.message, node.meta?.tool_names);
+      const role = roleOf(node);
+      const typed = role === 'user' ? typedHead(node.meta, this.trans) : null; // as typed, with chips
+      tree.add(node.id, parent, role, typed ?? firstLine(parts, this.trans), summaryOf(node));
       const timestamp = node.message.timestamp;
       contents.set(node.id, {
         parts,
@@ -88,7 +94,16 @@ export class FileSource implements SessionSource {
     this.contents = contents;
     this.compactions = compactions;
     this.title = title;
+    this.index = null;
     this.emit('tree');
+  }
+
+  /** The nodes matching `query` (components/find.ts), the file's messages searched whole. */
+  find(query: FindQuery, folds: readonly string[]): FindResult {
+    const nodes = this.session.nodes;
+    this.index ??= new TextIndex(id => nodes.get(id)?.message);
+    const inside = foldedNodes(this.tree, folds);
+    return findNodes(this.tree, this.index, query, i => inside[i] === 1);
   }
 
   get hidden(): ReadonlySet<string> {

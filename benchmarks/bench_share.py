@@ -1,0 +1,325 @@
+"""What sharing and finding cost: the HTML export, opening it, and find in the kernel and
+the panel, each next to a baseline measured in the same run.
+
+Run: ``python benchmarks/bench_share.py [--nodes 10000] [--big 100000] [--runs 3]``
+
+1. Export. A 10,000-node session (benchmarks/bench_tree_store.py's mix: a 2,000-deep
+   current branch among side branches) as one HTML page: in the process (load + build
+   the page) and as the whole command line (``export --format html``), next to ``show``
+   on the same file. Target: under 2 s. The page's size next to the session's bytes
+   (target: at most 1.5 MB more).
+2. Opening it. The page from ``file://`` in headless Chromium, until the tree's rows,
+   the current path's messages and their Markdown are all there, next to the JupyterLab
+   viewer opening the same file (already loaded JupyterLab, ``docmanager:open`` to the
+   same state), alternated, the median of each. Target: the page at most 1.2x the viewer.
+3. Find in the kernel. A 100,000-node session: ``share.find`` as ``%chat find`` calls
+   it (50 matches described), for a rare, a common and an absent word; the first call
+   builds the text index (shown apart). Target: under 200 ms. Baseline: a bare Python
+   ``in`` over the same texts, already extracted (the floor of any search).
+4. Find in the panel. The same 100,000 nodes in ``%chat panel`` in a real JupyterLab
+   with a real kernel: a word typed a key at a time into the search box, each keystroke
+   timed in the page from the input event until the count shows the kernel's answer and
+   the rows are marked. Target: under 100 ms a keystroke. Baseline: the panel's own
+   round trip to the kernel for one node's text. The exported page's search box (its
+   find runs in the browser) on the 10,000-node page, for comparison.
+
+A script, not a test: figures depend on the machine; the ratios are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+
+from bench_tree_store import build_session
+
+from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.share.find import Query, find, message_fields
+from jupyter_tree_chat.share.page import native_problems, page_html
+
+SCRIPT = Path(sys.executable).with_name("jupyter-tree-chat")
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+#: a word each kind: in one question, in every answer, in no node
+WORDS = {"rare": "Question 4242:", "common": "step by step", "absent": "zebra"}
+
+
+def best(action: Callable[[], Any], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def export_part(path: Path, runs: int) -> Path:
+    size = path.stat().st_size
+
+    def build() -> str:
+        result = load_file(path)
+        return page_html(result, title=path.name, problems=native_problems(result))
+
+    in_process = best(build, runs)
+    load = best(lambda: load_file(path), runs)
+    target = path.with_suffix(".html")
+    whole = best(
+        lambda: subprocess.run(
+            [str(SCRIPT), "export", str(path), "--format", "html", "-o", str(target)], check=True
+        ),
+        runs,
+    )
+    show = best(
+        lambda: subprocess.run([str(SCRIPT), "show", str(path)], check=True, capture_output=True),
+        runs,
+    )
+    page = target.stat().st_size
+    nodes = len(load_file(path).tree)
+    print(
+        f"export, {nodes:,} nodes: {in_process:.2f} s in the process ({in_process / load:.1f}x "
+        f"loading the file, {load:.2f} s); the command line {whole:.2f} s ({whole / show:.2f}x "
+        f"`show`, {show:.2f} s)  [target < 2 s]"
+    )
+    print(
+        f"  page {page / 1e6:.2f} MB for a {size / 1e6:.2f} MB session: "
+        f"+{(page - size) / 1e6:.2f} MB  [target <= +1.5 MB]"
+    )
+    return target
+
+
+READY = """root => {
+  const view = document.querySelector(root);
+  return !!view && view.querySelectorAll('.jtc-tree .jtc-row').length > 0
+    && view.querySelectorAll('.jtc-conversation .jtc-msg').length > 0
+    && view.querySelectorAll('.jtc-markdown').length > 0
+    && view.querySelectorAll('.jtc-markdown.jtc-pending').length === 0;
+}"""
+"""Shown: the tree's rows, the shown path's messages (its newest ones: the conversation
+draws a page at a time) and every one of their Markdown bodies rendered."""
+
+
+def open_part(
+    session: Path, page_file: Path, runs: int, lab_url: str, lab_root: Path, browser: Any
+) -> None:
+    tree = load_file(session).tree
+    path_length = len(tree.path_nodes(tree.leaf)) if tree.leaf else 0
+    (lab_root / session.name).write_bytes(session.read_bytes())
+    page_times, viewer_times = [], []
+    for _ in range(runs + 2):  # (two more: the median of two sides wants an odd count)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        start = time.perf_counter()
+        page.goto(page_file.as_uri())
+        page.wait_for_function(READY, arg="#jtc-page .jtc-view", polling="raf",
+                               timeout=120_000)  # fmt: skip
+        page_times.append(time.perf_counter() - start)
+        page.close()
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{lab_url}/lab?reset")
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.started", timeout=120_000
+        )
+        page.wait_for_selector(".jp-DirListing-item", timeout=120_000)
+        start = time.perf_counter()
+        page.evaluate(
+            "name => { window.jupyterapp.commands.execute('docmanager:open', "
+            "{path: name, factory: 'Chat Session Viewer'}); }",
+            session.name,
+        )
+        page.wait_for_function(READY, arg=".jtc-viewer .jtc-view", polling="raf",
+                               timeout=120_000)  # fmt: skip
+        viewer_times.append(time.perf_counter() - start)
+        page.close()
+    runs += 2
+    ours, theirs = statistics.median(page_times), statistics.median(viewer_times)
+    print(
+        f"open in Chromium, {len(tree):,} nodes ({path_length:,} on the shown path), median of "
+        f"{runs} alternated: the page from file:// {ours * 1000:.0f} ms (best "
+        f"{min(page_times) * 1000:.0f}), the JupyterLab viewer {theirs * 1000:.0f} ms (best "
+        f"{min(viewer_times) * 1000:.0f}): {ours / theirs:.2f}x  [target <= 1.2x]"
+    )
+
+
+def kernel_find_part(path: Path, runs: int) -> None:
+    result = load_file(path)
+    tree = result.tree
+    start = time.perf_counter()
+    find(
+        tree, Query("warm-up"), labels=result.labels, hidden=result.hidden, leaf=tree.leaf, limit=50
+    )
+    first = time.perf_counter() - start
+    texts = ["\x00".join(t for _, t in message_fields(n.message)).lower() for n in tree]
+    for kind, word in WORDS.items():
+        query = Query(word)
+        found = find(
+            tree, query, labels=result.labels, hidden=result.hidden, leaf=tree.leaf, limit=50
+        )
+        ours = best(
+            lambda q=query: find(tree, q, labels=result.labels, hidden=result.hidden,
+                                 leaf=tree.leaf, limit=50),
+            runs * 3,
+        )  # fmt: skip
+        needle = word.lower()
+        floor = best(lambda n=needle: [t for t in texts if n in t], runs * 3)
+        print(
+            f"find in the kernel, {len(tree):,} nodes, {kind} word ({len(found.ids):,} matches): "
+            f"{ours * 1000:.0f} ms ({ours / floor:.1f}x a bare `in` over the texts, "
+            f"{floor * 1000:.0f} ms)  [target < 200 ms]"
+        )
+    print(f"  the first find of a session builds its text index: {first * 1000:.0f} ms")
+
+
+TYPE = """async (root) => {
+  const view = document.querySelector(root);
+  const search = view.querySelector('.jtc-search');
+  const box = search.querySelector('.jtc-search-input');
+  return async text => {
+    const times = [];
+    for (let k = 1; k <= text.length; k++) {
+      box.value = text.slice(0, k);
+      const start = performance.now();
+      box.dispatchEvent(new Event('input', {bubbles: true}));
+      // the answer is in once the box says which text its marks are for; then a frame
+      await new Promise(resolve => {
+        const check = () =>
+          search.dataset.answered === box.value ? resolve() : requestAnimationFrame(check);
+        check();
+      });
+      await new Promise(requestAnimationFrame);
+      times.push(performance.now() - start);
+    }
+    const count = search.querySelector('.jtc-search-count').textContent;
+    box.value = '';
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    return {times, count};
+  };
+}"""
+
+
+def typed(page: Any, root: str, text: str) -> dict[str, Any]:
+    """Type ``text`` a key at a time into the search box of the view at ``root``."""
+    return page.evaluate(f"async text => (await ({TYPE})({json.dumps(root)}))(text)", text)
+
+
+ROUND_TRIP = """async () => {
+  // a click on a row off the current branch: the kernel switches, the panel redraws
+  const panel = document.querySelector('.jtc-panel');
+  const frame = () => new Promise(requestAnimationFrame);
+  const times = [];
+  for (let k = 0; k < 9; k++) {
+    const list = panel.querySelector('.jtc-tree');
+    list.scrollTop = list.scrollHeight * (0.2 + 0.07 * k);  // among the side branches
+    list.dispatchEvent(new Event('scroll'));
+    await frame();
+    await frame();
+    const row = [...panel.querySelectorAll('.jtc-tree .jtc-row')]
+      .find(r => !r.classList.contains('jtc-on-path'));
+    const start = performance.now();
+    row.querySelector('.jtc-row-main').click();
+    await new Promise(resolve => {
+      const check = () => (row.classList.contains('jtc-on-path') || !row.isConnected
+        ? resolve() : requestAnimationFrame(check));
+      requestAnimationFrame(check);
+    });
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}"""
+
+
+def panel_find_part(big: Path, lab_url: str, lab_root: Path, browser: Any) -> None:
+    from lab_notebooks import open_and_run_all, write_notebook
+
+    (lab_root / "big.chat.jsonl").write_bytes(big.read_bytes())
+    write_notebook(
+        lab_root / "bench-find.ipynb",
+        [
+            "%load_ext jupyter_tree_chat",
+            '%config TreeChat.session_file = "big.chat.jsonl"',
+            "%chat panel",
+        ],
+    )
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+    class Lab:
+        url = lab_url
+
+    open_and_run_all(page, Lab, "bench-find.ipynb")
+    page.wait_for_selector(".jtc-panel .jtc-tree .jtc-row", timeout=300_000)
+    first = typed(page, ".jtc-panel", "x")["times"][0]  # the kernel builds its index
+    trip = page.evaluate(ROUND_TRIP)
+    for kind, word in WORDS.items():
+        found = typed(page, ".jtc-panel", word)
+        times = found["times"]
+        median = statistics.median(times)
+        print(
+            f"find in the panel, {args_big(big)} nodes, {kind} word typed ({len(word)} keys, "
+            f"'{found['count']}'): median {median:.0f} ms, slowest {max(times):.0f} ms a "
+            f"keystroke ({median / trip:.1f}x a click that switches the branch, {trip:.0f} ms)  "
+            "[target < 100 ms]"
+        )
+    print(f"  the first keystroke of a session builds the kernel's text index: {first:.0f} ms")
+    page.close()
+
+
+def args_big(path: Path) -> str:
+    return f"{len(load_file(path).tree):,}"
+
+
+def page_find_part(page_file: Path, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("#jtc-page .jtc-tree .jtc-row", timeout=120_000)
+    for kind, word in WORDS.items():
+        found = typed(page, "#jtc-page .jtc-view", word)
+        print(
+            f"find in the exported page (in the browser), {page_file.stem} page, {kind} word "
+            f"('{found['count']}'): median {statistics.median(found['times']):.1f} ms a "
+            f"keystroke, slowest {max(found['times']):.1f} ms"
+        )
+    page.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    from conftest import running_lab  # tests/browser: a JupyterLab as the browser tests run it
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        session = base / "share.chat.jsonl"
+        build_session(session, args.nodes)
+        page_file = export_part(session, args.runs)
+        big = base / "big.chat.jsonl"
+        build_session(big, args.big)
+        kernel_find_part(big, args.runs)
+        with (
+            running_lab(base / "lab", log_name="bench-share-lab.log") as lab,
+            sync_playwright() as pw,
+        ):
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            open_part(session, page_file, args.runs, lab.url, lab.root, browser)
+            page_find_part(page_file, browser)
+            panel_find_part(big, lab.url, lab.root, browser)
+            browser.close()
+    print(json.dumps({"done": True}))
+
+
+if __name__ == "__main__":
+    main()
