@@ -35,7 +35,13 @@ from jupyter_tree_chat.providers.base import (
     ToolSpec,
     ToolUseReady,
 )
-from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider, make_client
+from jupyter_tree_chat.providers.endpoints import endpoint_table
+from jupyter_tree_chat.providers.openai_chat import (
+    OpenAIChatProvider,
+    endpoint_provider,
+    make_client,
+)
+from jupyter_tree_chat.providers.router import service_for
 
 SENTINEL_KEY = "sk-proj-SENTINEL-never-show-me-0123456789"
 ADD = ToolSpec(
@@ -248,41 +254,43 @@ def test_an_error_inside_the_stream_and_a_bad_chunk_are_stream_errors(server):
         collect(provider_for(server), ask())
 
 
-def test_an_endpoint_that_is_not_running_says_where_it_looked():
+def test_an_endpoint_that_is_not_running_says_where_it_looked_and_how_to_start_it():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    provider = OpenAIChatProvider(
-        endpoint="local", key_env=None, base_url=f"http://127.0.0.1:{port}/v1", max_retries=0
+    url = f"http://127.0.0.1:{port}/v1"
+    endpoint = endpoint_table({"local-openai": {"base_url": url}})["local-openai"]
+    provider = endpoint_provider(url, "k", endpoint.supports, service_for(endpoint))
+    provider.client = provider.client.with_options(max_retries=0)
+    with pytest.raises(ConnectionFailed) as caught:
+        collect(provider, ask())
+    assert str(caught.value) == (
+        f"local-openai at {url} is not answering: start it with `jupyter tree-chat serve-local`"
     )
-    with pytest.raises(ConnectionFailed, match=f"local at http://127.0.0.1:{port}/v1"):
+
+
+def test_a_hosted_endpoint_not_reached_names_it_and_its_base_url():
+    entry = {"base_url": "http://127.0.0.1:9/v1", "api": "openai-chat", "key_env": "LAB_KEY"}
+    endpoint = endpoint_table({"lab": entry})["lab"]
+    provider = endpoint_provider(endpoint.base_url, "k", endpoint.supports, service_for(endpoint))
+    provider.client = provider.client.with_options(max_retries=0)
+    with pytest.raises(ConnectionFailed, match=r"^Could not reach lab at http://127\.0\.0\.1:9/v1"):
         collect(provider, ask())
 
 
 def test_no_key_names_the_variable_to_set(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(MissingApiKey, match="set OPENAI_API_KEY"):
-        make_client(endpoint="openai")
-
-
-def test_a_server_that_takes_no_key_is_sent_a_placeholder():
-    with FakeOpenAI() as fake:
-        provider = OpenAIChatProvider(endpoint="local", key_env=None, base_url=fake.base_url)
-        collect(provider, ask())
-    assert fake.last_request.headers["authorization"] == "Bearer no-key-needed"
+    with pytest.raises(MissingApiKey, match="check OPENAI_API_KEY"):
+        make_client()
 
 
 def test_azure_goes_to_the_deployment_with_its_api_version_and_key():
     with FakeOpenAI(api_key="azure-key") as fake:
         client = make_client(
-            endpoint="azure",
-            base_url=fake.origin,
-            api_key="azure-key",
-            key_env="AZURE_OPENAI_API_KEY",
-            azure_api_version="2024-10-21",
+            base_url=fake.origin, api_key="azure-key", azure_api_version="2024-10-21"
         )
         assert isinstance(client, openai.AzureOpenAI)
-        provider = OpenAIChatProvider(client, endpoint="azure", key_env="AZURE_OPENAI_API_KEY")
+        provider = OpenAIChatProvider(client)
         fake.enqueue(text="from Azure")
         request = ReplyRequest(messages=[{"role": "user", "content": "hi"}], model="my-gpt")
         assert finished(collect(provider, request)).message["content"][0]["text"] == "from Azure"
@@ -298,14 +306,14 @@ def test_without_the_openai_package_naming_the_wire_says_how_to_get_it():
         sys.modules["openai"] = None
         from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider
         try:
-            OpenAIChatProvider(endpoint="openai", api_key="k")
+            OpenAIChatProvider(api_key="k")
         except ImportError as error:
             print(type(error).__name__, error)
         """
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == (
-        "MissingExtra The endpoint openai speaks Chat Completions, which needs the openai "
+        "MissingExtra OpenAI's API speaks Chat Completions, which needs the openai "
         "package: pip install 'jupyter-tree-chat[openai]'"
     )
 

@@ -36,8 +36,7 @@ ADD = ToolSpec(
 @pytest.fixture
 def local(llama_server: Any) -> OpenAIChatProvider:
     return OpenAIChatProvider(
-        endpoint="local",
-        key_env=None,
+        api_key="no-key-needed",
         base_url=llama_server.base_url + "/v1",
         default_model=llama_server.model,
     )

@@ -14,7 +14,9 @@ the provider's job.
 
 A provider that routes each model to an endpoint (``router.Router``) also says where a
 model goes (``route``), whether it can count tokens there, which answers share a prompt
-cache, and what that endpoint would refuse before anything is sent (``check``). The
+cache, whether it answers several choices in one request (``takes_n``,
+``stream_choices``), and what that endpoint would refuse before anything is sent
+(``check``). The
 functions at the bottom ask any provider these questions, with the answers of a provider
 that has one endpoint for every model.
 """
@@ -164,7 +166,10 @@ class Service:
 
     @property
     def subject(self) -> str:
-        """The label at the start of a sentence."""
+        """The label at the start of a sentence ("The Anthropic API"); an endpoint's name
+        stays as it is written ("openai at https://...")."""
+        if not self.label.startswith("the "):
+            return self.label
         return self.label[:1].upper() + self.label[1:]
 
 
@@ -197,6 +202,13 @@ def can_count(provider: Provider, model: str) -> bool:
         return False
     counts = getattr(provider, "counts_tokens", None)
     return bool(counts(model)) if callable(counts) else True
+
+
+def takes_n(provider: Provider, model: str) -> bool:
+    """Whether ``provider`` answers several choices for ``model`` in one request
+    (``stream_choices``: Chat Completions' ``n``, where the endpoint takes it)."""
+    takes = getattr(provider, "takes_n", None)
+    return bool(takes(model)) if callable(takes) and hasattr(provider, "stream_choices") else False
 
 
 def cache_group(provider: Provider, model: str) -> str | None:

@@ -6,19 +6,24 @@ the request (pure), the SDK makes the call, ``openai_stream.py`` reads the chunk
 the project's events, and SDK failures become the project's errors here. The ``openai``
 package is an optional extra (``pip install 'jupyter-tree-chat[openai]'``), imported
 only when such an endpoint is used: ``%load_ext`` never pays for it, and without it
-naming such an endpoint says in one line how to get it (``load_openai``).
+naming such an endpoint says in one line how to get it, before anything is written
+(``missing_package``, asked by ``Router.check``).
 
-Every request streams with ``stream_options: {"include_usage": true}``, the only way
-most servers report usage in a stream. Chat Completions has no count-tokens endpoint,
-so this provider is no ``TokenCounter``: the context meter estimates what the last
-reply's usage does not cover.
+The router makes one per endpoint (``endpoint_provider``), with what the endpoint
+supports (``capabilities.Supports``: tools, ``send_reasoning``, ``n``) and a ``Service``
+that names it in every error line ("local-openai at http://127.0.0.1:8080/v1 is not
+answering: start it with ..."). Every request streams with ``stream_options:
+{"include_usage": true}``, the only way most servers report usage in a stream. Chat
+Completions has no count-tokens endpoint, so this provider is no ``TokenCounter``: the
+context meter estimates what the last reply's usage does not cover.
 
 Clients (``make_client``): ``openai.OpenAI(base_url=..., api_key=...)`` for OpenAI,
 Gemini's OpenAI-compatible URL and any compatible server (``base_url`` as the SDK takes
 it, for most servers ending in ``/v1``); ``openai.AzureOpenAI(azure_endpoint=...,
 api_version=..., azure_deployment=...)`` for Azure, where the model named is the
-deployment. A server that takes no key (a local one) is sent a placeholder. Retries are
-the SDK's (2 retries of 408/409/429/5xx, honouring ``retry-after``).
+deployment unless one is configured. A server that takes no key (a local one) is sent a
+placeholder. Retries are the SDK's (2 retries of 408/409/429/5xx, honouring
+``retry-after``).
 
 Error mapping (each message one line that says what to do; the key never appears):
     AuthenticationError 401, PermissionDeniedError 403   → AuthenticationFailed
@@ -27,12 +32,16 @@ Error mapping (each message one line that says what to do; the key never appears
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     an ``error`` object inside the stream, a bad chunk    → StreamError
-    400/404/422 and other 4xx                             → BadRequest
+    400/404/422 and other 4xx                             → BadRequest (``status`` and
+                                                            ``detail`` kept, so the
+                                                            router can tell a refused
+                                                            feature such as ``n``)
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -51,16 +60,39 @@ from ..errors import (
     StreamError,
 )
 from ..i18n import _
-from .base import ReplyEvent, ReplyRequest, transport_errors
+from .base import ReplyEvent, ReplyRequest, Service, transport_errors
+from .capabilities import Supports
 from .openai_stream import read_choices, read_chunks
-from .openai_wire import build_params
+from .openai_wire import CHAT_SUPPORTS, build_params
 
 DEFAULT_MODEL = "gpt-5-mini"
 NO_KEY = "no-key-needed"
 """What a server that takes no key is sent (the SDK refuses to build a client without)."""
 STREAM_OPTIONS = {"include_usage": True}
 EXTRA = "pip install 'jupyter-tree-chat[openai]'"
+OPENAI_SERVICE = Service(
+    "OpenAI's API",
+    key_fix="check OPENAI_API_KEY",
+    reach_fix="check the network and its base_url, then retry",
+)
+"""Who a provider made without a router talks to, as its error lines name it."""
 T = TypeVar("T")
+
+
+def missing_package(endpoint: str) -> str | None:
+    """The one line saying how to get the ``openai`` package, or None if it is there
+    (found without importing it: the cell that needs it imports it)."""
+    try:
+        found = importlib.util.find_spec("openai") is not None
+    except (ImportError, ValueError):  # ``sys.modules["openai"] = None`` and the like
+        found = False
+    return None if found else _extra_line(endpoint)
+
+
+def _extra_line(endpoint: str) -> str:
+    return _(
+        "{endpoint} speaks Chat Completions, which needs the openai package: {command}"
+    ).format(endpoint=endpoint, command=EXTRA)
 
 
 def load_openai(endpoint: str) -> ModuleType:
@@ -68,31 +100,23 @@ def load_openai(endpoint: str) -> ModuleType:
     try:
         return importlib.import_module("openai")
     except ImportError:
-        raise MissingExtra(
-            _(
-                "The endpoint {endpoint} speaks Chat Completions, which needs the openai "
-                "package: {command}"
-            ).format(endpoint=endpoint, command=EXTRA)
-        ) from None
+        raise MissingExtra(_extra_line(endpoint)) from None
 
 
 def make_client(
     *,
-    endpoint: str = "openai",
+    service: Service = OPENAI_SERVICE,
     base_url: str | None = None,
     api_key: str | None = None,
-    key_env: str | None = "OPENAI_API_KEY",
     azure_api_version: str | None = None,
     azure_deployment: str | None = None,
     max_retries: int | None = None,
 ) -> Any:
     """A client of the ``openai`` SDK for one endpoint (see the module docstring).
 
-    ``key_env`` names the variable the key comes from (for the messages; the key itself
-    is passed in ``api_key``, or read from that variable); None: the server takes none."""
-    openai = load_openai(endpoint)
-    if api_key is None and key_env is None:
-        api_key = NO_KEY
+    Without ``api_key`` the SDK reads its own variable (``OPENAI_API_KEY``,
+    ``AZURE_OPENAI_API_KEY``); none set is a one-line ``MissingApiKey``."""
+    openai = load_openai(service.label)
     options: dict[str, Any] = {"api_key": api_key}
     if max_retries is not None:
         options["max_retries"] = max_retries
@@ -107,9 +131,7 @@ def make_client(
         return openai.OpenAI(base_url=base_url, **options)
     except openai.OpenAIError:
         raise MissingApiKey(
-            _("No key for the endpoint {endpoint}: set {variable}.").format(
-                endpoint=endpoint, variable=key_env or "api_key"
-            )
+            _("No key for {who}: {fix}.").format(who=service.label, fix=service.key_fix)
         ) from None
 
 
@@ -122,25 +144,22 @@ class OpenAIChatProvider:
         self,
         client: Any = None,
         *,
-        endpoint: str = "openai",
         default_model: str = DEFAULT_MODEL,
-        key_env: str | None = "OPENAI_API_KEY",
+        supports: Supports = CHAT_SUPPORTS,
+        service: Service = OPENAI_SERVICE,
         max_tokens_field: str = "max_completion_tokens",
-        send_reasoning: bool = False,
         **client_options: Any,
     ) -> None:
         if client is None:
-            client = make_client(endpoint=endpoint, key_env=key_env, **client_options)
+            client = make_client(service=service, **client_options)
         self.client = client
-        self.endpoint = endpoint
         self.default_model = default_model
-        self.key_env = key_env
+        self.supports = supports
+        self.service = service
         self.max_tokens_field = max_tokens_field
-        self.send_reasoning = send_reasoning
 
     def __repr__(self) -> str:  # never the key
-        base_url = str(getattr(self.client, "base_url", ""))
-        return f"OpenAIChatProvider(endpoint={self.endpoint!r}, base_url={base_url!r})"
+        return f"OpenAIChatProvider(base_url={self._url()!r})"
 
     def prepare(self) -> None:
         """Load what the first request would otherwise load on the way (no network)."""
@@ -149,9 +168,7 @@ class OpenAIChatProvider:
 
     def params(self, request: ReplyRequest) -> dict[str, Any]:
         """What ``chat.completions.create`` is given for ``request`` (and ``stream``)."""
-        params = build_params(
-            request, max_tokens_field=self.max_tokens_field, send_reasoning=self.send_reasoning
-        )
+        params = build_params(request, self.supports, max_tokens_field=self.max_tokens_field)
         params["model"] = params["model"] or self.default_model
         return {**params, "stream": True, "stream_options": STREAM_OPTIONS}
 
@@ -195,57 +212,48 @@ class OpenAIChatProvider:
         self, error: BaseException, *, mid_reply: bool = False
     ) -> ProviderError | None:
         """The project error for an SDK or network error, or None if it is not one."""
-        openai = load_openai(self.endpoint)
+        openai = load_openai(self.service.label)
         retries = getattr(self.client, "max_retries", None)
         after = _(" after {count} retries").format(count=retries) if retries else ""
-        endpoint = self.endpoint
+        service = self.service
         if isinstance(error, openai.APIStatusError):
             return self._status_error(error, after)
         if isinstance(error, openai.APITimeoutError):
             return ConnectionFailed(
-                _(
-                    "The endpoint {endpoint} did not answer in time{after}: check the network "
-                    "and retry."
-                ).format(endpoint=endpoint, after=after)
+                _("{who} did not answer in time{after}: check the network and retry.").format(
+                    who=service.subject, after=after
+                )
             )
         if isinstance(error, (openai.APIConnectionError, *transport_errors())):
             if mid_reply:
                 return ConnectionFailed(
-                    _("The connection to the endpoint {endpoint} dropped mid-reply: retry.").format(
-                        endpoint=endpoint
-                    )
+                    _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
                 )
+            if service.down is not None:
+                return ConnectionFailed(service.down)
             return ConnectionFailed(
-                _(
-                    "Could not reach the endpoint {endpoint} at {url}: check that it is running "
-                    "and its base_url, then retry."
-                ).format(endpoint=endpoint, url=self._url())
+                _("Could not reach {who} ({url}): {fix}.").format(
+                    who=service.label, url=self._url(), fix=service.reach_fix
+                )
             )
         if isinstance(error, openai.APIError):  # an ``error`` object inside the stream
             return StreamError(
-                _("The endpoint {endpoint} failed mid-reply{detail}: retry.").format(
-                    endpoint=endpoint, detail=_detail(error)
+                _("{who} failed mid-reply{detail}: retry.").format(
+                    who=service.subject, detail=_detail(error)
                 )
             )
         if isinstance(error, json.JSONDecodeError):
             return StreamError(
-                _("The endpoint {endpoint} sent a chunk that is not JSON: retry.").format(
-                    endpoint=endpoint
-                )
+                _("{who} sent a chunk that is not JSON: retry.").format(who=service.subject)
             )
         return None
 
     def _status_error(self, error: Any, after: str) -> ProviderError:
-        status, detail, endpoint = error.status_code, _detail(error), self.endpoint
+        status, detail, who = error.status_code, _detail(error), self.service.subject
         if status in (401, 403):
             return AuthenticationFailed(
-                _(
-                    "The endpoint {endpoint} refused the key ({status}){detail}: check {variable}."
-                ).format(
-                    endpoint=endpoint,
-                    status=status,
-                    detail=detail,
-                    variable=self.key_env or "its key",
+                _("{who} refused the key ({status}){detail}: {fix}.").format(
+                    who=who, status=status, detail=detail, fix=self.service.key_fix
                 )
             )
         if status == 429:
@@ -255,35 +263,38 @@ class OpenAIChatProvider:
             else:
                 when = _("retry in a minute")
             return RateLimited(
-                _("Rate limited by the endpoint {endpoint} (429){after}: {when}.").format(
-                    endpoint=endpoint, after=after, when=when
+                _("Rate limited by {who} (429){after}: {when}.").format(
+                    who=self.service.label, after=after, when=when
                 )
             )
         if status == 503:
             return Overloaded(
-                _("The endpoint {endpoint} is overloaded (503){after}: retry in a minute.").format(
-                    endpoint=endpoint, after=after
+                _("{who} is overloaded (503){after}: retry in a minute.").format(
+                    who=who, after=after
                 )
             )
         if status >= 500:
             return ServerError(
-                _("The endpoint {endpoint} failed ({status}){after}{detail}: retry later.").format(
-                    endpoint=endpoint, status=status, after=after, detail=detail
+                _("{who} failed ({status}){after}{detail}: retry later.").format(
+                    who=who, status=status, after=after, detail=detail
                 )
             )
         if status == 404:
-            return BadRequest(
+            refused = BadRequest(
                 _(
-                    "The endpoint {endpoint} has no such model or route (404){detail}: check the "
-                    "model name, and that base_url {url} is the one its docs give (most end in "
-                    "/v1)."
-                ).format(endpoint=endpoint, detail=detail, url=self._url())
+                    "{who} has no such model or route (404){detail}: check the model name, "
+                    "and that base_url {url} is the one its docs give (most end in /v1)."
+                ).format(who=who, detail=detail, url=self._url())
             )
-        return BadRequest(
-            _(
-                "The endpoint {endpoint} refused the request ({status}){detail}: fix it and retry."
-            ).format(endpoint=endpoint, status=status, detail=detail)
-        )
+        else:
+            refused = BadRequest(
+                _("{who} refused the request ({status}){detail}: fix it and retry.").format(
+                    who=who, status=status, detail=detail
+                )
+            )
+        refused.status = status
+        refused.detail = detail.removeprefix(": ")
+        return refused
 
     def _url(self) -> str:
         return str(getattr(self.client, "base_url", ""))
@@ -293,7 +304,11 @@ class OpenAIChatProvider:
         key = getattr(self.client, "api_key", None)
         if not key or key == NO_KEY or key not in str(error):
             return error
-        return type(error)(str(error).replace(key, "[redacted]"))
+        redacted = type(error)(str(error).replace(key, "[redacted]"))
+        redacted.status = error.status
+        if isinstance(error, BadRequest) and isinstance(redacted, BadRequest):
+            redacted.detail = error.detail.replace(key, "[redacted]")
+        return redacted
 
 
 def _detail(error: Any) -> str:
@@ -307,3 +322,26 @@ def _detail(error: Any) -> str:
     if not message:
         return ""
     return ": " + " ".join(str(message).split())[:300]
+
+
+def endpoint_provider(
+    base_url: str | None,
+    key: str,
+    supports: Supports,
+    service: Service,
+    *,
+    max_tokens_field: str = "max_completion_tokens",
+    azure_api_version: str | None = None,
+    azure_deployment: str | None = None,
+) -> OpenAIChatProvider:
+    """The provider for an endpoint that speaks Chat Completions (router.py makes it,
+    with the endpoint's ``wire_options``)."""
+    return OpenAIChatProvider(
+        supports=supports,
+        service=service,
+        max_tokens_field=max_tokens_field,
+        base_url=base_url,
+        api_key=key,
+        azure_api_version=azure_api_version,
+        azure_deployment=azure_deployment,
+    )

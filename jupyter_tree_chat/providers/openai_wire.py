@@ -7,7 +7,10 @@ into blocks. It is pure (no SDK import, no network): ``openai_chat.py`` makes th
 
 Tree → wire (``build_params``, ``chat_messages``), after ``wire.api_messages`` made the
 path sendable (tool-use ids the API accepts, an unanswered tool use answered, empty
-messages filled, unsigned thinking left out):
+messages filled, unsigned thinking left out) and ``toolwire.request_tools`` made its
+tools what the request offers (every tool the path used is defined, the ones not
+offered marked not callable; with no tool offered the calls and results go as text), as
+on the Messages API:
 
     system prompt        a first ``{"role": "system"}`` message
     text                 ``content``: a string, or text parts for several blocks
@@ -21,8 +24,9 @@ messages filled, unsigned thinking left out):
                          ``Error: ``; an image in a result follows in the user message
     thinking             not sent: Anthropic's signed thinking means nothing here. A
                          block read from this wire goes back in its own field inside a
-                         tool loop only where the endpoint takes it (``send_reasoning``;
-                         OpenAI itself refuses unknown message fields)
+                         tool loop only where the endpoint takes it (its capability
+                         ``send_reasoning``: llama.cpp; OpenAI itself refuses unknown
+                         message fields)
     ToolSpec             ``{"type": "function", "function": {"name", "description",
                          "parameters"}}``: the same kernel functions on both wires
     max_tokens           ``max_completion_tokens`` (OpenAI's name; llama.cpp, vLLM and
@@ -75,8 +79,15 @@ from .base import (
     Thinking,
     ToolSpec,
 )
+from .capabilities import Supports
+from .toolwire import request_tools
 from .wire import api_messages
 
+CHAT_SUPPORTS = Supports(
+    count_tokens=False, cache_control=False, adaptive_thinking=False, temperature=(0.0, 2.0), n=True
+)
+"""What OpenAI's own API takes (a preset says what another server does): everything but
+count_tokens (the wire has none) and cache breakpoints (its caching is automatic)."""
 WIRE = "openai-chat"
 """How a thinking block read from this wire is marked (its ``wire`` key)."""
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
@@ -98,20 +109,28 @@ _DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+)(?:;[^,]*)?;base64,(?P<
 
 def build_params(
     request: ReplyRequest,
+    supports: Supports = CHAT_SUPPORTS,
     *,
     max_tokens_field: str = "max_completion_tokens",
-    send_reasoning: bool = False,
 ) -> dict[str, Any]:
-    """The keyword arguments for ``chat.completions.create`` (without ``stream``).
+    """The keyword arguments for ``chat.completions.create`` (without ``stream``), for an
+    endpoint that takes what ``supports`` says.
 
     Stored messages are copied, never changed (see the module docstring)."""
+    offered = [tool.to_api() for tool in request.tools] if supports.tools else []
+    sent, tools = request_tools(
+        api_messages(request.messages), offered, [tool.to_api() for tool in request.known_tools]
+    )
+    messages = chat_messages(
+        request.messages, request.system, send_reasoning=supports.send_reasoning, sent=sent
+    )
     params: dict[str, Any] = {
         "model": request.model,
-        "messages": chat_messages(request.messages, request.system, send_reasoning=send_reasoning),
+        "messages": messages,
         max_tokens_field: request.max_tokens,
     }
-    if request.tools:
-        params["tools"] = chat_tools(request.tools)
+    if tools:
+        params["tools"] = chat_tools(tools)
     if request.temperature is not None:
         params["temperature"] = request.temperature
     effort = reasoning_effort(request.thinking)
@@ -130,32 +149,37 @@ def reasoning_effort(thinking: Thinking) -> str | None:
     return "high"
 
 
-def chat_tools(specs: Iterable[ToolSpec]) -> list[dict[str, Any]]:
-    """The tool definitions Chat Completions takes, from the same ``ToolSpec``s."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": spec.input_schema,
-            },
+def chat_tools(specs: Iterable[ToolSpec | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The tool definitions Chat Completions takes, from the same ``ToolSpec``s (or the
+    Messages API's definitions of them, as ``toolwire`` makes them)."""
+    chat = []
+    for spec in specs:
+        tool = spec.to_api() if isinstance(spec, ToolSpec) else spec
+        function = {
+            "name": tool["name"],
+            "description": tool.get("description", ""),
+            "parameters": tool.get("input_schema") or {"type": "object"},
         }
-        for spec in specs
-    ]
+        chat.append({"type": "function", "function": function})
+    return chat
 
 
 def chat_messages(
-    messages: Sequence[Message], system: str | None = None, *, send_reasoning: bool = False
+    messages: Sequence[Message],
+    system: str | None = None,
+    *,
+    send_reasoning: bool = False,
+    sent: Sequence[Message] | None = None,
 ) -> list[dict[str, Any]]:
-    """A stored path as Chat Completions messages (see the module docstring)."""
-    sent = api_messages(messages)
+    """A stored path as Chat Completions messages (see the module docstring); ``sent`` is
+    the path as the Messages API would take it, if already made (``build_params``)."""
+    sent = api_messages(messages) if sent is None else sent
     loop_start = _tool_loop_start(messages) if send_reasoning else len(messages)
     chat: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for position, message in enumerate(sent):
         if message["role"] == "assistant":
-            stored = messages[position] if position >= loop_start else None
-            chat.append(_assistant(message["content"], stored))
+            in_loop = loop_start <= position < len(messages)
+            chat.append(_assistant(message["content"], messages[position] if in_loop else None))
         else:
             chat.extend(_user(message["content"]))
     return chat
