@@ -1,8 +1,11 @@
 """What the second wire costs: its streaming on top of the bare ``openai`` SDK, and its import.
 
 1. **Streaming.** ``OpenAIChatProvider.stream`` turns every chunk into a project event and
-   keeps the whole message for ``Finished``. Against the same local server, interleaved
-   so drift hits both alike, it is timed beside the bare SDK's raw chunk loop
+   keeps the whole message for ``Finished``; it is asked through the ``Router`` by
+   ``endpoint:model`` name (``openai:gpt-4.1``, ``local-openai:smollm2``), as a cell asks
+   it, so the routing (the key read, the endpoint's provider found) is timed too.
+   Against the same local server, interleaved so drift hits both alike, it is timed
+   beside the bare SDK's raw chunk loop
    (``chat.completions.create(stream=True, stream_options=...)``, counting content
    deltas, keeping nothing): medians and their ratio, target ≤ 1.1×. Two servers: the
    fake Chat Completions server streaming a long reply one token a chunk as fast as it
@@ -19,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -32,8 +36,11 @@ import openai
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fake_openai import FakeOpenAI
 
-from jupyter_tree_chat.providers.base import ReplyRequest, TextDelta
-from jupyter_tree_chat.providers.openai_chat import STREAM_OPTIONS, OpenAIChatProvider
+from jupyter_tree_chat.providers.base import Provider, ReplyRequest, TextDelta
+from jupyter_tree_chat.providers.endpoints import endpoint_table
+from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.openai_chat import STREAM_OPTIONS
+from jupyter_tree_chat.providers.router import Router
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = [{"role": "user", "content": "Write a long answer about trees."}]
@@ -58,7 +65,7 @@ def time_raw_chunks(client: openai.OpenAI, model: str, max_tokens: int, before: 
     return elapsed
 
 
-def time_provider(provider: OpenAIChatProvider, model: str, max_tokens: int, before: Any) -> float:
+def time_provider(provider: Provider, model: str, max_tokens: int, before: Any) -> float:
     before()
     request = ReplyRequest(messages=MESSAGES, model=model, max_tokens=max_tokens, temperature=0.0)
     started = time.perf_counter()
@@ -68,32 +75,39 @@ def time_provider(provider: OpenAIChatProvider, model: str, max_tokens: int, bef
     return elapsed
 
 
+def routed(endpoint: str, base_url: str) -> Router:
+    """The router a cell asks, ``endpoint`` pointed at ``base_url``."""
+    return Router(OfflineProvider(), endpoint_table({endpoint: {"base_url": base_url}}))
+
+
 def compare(label: str, client: Any, provider: Any, model: str, tokens: int, runs: int,
-            before: Any) -> None:  # fmt: skip
+            before: Any, endpoint: str) -> None:  # fmt: skip
+    name = f"{endpoint}:{model}"
     time_raw_chunks(client, model, tokens, before)  # warm connections and imports
-    time_provider(provider, model, tokens, before)
+    time_provider(provider, name, tokens, before)
     raw, ours = [], []
     for _ in range(runs):
         raw.append(time_raw_chunks(client, model, tokens, before))
-        ours.append(time_provider(provider, model, tokens, before))
+        ours.append(time_provider(provider, name, tokens, before))
     raw_median, ours_median = statistics.median(raw), statistics.median(ours)
     print(f"{label}: {runs} runs, interleaved")
     print(f"  bare SDK raw chunk loop  : {raw_median * 1000:8.1f} ms median")
-    print(f"  OpenAIChatProvider.stream: {ours_median * 1000:8.1f} ms median")
+    print(f"  Router -> provider.stream: {ours_median * 1000:8.1f} ms median")
     print(f"  ratio provider / bare SDK: {ours_median / raw_median:8.2f}x (target <= 1.10x)")
 
 
 def bench_fake(tokens: int, runs: int) -> None:
-    with FakeOpenAI() as server:
+    with FakeOpenAI(api_key="bench") as server:
         client = openai.OpenAI(api_key="bench", base_url=server.base_url)
-        provider = OpenAIChatProvider(client)
+        os.environ["OPENAI_API_KEY"] = "bench"  # read by the router at each request
+        provider = routed("openai", server.base_url)
 
         def before() -> None:
             server.enqueue(tokens=tokens)
 
         compare(
             f"fake server, a {tokens}-token reply, one token a chunk",
-            client, provider, "gpt-4.1", tokens, runs, before,
+            client, provider, "gpt-4.1", tokens, runs, before, "openai",
         )  # fmt: skip
 
 
@@ -103,10 +117,10 @@ def bench_llama(tokens: int, runs: int) -> None:
     with running_server(Path(tempfile.mkdtemp(prefix="bench-openai-"))) as server:
         base_url = server.base_url + "/v1"
         client = openai.OpenAI(api_key="no-key-needed", base_url=base_url)
-        provider = OpenAIChatProvider(client, endpoint="local", key_env=None)
+        provider = routed("local-openai", base_url)
         compare(
             f"llama-server (SmolLM2-135M), {tokens} tokens at most",
-            client, provider, server.model, tokens, runs, lambda: None,
+            client, provider, server.model, tokens, runs, lambda: None, "local-openai",
         )  # fmt: skip
 
 

@@ -24,6 +24,8 @@ scripted replies and injected faults, and records every request.
 With nothing enqueued the reply is deterministic and says how many messages it got (and,
 for ``n`` choices, which choice it is).
 
+``GET .../models`` lists ``models`` (``gpt-5-mini`` and ``gpt-5-nano`` unless told).
+
 It behaves as the servers do (docs/chat-completions.md): usage only with
 ``stream_options.include_usage`` (``usage_always`` for servers that always send it),
 tool-call arguments in fragments (``tool_call_style``: ``"fragments"`` as OpenAI,
@@ -55,6 +57,8 @@ from urllib.parse import parse_qs, urlsplit
 from fake_openai_rules import ONE_CHOICE, validate
 
 ROUTE = re.compile(r"/(v1|v1beta/openai|openai/deployments/[^/]+)/chat/completions")
+MODELS_ROUTE = re.compile(r"/(v1|v1beta/openai|openai)/models")
+"""Where the model list is (``GET``): under the base URL, Azure's under ``/openai``."""
 """OpenAI's, Gemini's and Azure's paths (llama.cpp also serves it without ``/v1``)."""
 CHARS_PER_TOKEN = 4
 MIN_CACHED = 1024
@@ -122,8 +126,10 @@ class FakeOpenAI:
         tool_call_style: str = "fragments",
         reasoning_field: str = "reasoning_content",
         usage_always: bool = False,
+        models: tuple[str, ...] = ("gpt-5-mini", "gpt-5-nano"),
     ) -> None:
         self.dialect = dialect
+        self.models = models
         self.api_key = api_key
         self.chunk_chars = chunk_chars
         self.tool_call_style = tool_call_style
@@ -439,6 +445,22 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake._lock:
             self.fake._connections.discard(self.connection)
         super().finish()
+
+    def do_GET(self) -> None:
+        """``GET .../models``: the model list, as OpenAI answers it."""
+        parts = urlsplit(self.path)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest("GET", parts.path, parse_qs(parts.query), headers, None)
+        with self.fake._lock:
+            self.fake.requests.append(record)
+        if not MODELS_ROUTE.fullmatch(parts.path):
+            return self._error(404, f"Invalid URL (GET {parts.path})")
+        key = headers.get("api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.fake.api_key is not None and key != self.fake.api_key:
+            return self._error(401, "Incorrect API key provided.", code="invalid_api_key")
+        data = [{"id": model, "object": "model", "created": 1718400000, "owned_by": "fake"}
+                for model in self.fake.models]  # fmt: skip
+        self._json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -55,8 +55,6 @@ class SharedChoices:
         self.thread: threading.Thread | None = None
         self.shared = False
         """True once the one request has begun: the answers came from it."""
-        self._said = False
-        self._lock = threading.Lock()
 
     def events(self, choice: int, request: ReplyRequest) -> Iterator[ReplyEvent]:
         """Choice ``choice``'s events; choice 0 starts the request (with ``request``)."""
@@ -76,18 +74,13 @@ class SharedChoices:
             if item is _END:
                 return
             if isinstance(item, _Refused):
-                if self._first_to_say():
+                if choice == 0:  # said once, by the first answer
                     yield Degraded(item.line)
                 yield from self.provider.stream(request)  # an answer of its own
                 return
             if isinstance(item, BaseException):
                 raise item
             yield item
-
-    def _first_to_say(self) -> bool:
-        with self._lock:
-            said, self._said = self._said, True
-            return not said
 
     def _feed(self, request: ReplyRequest) -> None:
         finished: set[int] = set()
