@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from jupyter_tree_chat.providers.anthropic import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.capabilities import Supports
 from jupyter_tree_chat.providers.openai_wire import (
     WIRE,
     assistant_message,
@@ -30,6 +31,7 @@ from jupyter_tree_chat.providers.openai_wire import (
     tree_messages,
     tree_usage,
 )
+from jupyter_tree_chat.providers.toolwire import NOT_CALLABLE
 from jupyter_tree_chat.providers.wire import NO_RESULT
 
 PNG = base64.b64decode(
@@ -348,3 +350,28 @@ def test_a_path_sent_and_read_back_is_the_path_as_stored(path, system):
     chat = chat_messages(path, system)
     assert validate({"model": "gpt-5-mini", "messages": chat}) is None
     assert tree_messages(chat) == (system, path)
+
+
+def test_what_the_endpoint_supports_decides_reasoning_and_tools():
+    path = [user("add"), assistant(VENDOR_THINKING, use("call_1")), user([result("call_1")])]
+    request = ReplyRequest(messages=path, model="smollm2", tools=(ADD,))
+    llama = Supports(count_tokens=False, send_reasoning=True)
+    assert build_params(request, llama)["messages"][1]["reasoning_content"]
+    assert "reasoning_content" not in build_params(request)["messages"][1]  # OpenAI's: none
+    without_tools = build_params(request, Supports(tools=False))
+    assert "tools" not in without_tools  # none offered: the calls and results go as text
+    assert [m["role"] for m in without_tools["messages"]] == ["user", "assistant", "user"]
+    assert "[tool call: add" in json.dumps(without_tools["messages"][1])
+    assert validate({"model": "gpt-5-mini", "messages": without_tools["messages"]}) is None
+
+
+def test_a_tool_the_path_used_but_the_request_does_not_offer_is_defined_not_callable():
+    path = [user("add"), assistant(use("call_1")), user([result("call_1")]), user("next")]
+    other = ToolSpec("mul", "Multiply.", {"type": "object", "properties": {}})
+    request = ReplyRequest(messages=path, model="gpt-5-mini", tools=(other,), known_tools=(ADD,))
+    params = build_params(request)
+    names = [t["function"]["name"] for t in params["tools"]]
+    assert names == ["mul", "add"]
+    assert params["tools"][1]["function"]["description"].startswith(NOT_CALLABLE)
+    assert params["tools"][1]["function"]["parameters"] == ADD.input_schema
+    assert validate({"model": "gpt-5-mini", **params}) is None

@@ -153,3 +153,48 @@ def test_the_meter_counts_from_gpt_usage_and_estimates_the_rest(tmp_path, fake_o
     assert reading.counted == usage["input_tokens"] + usage["output_tokens"]
     assert reading.estimated == 100
     assert session.count_tokens("next") is None  # Chat Completions cannot count
+
+
+def routed_session(path: Path, server: FakeOpenAI, tools: ToolRegistry) -> Session:
+    from jupyter_tree_chat.providers.endpoints import endpoint_table
+    from jupyter_tree_chat.providers.offline import OfflineProvider
+    from jupyter_tree_chat.providers.router import Router
+
+    table = endpoint_table({"local-openai": {"base_url": server.base_url}})
+    router = Router(OfflineProvider(), table)
+    return Session.open(path, router, tools=tools, settings=ChatSettings(model="local-openai:m"))
+
+
+def test_a_request_of_n_dropped_mid_stream_keeps_each_answers_part_marked(tmp_path, tools):
+    from jupyter_tree_chat.conversation.variants import Fanout
+
+    with FakeOpenAI() as server:  # the local server takes n; this stream breaks
+        server.enqueue(text="A long answer that the connection cuts.", drop_after=9)
+        session = routed_session(tmp_path / "nb.chat.jsonl", server, tools)
+        turn = session.ask("Two answers, please.", fanout=Fanout(n=2))
+    assert [r.body["n"] for r in server.requests] == [2]  # one request, no second try
+    answers = [a.head for a in turn.answers]
+    assert all(a is not None and a.meta["interrupted"] for a in answers)
+    assert all(a.meta["error"] == "connection_failed" for a in answers if a is not None)
+    assert all(a.text for a in answers if a is not None)  # what each choice had received
+
+
+def test_a_tool_round_after_a_shared_request_is_each_answers_own(tmp_path, tools):
+    from jupyter_tree_chat.conversation.variants import Fanout
+
+    with FakeOpenAI() as server:
+        server.enqueue(tool_calls=[ADD_2_3])  # both choices call the tool
+        server.enqueue(text="Five, says one.")
+        server.enqueue(text="Five, says the other.")
+        session = routed_session(tmp_path / "nb.chat.jsonl", server, tools)
+        turn = session.ask("2 + 3 with the tool, twice.", fanout=Fanout(n=2))
+    assert [r.body.get("n") for r in server.requests] == [2, None, None]
+    finals = sorted(a.final.text for a in turn.answers if a.final is not None)
+    assert finals == ["Five, says one.", "Five, says the other."]
+    for answer in turn.answers:
+        roles = [n.role for n in answer.nodes]
+        assert roles == ["assistant", "user", "assistant"]  # its own call, result, answer
+    assert [a.head.meta["choice"] for a in turn.answers if a.head] == [
+        {"index": 1, "of": 2},
+        {"index": 2, "of": 2},
+    ]
