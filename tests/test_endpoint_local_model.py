@@ -178,11 +178,12 @@ def test_an_image_to_the_text_only_model_is_refused_before_anything_is_written(k
 def test_the_server_killed_mid_stream_keeps_the_partial_answer_marked_interrupted(
     tmp_path: Path, llama_server_factory: Callable[..., TestServer]
 ):
-    server = llama_server_factory(parallel=1)
+    # the model never ends its reply by itself (--ignore-eos), so the kill lands mid-stream
+    server = llama_server_factory(parallel=1, extra=("--ignore-eos",))
     with Kernel(tmp_path, env=NO_KEYS) as kernel:
         point_local_at(kernel, server)
         msg = kernel.send(
-            "%%chat --model local:smollm2 --max-tokens 600\n"
+            "%%chat --model local:smollm2 --max-tokens 3000\n"
             "Count from 1 to 200, one number a line.",
             "c0000001",
         )

@@ -1,7 +1,7 @@
 """The exported page (share/page.py) as bytes: one file holding its script, its style and
 the session's records as data; a CSP that allows only those by hash; nothing a message
 says can close the data or run; its size within the session's bytes + 1.5 MB; a branch
-alone; another tool's file. What it shows in a browser: tests/browser/test_share_page.py.
+alone; another tool's file. What it shows in a browser: tests/browser/test_share_page_e2e.py.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from playwright.sync_api import expect
-from test_share_page import sample_session
+from test_share_page_e2e import sample_session
 
 from jupyter_tree_chat.history.store import load_file
 
