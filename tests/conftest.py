@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic
+from fake_openai import FakeOpenAI
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from kernel_harness import Kernel
@@ -23,6 +24,16 @@ from jupyter_tree_chat.kernel import sessions as kernel_sessions
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A started fake Messages API server on 127.0.0.1; ``.base_url`` for the client."""
     with FakeAnthropic() as server:
+        yield server
+
+
+# -- the local fake Chat Completions server ---------------------------------------------
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A started fake Chat Completions server; ``.base_url`` (ending in /v1) for the client."""
+    with FakeOpenAI() as server:
         yield server
 
 

@@ -28,15 +28,64 @@ PRESET_NAMES = {
     "minimax",
     "litellm",
 }
+#: the second wire's presets (issue 24): Chat Completions
+CHAT_PRESET_NAMES = {"openai", "azure", "gemini", "openai-compatible", "local-openai"}
 
 
 def test_every_preset_the_issue_names_is_there_with_a_url_and_a_wire():
-    assert set(PRESETS) >= PRESET_NAMES
+    assert set(PRESETS) >= PRESET_NAMES | CHAT_PRESET_NAMES
     assert PRESETS["local"].base_url == "http://127.0.0.1:8080"
     assert PRESETS["ollama"].base_url == "http://localhost:11434"
     assert PRESETS["deepseek"].base_url == "https://api.deepseek.com/anthropic"
-    assert all(e.api == "anthropic-messages" for e in PRESETS.values())
-    assert all(e.base_url and e.base_url.startswith("http") for e in PRESETS.values())
+    assert all(PRESETS[name].api == "anthropic-messages" for name in PRESET_NAMES)
+    assert all(PRESETS[name].api == "openai-chat" for name in CHAT_PRESET_NAMES)
+    given = set(PRESETS) - {"azure", "openai-compatible"}  # their URL is the user's own
+    assert all(str(PRESETS[name].base_url).startswith("http") for name in given)
+    assert PRESETS["azure"].base_url is None and PRESETS["openai-compatible"].base_url is None
+
+
+def test_the_chat_completions_presets_as_their_vendors_document_them():
+    openai, gemini, azure, local = (
+        PRESETS[name] for name in ("openai", "gemini", "azure", "local-openai")
+    )
+    assert openai.base_url == "https://api.openai.com/v1" and openai.key_env == ("OPENAI_API_KEY",)
+    assert gemini.base_url == "https://generativelanguage.googleapis.com/v1beta/openai"
+    assert gemini.key_env == ("GEMINI_API_KEY",) and gemini.max_tokens_field == "max_tokens"
+    assert azure.key_env == ("AZURE_OPENAI_API_KEY",) and azure.api_version == "2024-10-21"
+    assert all(p.key_required for p in (openai, gemini, azure))
+    # the llama.cpp server of ``local``, reached on its other wire
+    assert local.base_url == PRESETS["local"].base_url + "/v1" and not local.key_required
+    assert local.start == SERVE_LOCAL and local.free and local.known["smollm2"].window == 8192
+    for endpoint in (openai, gemini, azure, local, PRESETS["openai-compatible"]):
+        # no count_tokens on this wire; no cache breakpoints (caching is automatic)
+        assert not endpoint.supports.count_tokens and not endpoint.supports.cache_control
+    assert openai.supports.n and local.supports.n and not gemini.supports.n
+    assert local.supports.send_reasoning and not openai.supports.send_reasoning
+
+
+def test_an_azure_entry_takes_its_deployment_and_version_and_a_compatible_one_its_url():
+    table = endpoint_table(
+        {
+            "azure": {"base_url": "https://team.openai.azure.com", "deployment": "gpt5m"},
+            "qwen": {"base_url": "https://qwen.example.org/v1", "api": "openai-chat",
+                     "key_env": "QWEN_KEY"},
+            "local": {"api": "openai-chat"},  # the same llama-server, the other wire
+        }
+    )  # fmt: skip
+    azure, qwen, local = table["azure"], table["qwen"], table["local"]
+    assert azure.wire_options() == {
+        "max_tokens_field": "max_completion_tokens",
+        "azure_api_version": "2024-10-21",
+        "azure_deployment": "gpt5m",
+    }
+    assert (
+        azure.models_url() == "https://team.openai.azure.com/openai/models?api-version=2024-10-21"
+    )
+    assert qwen.api == "openai-chat" and qwen.key_required  # a key named for a server elsewhere
+    assert not qwen.supports.count_tokens and not qwen.supports.images  # what any such takes
+    assert qwen.models_url() == "https://qwen.example.org/v1/models"
+    assert not local.supports.count_tokens and not local.supports.cache_control
+    assert PRESETS["local"].wire_options() == {}  # the Messages API takes none
 
 
 def test_hosted_presets_need_their_key_and_local_servers_need_none():
@@ -129,6 +178,9 @@ def test_a_new_entry_adds_an_endpoint_with_its_own_key_and_capabilities():
         ({"a:b": {"base_url": "http://h"}}, "no ':'"),
         ({"anthropic": {"base_url": "http://h"}}, "ANTHROPIC_BASE_URL"),
         ({"lab": "http://h"}, "must be a dict"),
+        ({"azure": {"deployment": "https://x/y"}}, "deployment must be a name"),
+        ({"azure": {"api_version": 2024}}, "api_version must be a name like '2024-10-21'"),
+        ({"lab": {"base_url": "http://h", "max_tokens_field": "limit"}}, "max_tokens_field"),
     ],
 )
 def test_a_bad_entry_is_one_line_that_says_the_fix(config, fix):
@@ -156,4 +208,11 @@ def test_windows_and_prices_are_found_by_endpoint_model():
     assert by_model(windows, "ollama:llama3.2:3b") is None  # not known: the meter shows tokens
     assert by_model(prices, "local:anything") == Price(0, 0, 0, 0)  # your own machine
     assert by_model(prices, "deepseek:deepseek-chat") is None  # never a made-up price
+    # OpenAI's prices and windows as its model pages give them; other hosted ones: none
+    assert by_model(prices, "openai:gpt-5-mini") == Price(0.25, 2.00, 0.25, 0.025)
+    assert by_model(windows, "openai:gpt-5-mini") == 400_000
+    assert by_model(prices, "openai:gpt-5-nano") == Price(0.05, 0.40, 0.05, 0.005)
+    assert by_model(prices, "openai:gpt-5") is None and by_model(prices, "gemini:x") is None
+    assert by_model(prices, "azure:gpt-5-mini") is None  # a deployment's price is its own
+    assert by_model(prices, "local-openai:smollm2") == Price(0, 0, 0, 0)
     assert by_model(prices, "smollm2") is None

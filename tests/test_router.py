@@ -24,7 +24,7 @@ from jupyter_tree_chat.providers.base import (
 )
 from jupyter_tree_chat.providers.endpoints import endpoint_table
 from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.providers.router import Router
+from jupyter_tree_chat.providers.router import WIRE_MODULES, Router
 
 ANTHROPIC_SENTINEL = "sk-ant-sentinel-never-sent-elsewhere"
 
@@ -201,7 +201,8 @@ def test_a_server_that_is_not_running_is_one_line_saying_how_to_start_it():
     )
 
 
-def test_a_wire_this_installation_lacks_is_refused_in_one_line():
+def test_a_wire_this_installation_lacks_is_refused_in_one_line(monkeypatch):
+    monkeypatch.delitem(WIRE_MODULES, "openai-chat")  # as an installation without that module
     table = endpoint_table({"gpt": {"base_url": "http://127.0.0.1:9/v1", "api": "openai-chat"}})
     router = Router(OfflineProvider(), table)
     with pytest.raises(EndpointRefuses, match="speaks openai-chat"):

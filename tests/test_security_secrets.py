@@ -293,3 +293,96 @@ def test_no_endpoint_key_in_outputs_files_or_logs_and_none_sent_elsewhere(tmp_pa
             assert ENDPOINT_KEY.encode() not in path.read_bytes(), f"the endpoint key is in {path}"
             assert ENDPOINT_KEY[-20:].encode() not in path.read_bytes(), path
     assert_no_key_in_tree(tmp_path)
+
+
+#: the second wire's keys, as recognisable (OpenAI's, Azure's, Gemini's)
+CHAT_KEYS = {
+    "OPENAI_API_KEY": "sk-proj-OPENAI-SENTINEL-a1b2c3d4e5f6a7b8",
+    "AZURE_OPENAI_API_KEY": "azure-AZURE-SENTINEL-0f1e2d3c4b5a6978",
+    "GEMINI_API_KEY": "AIza-GEMINI-SENTINEL-99887766554433",
+}
+
+
+@pytest.mark.kernel
+def test_no_chat_completions_key_anywhere_and_each_server_saw_only_its_own(
+    tmp_path: Path,
+) -> None:
+    """The second wire's keys in the environment, a fan-out over Claude, GPT, Azure and
+    Gemini, a refused key, a dropped stream, the commands that show endpoints and
+    settings, DEBUG logs of both SDKs (``OPENAI_LOG=debug`` too): no key in any output,
+    file or log, and each server only ever saw its own key."""
+    from fake_openai import FakeOpenAI
+
+    with (
+        FakeAnthropic() as claude,
+        FakeOpenAI(api_key=CHAT_KEYS["OPENAI_API_KEY"]) as gpt,
+        FakeOpenAI(api_key=CHAT_KEYS["AZURE_OPENAI_API_KEY"]) as azure,
+        FakeOpenAI(api_key=CHAT_KEYS["GEMINI_API_KEY"]) as gemini,
+    ):
+        env = {
+            "ANTHROPIC_API_KEY": SENTINEL_KEY,
+            "ANTHROPIC_BASE_URL": claude.base_url,
+            "ANTHROPIC_LOG": "debug",
+            "OPENAI_LOG": "debug",
+            **CHAT_KEYS,
+        }
+        endpoints = {
+            "openai": {"base_url": gpt.base_url},
+            "azure": {"base_url": azure.origin, "deployment": "team-gpt"},
+            "gemini": {"base_url": gemini.origin + "/v1beta/openai"},
+        }
+        log_file = tmp_path / "kernel-debug.log"
+        with Kernel(tmp_path, env=env) as kernel:
+            setup = debug_logging(log_file).replace(
+                "'jupyter_tree_chat'", "'jupyter_tree_chat', 'openai'"
+            )
+            runs = [kernel.run(setup + f"%config TreeChat.endpoints = {endpoints!r}\n").check()]
+            models = "claude-sonnet-4-6,openai:gpt-5-mini,azure:gpt-5-mini,gemini:gemini-2.5-flash"
+            runs.append(kernel.chat("question one", "c0000001", f"--models {models}").check())
+            gpt.api_key = "the server now wants another key"  # a refused key
+            runs.append(kernel.chat("question two", "c0000002", "--model openai:gpt-5-mini"))
+            assert "refused the key (401)" in runs[-1].visible_text
+            assert "check OPENAI_API_KEY" in runs[-1].visible_text
+            gemini.enqueue(text="cut short mid-answer", drop_after=3)
+            runs.append(
+                kernel.chat("question three", "c0000003", "--model gemini:gemini-2.5-flash")
+            )
+            for command in ("%chat models", "%chat model azure:gpt-5-mini", "%chat usage"):
+                runs.append(kernel.run(command).check())
+            runs.append(kernel.run("%config TreeChat"))
+            runs.append(
+                kernel.run(
+                    "from jupyter_tree_chat.kernel.sessions import current_session as c\n"
+                    "r = c().provider\nprint(repr(r), r.__dict__, r.pool.__dict__)\n"
+                    "print([(repr(p), p.__dict__) for p in r.pool._providers.values()])"
+                ).check()
+            )
+            for run in runs:
+                for message in run.messages:
+                    content = json.dumps(message["content"], default=str)
+                    assert_no_key("an iopub message", content)
+                    for key in CHAT_KEYS.values():
+                        assert key not in content, "a Chat Completions key leaked into an output"
+    seen = {
+        "openai": [r.headers.get("authorization", "") for r in gpt.requests],
+        "azure": [r.headers.get("api-key", "") for r in azure.requests],
+        "gemini": [r.headers.get("authorization", "") for r in gemini.requests],
+    }
+    assert seen["openai"][0] == f"Bearer {CHAT_KEYS['OPENAI_API_KEY']}"
+    assert seen["azure"][0] == CHAT_KEYS["AZURE_OPENAI_API_KEY"]
+    assert seen["gemini"][0] == f"Bearer {CHAT_KEYS['GEMINI_API_KEY']}"
+    everyone = {"openai": gpt, "azure": azure, "gemini": gemini}
+    for name, server in everyone.items():
+        others = [k for v, k in CHAT_KEYS.items() if not v.startswith(name.upper())]
+        sent = json.dumps([r.headers for r in server.requests])
+        assert SENTINEL_KEY not in sent and not any(k in sent for k in others), name
+    assert not any(
+        k in json.dumps([r.headers for r in claude.requests]) for k in CHAT_KEYS.values()
+    )
+    assert log_file.stat().st_size > 0, "the kernel's DEBUG log caught nothing"
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for key in CHAT_KEYS.values():
+                assert key.encode() not in data and key[-20:].encode() not in data, path
+    assert_no_key_in_tree(tmp_path)

@@ -28,6 +28,12 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   stream, an ``error`` event) keeps what it received (marked ``interrupted`` with the
   error) and the others go on. Ctrl-C keeps what every answer had received, each
   unfinished one marked interrupted, then raises ``TurnInterrupted``.
+- **Samples in one request.** Where the model's endpoint takes ``n`` (Chat Completions:
+  OpenAI's, llama.cpp's), the samples of one model and temperature are asked in one
+  request and each answer reads its choice of it (``choices.SharedChoices``); an
+  endpoint that refuses ``n`` is said once and asked once per answer from then on. The
+  request's usage is recorded on its first answer; each answer's ``meta.choice`` says
+  which of how many it was.
 - **Each answer may think.** With thinking on, every variant asks for it (the session
   refused, before any request, a fan-out over temperatures: the API takes none with
   thinking); an answer's thinking streams as ``ReplyThinking`` with its variant and is
@@ -58,9 +64,11 @@ from ..providers.base import (
     ThinkingReady,
     cache_group,
     route_of,
+    takes_n,
 )
 from ..providers.toolbox import PendingTool, Toolbox
 from ..providers.tools import KEPT_DEFINITIONS, definitions_called
+from .choices import SharedChoices
 from .events import (
     Event,
     FanoutEnded,
@@ -155,6 +163,8 @@ class _Worker:
         """The answer of the same caching endpoint that must begin first, if any."""
         #: what the budget left out of this answer's latest request (its meta.context)
         self.context: dict[str, Any] | None = None
+        #: the one request this answer is a choice of (its samples share it), if any
+        self.choices: tuple[SharedChoices, int] | None = None
         self.thread = threading.Thread(
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -185,7 +195,7 @@ class _Worker:
             )
             self.context = request.context  # for a reply cut short
             try:
-                finished = self._stream(request)
+                finished = self._stream(request, first=round_number == 0)
             except ProviderError as error:
                 raise run.session.explained(error, request.messages, settings) from error
             if finished is None:
@@ -202,11 +212,15 @@ class _Worker:
                 return
             rounds += [finished.message, {"role": "user", "content": results}]
 
-    def _stream(self, request: ReplyRequest) -> Finished | None:
+    def _stream(self, request: ReplyRequest, *, first: bool = False) -> Finished | None:
         started = time.monotonic()
         self.report("start")
         finished: Finished | None = None
-        events = self.run.session.provider.stream(request)
+        shared = self.choices if first else None
+        if shared is not None:
+            events = shared[0].events(shared[1], request)
+        else:
+            events = self.run.session.provider.stream(request)
         try:
             for event in events:
                 if self.run.cancelled.is_set():
@@ -229,7 +243,11 @@ class _Worker:
                 close()
         if finished is None:
             raise ProviderError("the reply ended without a final message")
-        self.report("finished", (finished, request.context), time.monotonic() - started)
+        choice = None
+        if shared is not None and shared[0].shared:
+            choice = {"index": shared[1] + 1, "of": shared[0].n}
+        seconds = time.monotonic() - started
+        self.report("finished", (finished, request.context, choice), seconds)
         return finished
 
     def _wait(self, flag: threading.Event) -> bool:
@@ -268,14 +286,34 @@ class _FanoutRun:
         self.asked: list[list[dict[str, Any]]] = [[] for _ in variants]  # their tool_use blocks
         self.reports: queue.Queue[_Report] = queue.Queue()
         self.cancelled = threading.Event()
+        self.shared = self._share_requests(session.provider)
         leaders: dict[str, _Worker] = {}
         for worker in self.workers:  # the first answer of each caching endpoint goes first
+            if worker.choices is not None and worker.choices[1] > 0:
+                continue  # a later choice of a request: it comes when the first does
             group = cache_group(session.provider, worker.variant.model)
             if group is None:
                 continue
             worker.waits_for = leaders.get(group)
             leaders.setdefault(group, worker)
         self._committed = 0
+
+    def _share_requests(self, provider: Provider) -> list[SharedChoices]:
+        """One request for the samples of each model and temperature whose endpoint takes
+        ``n`` (see the module docstring); each of those workers gets its choice of it."""
+        groups: dict[tuple[str, float | None], list[_Worker]] = {}
+        for worker in self.workers:
+            variant = worker.variant
+            if variant.samples > 1 and takes_n(provider, variant.model):
+                groups.setdefault((variant.model, variant.temperature), []).append(worker)
+        shared = []
+        for members in groups.values():
+            if len(members) > 1:
+                choices = SharedChoices(provider, len(members), self.cancelled)
+                shared.append(choices)
+                for choice, worker in enumerate(members):
+                    worker.choices = (choices, choice)
+        return shared
 
     def run(self, turn: Turn) -> Turn:
         session = self.session
@@ -320,9 +358,11 @@ class _FanoutRun:
             self.started[i] = time.monotonic()
             session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
-            finished, context = report.payload
+            finished, context, choice = report.payload
             route = route_of(session.provider, answer.variant.model)
             meta = reply_meta(route, finished, answer.variant.settings, report.seconds, context)
+            if choice is not None:
+                meta["choice"] = choice
             meta = tool_names_meta(session.tools, finished.message, meta)
             message = {**finished.message, "timestamp": session.now()}
             node = self._node(i, parent, message, meta)
@@ -437,6 +477,8 @@ class _FanoutRun:
         session.settle(leaf)
         for worker in self.workers:
             worker.thread.join(timeout=_POLL_S)
+        for choices in self.shared:
+            choices.join(timeout=_POLL_S)
 
 
 def answer_all(session: FanoutHost, question: Node, turn: Turn, variants: list[Variant]) -> Turn:

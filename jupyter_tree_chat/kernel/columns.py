@@ -27,6 +27,7 @@ from IPython.display import display, update_display
 
 from ..conversation.variants import Answer, Variant
 from ..history.tree import Node, redacted_thinking_count, thinking_text
+from ..i18n import _
 from ..measures.compare import ComparedAnswer, model_label
 from ..measures.diff import unique_marks
 from ..measures.models import Price
@@ -82,9 +83,13 @@ def facts(
     parts = [model_label(meta)]
     if meta.get("temperature") is not None:
         parts.append(f"temperature {meta['temperature']:g}")
-    for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
-        value = answer.usage(key)
-        parts.append(f"{_n(value)} {word}")
+    choice = (replies[0].meta or {}).get("choice")
+    if isinstance(choice, dict) and answer.usage("output_tokens") is None:
+        # a later choice of one request (``n``): the request's usage is with its first
+        parts.append(_("tokens counted with 1/{count}").format(count=choice.get("of")))
+    else:
+        for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
+            parts.append(f"{_n(answer.usage(key))} {word}")
     cached = answer.usage("cache_read_input_tokens")
     if cached:
         parts.append(f"{_n(cached)} cache read")

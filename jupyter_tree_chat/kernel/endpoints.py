@@ -21,7 +21,8 @@ from ..i18n import _
 from ..measures.models import Price, by_model
 from ..measures.usage import window_label
 from ..providers.base import route_of
-from ..providers.endpoints import ANTHROPIC, Endpoint
+from ..providers.capabilities import CHAT_FEATURES, FEATURES
+from ..providers.endpoints import ANTHROPIC, OPENAI_CHAT, Endpoint
 from ..providers.probe import Probe, Served, probe_all
 from .config import TreeChat
 
@@ -137,7 +138,8 @@ def _supports(session: Session, endpoint: Endpoint) -> tuple[list[str], list[str
     """What the endpoint supports now (less what it turned out to lack this session)."""
     supports_of = getattr(session.provider, "supports", None)
     supports = supports_of(endpoint.qualified("x")) if callable(supports_of) else endpoint.supports
-    have, lack = supports.features()
+    names = (*FEATURES, *CHAT_FEATURES) if endpoint.api == OPENAI_CHAT else FEATURES
+    have, lack = supports.features(names)
     return [*have, _("temperature {range}").format(range=supports.temperature_range())], lack
 
 

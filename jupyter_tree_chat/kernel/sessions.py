@@ -34,7 +34,7 @@ from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
 from ..i18n import _
 from ..providers import Provider, choose_provider
-from ..providers.endpoints import split_model
+from ..providers.endpoints import OPENAI_CHAT, split_model
 from ..providers.router import EndpointPool, Router
 from ..providers.toolbox import LazySource, Toolbox
 from ..providers.tools import default_registry
@@ -179,7 +179,10 @@ class KernelSessions:
             endpoint, _model = split_model(self.config.model or "", self.config.endpoint_table())
             if endpoint is not None:
                 threading.Thread(
-                    target=_import_wire, name="jupyter-tree-chat warm-up", daemon=True
+                    target=_import_wire,
+                    args=(endpoint.api,),
+                    name="jupyter-tree-chat warm-up",
+                    daemon=True,
                 ).start()
             return
 
@@ -263,14 +266,23 @@ class KernelSessions:
             self.say(message)
 
 
-def _import_wire() -> None:
-    """Import the Messages API's SDK and its streaming types (no network)."""
+_WIRE_IMPORTS = {
+    OPENAI_CHAT: ("jupyter_tree_chat.providers.openai_chat", "openai", "openai.types.chat"),
+}
+_MESSAGES_IMPORTS = (
+    "jupyter_tree_chat.providers.anthropic",
+    "anthropic.lib.streaming",
+    "anthropic.types",
+)
+
+
+def _import_wire(api: str) -> None:
+    """Import the SDK of the wire ``api`` and its streaming types (no network)."""
     try:
-        importlib.import_module("jupyter_tree_chat.providers.anthropic")
-        importlib.import_module("anthropic.lib.streaming")
-        importlib.import_module("anthropic.types")
+        for module in _WIRE_IMPORTS.get(api, _MESSAGES_IMPORTS):
+            importlib.import_module(module)
     except Exception:  # the cell imports it again and shows the error there
-        log.debug("warming up the Messages API's SDK failed", exc_info=True)
+        log.debug("warming up the SDK of %s failed", api, exc_info=True)
 
 
 # -- the kernel's one registry -----------------------------------------------------------

@@ -98,6 +98,7 @@ from .base import (
     ThinkingDelta,
     ThinkingReady,
     ToolUseReady,
+    transport_errors,
 )
 from .capabilities import Supports, fitted_messages
 from .toolwire import request_tools
@@ -406,18 +407,7 @@ def _merge_usage(usage: dict[str, int], reported: Any) -> None:
 # -- errors ---------------------------------------------------------------------------
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The HTTP library's network errors, raised raw when a stream breaks mid-read."""
-    found: list[type[BaseException]] = []
-    for module_name in ("httpx2", "httpx"):
-        try:
-            found.append(importlib.import_module(module_name).TransportError)
-        except (ImportError, AttributeError):
-            continue
-    return tuple(found)
-
-
-TRANSPORT_ERRORS = _transport_errors()
+TRANSPORT_ERRORS = transport_errors()
 
 
 def provider_error(

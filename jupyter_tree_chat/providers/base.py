@@ -14,13 +14,16 @@ the provider's job.
 
 A provider that routes each model to an endpoint (``router.Router``) also says where a
 model goes (``route``), whether it can count tokens there, which answers share a prompt
-cache, and what that endpoint would refuse before anything is sent (``check``). The
+cache, whether it answers several choices in one request (``takes_n``,
+``stream_choices``), and what that endpoint would refuse before anything is sent
+(``check``). The
 functions at the bottom ask any provider these questions, with the answers of a provider
 that has one endpoint for every model.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -163,7 +166,10 @@ class Service:
 
     @property
     def subject(self) -> str:
-        """The label at the start of a sentence."""
+        """The label at the start of a sentence ("The Anthropic API"); an endpoint's name
+        stays as it is written ("openai at https://...")."""
+        if not self.label.startswith("the "):
+            return self.label
         return self.label[:1].upper() + self.label[1:]
 
 
@@ -198,6 +204,13 @@ def can_count(provider: Provider, model: str) -> bool:
     return bool(counts(model)) if callable(counts) else True
 
 
+def takes_n(provider: Provider, model: str) -> bool:
+    """Whether ``provider`` answers several choices for ``model`` in one request
+    (``stream_choices``: Chat Completions' ``n``, where the endpoint takes it)."""
+    takes = getattr(provider, "takes_n", None)
+    return bool(takes(model)) if callable(takes) and hasattr(provider, "stream_choices") else False
+
+
 def cache_group(provider: Provider, model: str) -> str | None:
     """The prompt cache ``model``'s requests share (answers of one group are staggered,
     so the others read what the first writes); None: it has none."""
@@ -211,3 +224,15 @@ def check_request(provider: Provider, request: ReplyRequest) -> None:
     check = getattr(provider, "check", None)
     if callable(check):
         check(request)
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP library's network errors (the SDKs' ``httpx2``, or ``httpx``), which a
+    stream that breaks mid-read raises raw, not as the SDK's connection error."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(module_name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)

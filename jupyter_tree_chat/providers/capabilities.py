@@ -48,6 +48,8 @@ FEATURES = (
     "adaptive_thinking",
     "models_list",
 )
+#: what only a Chat Completions endpoint says yes or no to (``%chat models`` adds these there)
+CHAT_FEATURES = ("n", "send_reasoning")
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,13 @@ class Supports:
     """The low end is excluded: MiniMax takes (0, 1]."""
     models_list: bool = True
     """``GET /v1/models`` lists the models it serves."""
+    n: bool = False
+    """Several answers in one request (Chat Completions' ``n``): a fan-out's samples of one
+    model go as one request; without it, as one request each."""
+    send_reasoning: bool = False
+    """The reasoning a Chat Completions server sent goes back to it, in the field it came
+    in, within the current tool loop (llama.cpp takes ``reasoning_content`` back; OpenAI
+    refuses message fields it does not know)."""
 
     def has(self, feature: str) -> bool:
         return bool(getattr(self, feature))
@@ -86,10 +95,10 @@ class Supports:
         changes: dict[str, Any] = {feature: False}
         return replace(self, **changes)
 
-    def features(self) -> tuple[list[str], list[str]]:
-        """(what it has, what it lacks), by ``FEATURES``."""
-        have = [name for name in FEATURES if self.has(name)]
-        return have, [name for name in FEATURES if name not in have]
+    def features(self, names: Sequence[str] = FEATURES) -> tuple[list[str], list[str]]:
+        """(what it has, what it lacks) of ``names`` (default ``FEATURES``)."""
+        have = [name for name in names if self.has(name)]
+        return have, [name for name in names if name not in have]
 
     def takes_temperature(self, value: float) -> bool:
         low, high = self.temperature

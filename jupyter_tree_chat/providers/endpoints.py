@@ -2,14 +2,20 @@
 
 Nearly every model server now speaks the Messages API: llama.cpp, Ollama, vLLM and LM
 Studio on your own machine, DeepSeek, Moonshot (Kimi), Zhipu (GLM), Alibaba (Qwen),
-MiniMax, OpenRouter and a LiteLLM proxy hosted. Each is an ``Endpoint``: a base URL, the
-environment variable that holds its key, its wire (``"anthropic-messages"``; a second
-wire, ``"openai-chat"``, is registered by its own module) and what it supports
-(``capabilities.Supports``). A model is named ``endpoint:model`` wherever a model is
-named: ``local:smollm2``, ``ollama:llama3.2:3b``, ``deepseek:deepseek-chat``. The name is
-split at its first colon only when the part before it is a configured endpoint, so a
-bare ``llama3.2:3b`` stays a name for Anthropic's API, as every bare name does
-(``anthropic:`` may be written in front of one, and means the same).
+MiniMax, OpenRouter and a LiteLLM proxy hosted. GPT, Gemini and Azure OpenAI speak Chat
+Completions instead, as does every OpenAI-compatible server. Each is an ``Endpoint``: a
+base URL, the environment variable that holds its key, its wire (``api``:
+``"anthropic-messages"``, or ``"openai-chat"`` for the second wire, ``openai_chat.py``)
+and what it supports (``capabilities.Supports``). The Chat Completions presets are
+``openai``, ``azure`` (its resource URL, ``deployment`` and ``api_version`` from
+``TreeChat.endpoints``), ``gemini`` (Google's OpenAI-compatible URL),
+``openai-compatible`` (any base URL the user gives) and ``local-openai``: the same
+llama.cpp server as ``local``, on its ``/v1/chat/completions``. A model is named
+``endpoint:model`` wherever a model is named: ``local:smollm2``, ``ollama:llama3.2:3b``,
+``openai:gpt-5-mini``. The name is split at its first colon only when the part before
+it is a configured endpoint, so a bare ``llama3.2:3b`` stays a name for Anthropic's
+API, as every bare name does (``anthropic:`` may be written in front of one, and means
+the same).
 
 ``PRESETS`` are the ones built in, with what their documentation says they lack
 (docs/endpoints.md has the table and the sources). ``TreeChat.endpoints`` adds entries
@@ -22,10 +28,11 @@ stored in a file, shown or logged. The servers on your own machine need none (th
 any); a key variable named for them is sent when it is set.
 
 Prices and context windows: a preset lists the models it knows (``known``), and a
-server on your own machine costs nothing (``free``); hosted models carry no built-in
-price or window (they change too often to ship: add yours with ``TreeChat.endpoints`` or
-``TreeChat.prices``), so their answers are counted in tokens only, never at a made-up
-price.
+server on your own machine costs nothing (``free``). Hosted models carry a built-in price
+only where the vendor's own model page gives it (``OPENAI_PRICES_SOURCE``: OpenAI's
+``gpt-5-mini`` and ``gpt-5-nano``); every other hosted model is counted in tokens only,
+never at a made-up price (add yours with ``TreeChat.endpoints`` ``known`` or
+``TreeChat.prices``).
 """
 
 from __future__ import annotations
@@ -45,8 +52,29 @@ ANTHROPIC = "anthropic"
 ANTHROPIC_MESSAGES = "anthropic-messages"
 OPENAI_CHAT = "openai-chat"
 APIS = (ANTHROPIC_MESSAGES, OPENAI_CHAT)
+OPENAI_COMPATIBLE = "openai-compatible"
+"""The preset for any Chat Completions server: its ``base_url`` comes from the user."""
 
-ENTRY_KEYS = ("base_url", "key_env", "api", "supports", "known", "free", "start", "kind")
+ENTRY_KEYS = (
+    "base_url",
+    "key_env",
+    "api",
+    "supports",
+    "known",
+    "free",
+    "start",
+    "kind",
+    "deployment",
+    "api_version",
+    "max_tokens_field",
+)
+MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
+"""What a Chat Completions server calls the reply's limit: OpenAI's name, or the older one."""
+AZURE_API_VERSION = "2024-10-21"
+"""Azure OpenAI's generally available data-plane API version (``api_version`` changes it)."""
+OPENAI_PRICES_SOURCE = "https://developers.openai.com/api/docs/models"
+"""Where OpenAI's prices and windows were read, each model's own page (see ``TAKEN``)."""
+TAKEN = "2026-12-01"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 SERVE_LOCAL = "jupyter tree-chat serve-local"
 
@@ -78,6 +106,33 @@ class Endpoint:
     """How to start it, for the line that says it is not answering."""
     kind: str = ""
     """What it is ("llama.cpp", "DeepSeek"), for ``%chat models``."""
+    deployment: str | None = None
+    """Azure: the deployment every model name goes to (None: the model named is the
+    deployment, ``azure:my-gpt``)."""
+    api_version: str | None = None
+    """Azure: the ``api-version`` each request carries."""
+    max_tokens_field: str = "max_completion_tokens"
+    """Chat Completions: the name of the reply's limit this server takes."""
+
+    def wire_options(self) -> dict[str, Any]:
+        """What its wire's ``endpoint_provider`` is given beyond the URL, key and
+        capabilities (the Messages API: nothing)."""
+        if self.api != OPENAI_CHAT:
+            return {}
+        options: dict[str, Any] = {"max_tokens_field": self.max_tokens_field}
+        if self.api_version is not None:
+            options.update(azure_api_version=self.api_version, azure_deployment=self.deployment)
+        return options
+
+    def models_url(self) -> str | None:
+        """Where it lists its models (``GET``), or None without a base URL."""
+        if not self.base_url:
+            return None
+        if self.api_version is not None:  # Azure: under /openai, with its version
+            return f"{self.base_url}/openai/models?api-version={self.api_version}"
+        if self.api == OPENAI_CHAT:  # the base URL already holds /v1 (or its equivalent)
+            return f"{self.base_url}/models"
+        return f"{self.base_url}/v1/models"
 
     def key(self) -> str | None:
         """Its key, read from the environment now (never kept)."""
@@ -103,6 +158,13 @@ def _local(**changes: Any) -> Supports:
 
 def _hosted(**changes: Any) -> Supports:
     return Supports(adaptive_thinking=False, **changes)
+
+
+def _chat(**changes: Any) -> Supports:
+    """A Chat Completions endpoint: no count_tokens (the wire has none), no cache
+    breakpoints (its prompt caching is automatic), temperatures 0 to 2; thinking is a
+    budget, asked as ``reasoning_effort`` (adaptive thinking is Claude's)."""
+    return _hosted(count_tokens=False, cache_control=False, temperature=(0.0, 2.0), **changes)
 
 
 def _text_api(**changes: Any) -> Supports:
@@ -223,6 +285,64 @@ PRESETS: dict[str, Endpoint] = {
             ),
             kind="MiniMax",
         ),
+        # -- the second wire: Chat Completions ------------------------------------------
+        Endpoint(
+            "openai",
+            "https://api.openai.com/v1",
+            key_env=("OPENAI_API_KEY",),
+            api=OPENAI_CHAT,
+            supports=_chat(n=True),
+            # OPENAI_PRICES_SOURCE (each model's page), as read on TAKEN; cache writes cost
+            # nothing extra there, so they are priced as input
+            known={
+                "gpt-5-mini": KnownModel(400_000, Price(0.25, 2.00, 0.25, 0.025)),
+                "gpt-5-nano": KnownModel(400_000, Price(0.05, 0.40, 0.05, 0.005)),
+            },
+            kind="OpenAI",
+        ),
+        Endpoint(
+            "azure",
+            None,  # https://RESOURCE.openai.azure.com, from TreeChat.endpoints
+            key_env=("AZURE_OPENAI_API_KEY",),
+            api=OPENAI_CHAT,
+            supports=_chat(n=True, documents=False),  # PDFs: not documented there
+            api_version=AZURE_API_VERSION,
+            kind="Azure OpenAI",
+        ),
+        Endpoint(
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            key_env=("GEMINI_API_KEY",),
+            api=OPENAI_CHAT,
+            # n and PDFs are not documented for its OpenAI compatibility
+            supports=_chat(documents=False),
+            max_tokens_field="max_tokens",
+            kind="Google Gemini",
+        ),
+        Endpoint(
+            "openai-compatible",
+            None,  # any server's, from TreeChat.endpoints
+            key_required=False,  # a key_env given with its base_url is then required
+            api=OPENAI_CHAT,
+            # what every such server takes: text and tools; say what yours does besides
+            supports=_chat(images=False, documents=False, thinking=False, models_list=False),
+            kind="OpenAI-compatible",
+        ),
+        Endpoint(
+            "local-openai",
+            "http://127.0.0.1:8080/v1",  # serve-local's llama-server, its other wire
+            key_env=("LLAMA_API_KEY",),
+            key_required=False,
+            api=OPENAI_CHAT,
+            # as ``local``; and llama.cpp answers n choices and takes reasoning_content back
+            supports=_chat(
+                images=False, documents=False, thinking=False, n=True, send_reasoning=True
+            ),
+            known={"smollm2": KnownModel(window=8192)},
+            free=True,
+            start=SERVE_LOCAL,
+            kind="llama.cpp, Chat Completions",
+        ),
     )
 }
 
@@ -287,6 +407,12 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
                 field=unknown[0], name=name, fields=", ".join(ENTRY_KEYS)
             )
         )
+    if "api" in entry and entry["api"] not in APIS:
+        raise ValueError(
+            _("endpoint {name!r}: api must be one of {apis}, not {value!r}").format(
+                name=name, apis=", ".join(APIS), value=entry["api"]
+            )
+        )
     if base is None:
         if not isinstance(entry.get("base_url"), str):
             raise ValueError(
@@ -294,7 +420,10 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
                     name=name, example="{'base_url': 'http://127.0.0.1:8081'}"
                 )
             )
-        base = Endpoint(name, None, key_required=False, supports=_local())
+        if entry.get("api") == OPENAI_CHAT:  # what any compatible server takes
+            base = replace(PRESETS[OPENAI_COMPATIBLE], name=name, kind="")
+        else:
+            base = Endpoint(name, None, key_required=False, supports=_local())
     changes: dict[str, Any] = {}
     if "base_url" in entry:
         changes["base_url"] = _base_url(name, entry["base_url"])
@@ -302,17 +431,14 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
         changes["key_env"] = _key_env(name, entry["key_env"])
         if not changes["key_env"]:
             changes["key_required"] = False
-        elif name not in PRESETS:  # a key named for a server elsewhere must be set
+        elif name not in PRESETS or PRESETS[name].base_url is None:
+            # a key named for a server elsewhere must be set
             url = changes.get("base_url", base.base_url) or ""
             changes["key_required"] = not _on_this_machine(url)
     if "api" in entry:
-        if entry["api"] not in APIS:
-            raise ValueError(
-                _("endpoint {name!r}: api must be one of {apis}, not {value!r}").format(
-                    name=name, apis=", ".join(APIS), value=entry["api"]
-                )
-            )
         changes["api"] = entry["api"]
+        if entry["api"] == OPENAI_CHAT != base.api:  # the wire has neither of these
+            changes["supports"] = replace(base.supports, count_tokens=False, cache_control=False)
     if "supports" in entry:
         if not isinstance(entry["supports"], Mapping):
             raise ValueError(
@@ -320,7 +446,9 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
                     name=name, example="{'images': True}"
                 )
             )
-        changes["supports"] = Supports.merged(base.supports, entry["supports"])
+        changes["supports"] = Supports.merged(
+            changes.get("supports", base.supports), entry["supports"]
+        )
     if "known" in entry:
         changes["known"] = {**base.known, **_known(name, entry["known"])}
     for flag in ("free",):
@@ -329,7 +457,40 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
     for text in ("start", "kind"):
         if text in entry:
             changes[text] = str(entry[text]) if entry[text] is not None else None
+    changes.update(_azure(name, entry))
+    if "max_tokens_field" in entry:
+        if entry["max_tokens_field"] not in MAX_TOKENS_FIELDS:
+            raise ValueError(
+                _(
+                    "endpoint {name!r}: max_tokens_field must be one of {names}, not {value!r}"
+                ).format(
+                    name=name, names=", ".join(MAX_TOKENS_FIELDS), value=entry["max_tokens_field"]
+                )
+            )
+        changes["max_tokens_field"] = entry["max_tokens_field"]
     return replace(base, **changes)
+
+
+def _azure(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """``deployment`` and ``api_version`` as given: names, never a URL."""
+    found: dict[str, Any] = {}
+    for key in ("deployment", "api_version"):
+        if key not in entry:
+            continue
+        value = entry[key]
+        if value is not None and not (
+            isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value)
+        ):
+            raise ValueError(
+                _("endpoint {name!r}: {field} must be a name like {example}, not {value!r}").format(
+                    name=name,
+                    field=key,
+                    example="'gpt-5-mini'" if key == "deployment" else repr(AZURE_API_VERSION),
+                    value=value,
+                )
+            )
+        found[key] = value
+    return found
 
 
 def _base_url(name: str, value: Any) -> str:

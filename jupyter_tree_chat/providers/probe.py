@@ -4,11 +4,14 @@
 server that is down costs a second at most and is said in one line, never a traceback.
 The Messages API, llama-server, Ollama, vLLM and LM Studio all answer ``GET
 /v1/models`` with ``{"data": [{"id": ...}, ...]}`` (llama-server adds each model's
-``meta``); a server without the route still answers (a 404), which is all "answering"
-means. Plain ``urllib``: one GET needs no client, and no SDK is imported for it.
+``meta``), and so do the Chat Completions servers under their own base URL
+(``Endpoint.models_url``: OpenAI's, Gemini's, Azure's ``/openai/models``); a server
+without the route still answers (a 404), which is all "answering" means. Plain
+``urllib``: one GET needs no client, and no SDK is imported for it.
 
 Keys: an endpoint's key is read from the environment for the request and sent as both
-``x-api-key`` and ``Authorization: Bearer`` (servers take one or the other); it is never
+``x-api-key`` and ``Authorization: Bearer`` (servers take one or the other; Azure's
+``api-key`` too); it is never
 part of what a probe returns.
 """
 
@@ -50,13 +53,19 @@ class Probe:
     """Why it is not answering, or why its list could not be read."""
 
 
-def probe(base_url: str, key: str | None, timeout: float = TIMEOUT_S) -> Probe:
-    """Ask ``base_url`` for ``/v1/models``."""
-    url = base_url.rstrip("/") + f"/v1/models?limit={_MOST_MODELS}"
+def probe(
+    models_url: str, key: str | None, timeout: float = TIMEOUT_S, *, azure: bool = False
+) -> Probe:
+    """Ask ``models_url`` (``.../v1/models``) for the models it serves; ``azure``: the key
+    goes in Azure's ``api-key`` header too."""
+    joiner = "&" if "?" in models_url else "?"
+    url = f"{models_url}{joiner}limit={_MOST_MODELS}"
     headers = {"anthropic-version": API_VERSION, "accept": "application/json"}
     if key:
         headers["x-api-key"] = key
         headers["authorization"] = f"Bearer {key}"
+        if azure:
+            headers["api-key"] = key
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -101,7 +110,13 @@ def probe_all(
     with ThreadPoolExecutor(max_workers=max(len(asked) + 1, 1)) as pool:
         api = None
         if anthropic:
-            base = os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
-            api = pool.submit(probe, base, os.environ.get("ANTHROPIC_API_KEY"), timeout)
-        futures = {e.name: pool.submit(probe, str(e.base_url), e.key(), timeout) for e in asked}
+            base = (os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL).rstrip("/")
+            key = os.environ.get("ANTHROPIC_API_KEY")
+            api = pool.submit(probe, f"{base}/v1/models", key, timeout)
+        futures = {
+            e.name: pool.submit(
+                probe, str(e.models_url()), e.key(), timeout, azure=e.api_version is not None
+            )
+            for e in asked
+        }
         return (api.result() if api else None), {n: f.result() for n, f in futures.items()}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -53,11 +54,14 @@ from .base import (
     can_count,
 )
 from .capabilities import Supports, media_blocks, refusal
-from .endpoints import ANTHROPIC, ANTHROPIC_MESSAGES, PRESETS, Endpoint, split_model
+from .endpoints import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
 
-WIRE_MODULES: dict[str, str] = {ANTHROPIC_MESSAGES: "anthropic"}
+WIRE_MODULES: dict[str, str] = {ANTHROPIC_MESSAGES: "anthropic", OPENAI_CHAT: "openai_chat"}
 """Each wire (``Endpoint.api``) and the module of this package that speaks it; the module
-has ``endpoint_provider(base_url, key, supports, service) -> Provider``."""
+has ``endpoint_provider(base_url, key, supports, service, **options) -> Provider``
+(``options``: ``Endpoint.wire_options()``) and may have ``missing_package(endpoint)``,
+the one line saying how to install what it needs (None: installed), asked before
+anything is written."""
 
 NO_KEY = "no-key-needed"
 """What a server on your own machine is sent when no key is set: it takes any."""
@@ -66,6 +70,8 @@ ANTHROPIC_API_SUPPORTS = Supports()
 ASKED_AGAIN = ("cache_control",)
 """Features a request can do without: refused, the request is sent again without them."""
 _REFUSED = (400, 404, 405, 422, 501)
+_N = re.compile(r"(?<![\w-])['`\"]?n['`\"]?(?![\w-])")
+"""``n`` as a word of an error message (not the n of "n-grams")."""
 _NO_ROUTE = (404, 405, 501)
 """What a server without count_tokens answers there."""
 
@@ -135,6 +141,15 @@ class EndpointPool:
 
 
 def _make(endpoint: Endpoint, key: str, supports: Supports) -> Provider:
+    module = wire_module(endpoint)
+    provider: Provider = module.endpoint_provider(
+        endpoint.base_url, key, supports, service_for(endpoint), **endpoint.wire_options()
+    )
+    return provider
+
+
+def wire_module(endpoint: Endpoint) -> Any:
+    """The module that speaks ``endpoint``'s wire, or ``EndpointRefuses`` (one line)."""
     module_name = WIRE_MODULES.get(endpoint.api)
     module = None
     if module_name is not None:
@@ -149,10 +164,24 @@ def _make(endpoint: Endpoint, key: str, supports: Supports) -> Provider:
                 "use an endpoint with api {default}, or install the wire for {api}"
             ).format(endpoint=endpoint.name, api=endpoint.api, default=ANTHROPIC_MESSAGES)
         )
-    provider: Provider = module.endpoint_provider(
-        endpoint.base_url, key, supports, service_for(endpoint)
-    )
-    return provider
+    return module
+
+
+def unusable(endpoint: Endpoint) -> str | None:
+    """Why no request can go to ``endpoint`` whatever it holds (no base URL, its wire's
+    package missing), with the fix; None if one can."""
+    if not endpoint.base_url:
+        example = (
+            "{'azure': {'base_url': 'https://RESOURCE.openai.azure.com', "
+            "'deployment': 'DEPLOYMENT'}}"
+            if endpoint.api_version is not None
+            else f"{{'{endpoint.name}': {{'base_url': 'http://HOST:PORT/v1'}}}}"
+        )
+        return _(
+            "{endpoint} has no base_url yet: give it with %config TreeChat.endpoints = {example}"
+        ).format(endpoint=endpoint.name, example=example)
+    missing = getattr(wire_module(endpoint), "missing_package", None)
+    return missing(endpoint.name) if callable(missing) else None
 
 
 def missing_key(endpoint: Endpoint) -> str:
@@ -223,6 +252,11 @@ class Router:
             return can_count(self.default, bare)
         return self.pool.supports(endpoint).count_tokens
 
+    def takes_n(self, model: str | None) -> bool:
+        """Whether ``model``'s endpoint answers several choices in one request (``n``)."""
+        endpoint, _bare = self.split(model)
+        return endpoint is not None and self.pool.supports(endpoint).n
+
     # -- before anything is sent ------------------------------------------------------
 
     def check(self, request: ReplyRequest) -> None:
@@ -231,10 +265,11 @@ class Router:
         if endpoint is None:
             problem = refusal(request, ANTHROPIC_API_SUPPORTS, _("Anthropic's API"))
         else:
+            problem = unusable(endpoint)
+            if problem:
+                raise EndpointRefuses(problem)
             if endpoint.key_required and endpoint.key() is None:
                 raise EndpointRefuses(missing_key(endpoint))
-            if endpoint.api not in WIRE_MODULES:
-                self.pool.provider(endpoint)  # says which wire is missing
             problem = refusal(request, self.pool.supports(endpoint), endpoint.name)
         if problem:
             raise EndpointRefuses(problem)
@@ -270,6 +305,27 @@ class Router:
                 if close is not None:
                     close()
 
+    def stream_choices(self, request: ReplyRequest, n: int) -> Iterator[tuple[int, ReplyEvent]]:
+        """``n`` answers to ``request`` in one request, as ``(choice, event)`` pairs, where
+        ``takes_n`` says the endpoint can. A server that refuses ``n`` (llama.cpp builds
+        that answer "Only one completion choice is allowed") raises ``FeatureMissing``
+        before any event, in the one line that says so, and ``n`` is missing from then on:
+        the caller asks once per answer instead."""
+        endpoint, bare = self.split(request.model)
+        provider = self.pool.provider(endpoint) if endpoint is not None else None
+        stream_choices = getattr(provider, "stream_choices", None)
+        if endpoint is None or not callable(stream_choices):
+            raise FeatureMissing(_("{model} takes no n").format(model=request.model))
+        began = False
+        try:
+            for pair in stream_choices(replace(request, model=bare), n):
+                began = True
+                yield pair
+        except BadRequest as error:
+            if began or error.status not in _REFUSED or not refuses_n(error.detail):
+                raise
+            raise FeatureMissing(self._lacks(endpoint, "n", error)) from error
+
     def count_tokens(self, request: ReplyRequest) -> int:
         endpoint, bare = self.split(request.model)
         sent = replace(request, model=bare)
@@ -297,6 +353,7 @@ class Router:
         then = {
             "count_tokens": _("the context meter estimates (≈) from now on"),
             "cache_control": _("asked again without cache breakpoints, and from now on"),
+            "n": _("each answer is asked in a request of its own, now and from now on"),
         }.get(feature, _("it is left out from now on; ask again without it"))
         return _("{endpoint} lacks {feature} ({how}), which its preset claims: {then}").format(
             endpoint=endpoint.where(), feature=feature, how=how, then=then
@@ -327,6 +384,12 @@ def refused_feature(error: BadRequest, request: ReplyRequest, supports: Supports
         if in_use and any(word in said for word in words[feature]):
             return feature
     return None
+
+
+def refuses_n(detail: str) -> bool:
+    """Whether a server's 400 is about ``n`` ("Only one completion choice is allowed",
+    "Unrecognized request argument supplied: n", "n must be 1")."""
+    return "choice" in detail.lower() or _N.search(detail) is not None
 
 
 def _wire_name(endpoint: Endpoint) -> str:
