@@ -43,6 +43,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
 
 from __future__ import annotations
 
+from .i18n import _
+
 
 class ChatError(Exception):
     """Base of every error this project raises on purpose."""
@@ -56,7 +58,7 @@ class NodeNotFound(TreeError, KeyError):
     """No node has this id or prefix."""
 
     def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else "node not found"
+        return str(self.args[0]) if self.args else _("node not found")
 
 
 class AmbiguousId(TreeError):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ChatError
 from ..history.tree import Node
+from ..i18n import _
 
 if TYPE_CHECKING:
     from .variants import Answer, Variant
@@ -151,5 +152,6 @@ class TurnInterrupted(KeyboardInterrupt):
     """KeyboardInterrupt during a turn, raised after what arrived was saved."""
 
     def __init__(self, turn: Turn) -> None:
-        super().__init__("interrupted; the partial reply was kept")
+        super().__init__(_("interrupted; the partial reply was kept"))
+
         self.turn = turn

@@ -52,6 +52,7 @@ from typing import Any, Protocol
 
 from ..errors import ChatError, ProviderError
 from ..history.tree import Node, SessionTree, tool_uses
+from ..i18n import _
 from ..providers.base import (
     Began,
     Degraded,
@@ -242,7 +243,7 @@ class _Worker:
             if close is not None:
                 close()
         if finished is None:
-            raise ProviderError("the reply ended without a final message")
+            raise ProviderError(_("the reply ended without a final message"))
         choice = None
         if shared is not None and shared[0].shared:
             choice = {"index": shared[1] + 1, "of": shared[0].n}
@@ -370,7 +371,7 @@ class _FanoutRun:
             self.partials[i] = PartialReply()
             stop = stop_reason_error(finished, answer.variant.settings)
             if stop is not None:
-                session.notice(f"Answer {i + 1} ({answer.variant.label}): {stop}", "warning", turn)
+                session.notice(self._about(i, stop), "warning", turn)
             session.emit(ReplyEnded(parent, node, variant=i))
         elif report.kind == "tools":  # started here; MCP calls go on while others stream
             allowed = answer.variant.settings.allow_destructive
@@ -387,7 +388,7 @@ class _FanoutRun:
             answers = [call.answer() for call in self.calls[i]]
             self.calls[i] = []
             for line in (a.notice for a in answers if a.notice):
-                session.notice(f"Answer {i + 1} ({answer.variant.label}): {line}", "warning", turn)
+                session.notice(self._about(i, line), "warning", turn)
             results = [a.result for a in answers]
             message = {"role": "user", "content": results, "timestamp": session.now()}
             kept = definitions_called(self.specs, self.asked[i])
@@ -395,14 +396,14 @@ class _FanoutRun:
             answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)
         elif report.kind == "degraded":
-            session.notice(
-                f"Answer {i + 1} ({answer.variant.label}): {report.payload}", "warning", turn
-            )
+            session.notice(self._about(i, report.payload), "warning", turn)
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
             session.notice(
-                f"Answer {i + 1} stopped after {rounds} tool rounds; "
-                "run `%chat retry` on it to let the model go on.",
+                _(
+                    "Answer {number} stopped after {rounds} tool rounds; "
+                    "run `%chat retry` on it to let the model go on."
+                ).format(number=i + 1, rounds=rounds),
                 "warning",
                 turn,
             )
@@ -417,9 +418,19 @@ class _FanoutRun:
         answer.error = error
         node = self._partial_node(i, error.kind if isinstance(error, ProviderError) else "error")
         self.session.notice(
-            f"Answer {i + 1} ({answer.variant.label}) failed: {error}", "warning", turn
+            _("Answer {number} ({variant}) failed: {error}").format(
+                number=i + 1, variant=answer.variant.label, error=error
+            ),
+            "warning",
+            turn,
         )
         self.session.emit(ReplyEnded(self._parent_of(i), node, error, variant=i))
+
+    def _about(self, i: int, notice: object) -> str:
+        """A notice about answer ``i``, saying which answer it is about."""
+        return _("Answer {number} ({variant}): {notice}").format(
+            number=i + 1, variant=self.answers[i].variant.label, notice=notice
+        )
 
     def _partial_node(self, i: int, why: str) -> Node | None:
         """What variant ``i`` streamed of its unfinished reply, stored marked interrupted."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ChatError, MaxTokensReached, Refused
 from ..history.tree import Message
+from ..i18n import _
 from ..providers.base import Finished, Route, TextDelta, ThinkingDelta, ThinkingReady
 from ..providers.toolbox import Toolbox
 from .settings import ChatSettings
@@ -103,13 +104,16 @@ def stop_reason_error(finished: Finished, settings: ChatSettings) -> ChatError |
     """The notice a reply's stop reason calls for (``max_tokens``, ``refusal``), if any."""
     if finished.stop_reason == "max_tokens":
         return MaxTokensReached(
-            f"The reply stopped at the max_tokens limit ({settings.max_tokens}); "
-            "raise it with --max-tokens or %config TreeChat.max_tokens, or ask to continue."
+            _(
+                "The reply stopped at the max_tokens limit ({max_tokens}); raise it with "
+                "--max-tokens or %config TreeChat.max_tokens, or ask to continue."
+            ).format(max_tokens=settings.max_tokens)
         )
     if finished.stop_reason == "refusal":
         return Refused(
-            "The model declined to answer; rephrase the question (edit it) and run again."
+            _("The model declined to answer; rephrase the question (edit it) and run again.")
         )
+
     return None
 
 

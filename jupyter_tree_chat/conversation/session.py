@@ -133,7 +133,7 @@ def exclusive(method: F) -> F:
     def guarded(self: Session, *args: Any, **kwargs: Any) -> Any:
         if not self._lock.acquire(blocking=False):
             raise SessionBusy(
-                "the session is busy writing a reply; wait for it to finish, then try again"
+                _("the session is busy writing a reply; wait for it to finish, then try again")
             )
         try:
             self._depth += 1
@@ -281,8 +281,10 @@ class Session:
         if found.problems:
             first = found.problems[0]
             self.notice(
-                f"{len(found.problems)} damaged or unknown line(s) appended to "
-                f"{self.location} by another process were skipped (first: {first})",
+                _(
+                    "{count} damaged or unknown line(s) appended to {location} by another "
+                    "process were skipped (first: {first})"
+                ).format(count=len(found.problems), location=self.location, first=first),
                 "warning",
             )
         for node in found.nodes:
@@ -317,13 +319,17 @@ class Session:
             above = self.tree.get(parent_id)
             if is_tool_result(above.message):
                 raise TreeError(
-                    "the last tool round got no answer from the model; "
-                    "run `%chat retry` to let the model continue, or fork from an earlier reply"
+                    _(
+                        "the last tool round got no answer from the model; run `%chat retry` "
+                        "to let the model continue, or fork from an earlier reply"
+                    )
                 )
             if above.role == "assistant" and only_thinking(above.message):
                 notices.append(
-                    f"The reply {above.id[:7]} was cut short while the model was thinking; "
-                    "this question is asked beside its question."
+                    _(
+                        "The reply {node} was cut short while the model was thinking; "
+                        "this question is asked beside its question."
+                    ).format(node=above.id[:7])
                 )
                 above = self.tree.get(above.parent_id) if above.parent_id else above
                 parent_id = above.id
@@ -331,7 +337,9 @@ class Session:
                 parent_id = above.parent_id
                 if not notices:
                     notices.append(
-                        f"The question {above.id[:7]} got no answer; this one is asked beside it."
+                        _("The question {node} got no answer; this one is asked beside it.").format(
+                            node=above.id[:7]
+                        )
                     )
         settings = self._settings(settings)
         message: Message = {"role": "user", "content": content, "timestamp": self.now()}
@@ -356,8 +364,10 @@ class Session:
         original = self.resolve(node_ref)
         if original.role != "user" or is_tool_result(original.message):
             raise TreeError(
-                f"node {original.id[:7]} is a {original.role} message; only your own "
-                "messages can be edited (retry an answer instead)"
+                _(
+                    "node {node} is a {role} message; only your own messages can be edited "
+                    "(retry an answer instead)"
+                ).format(node=original.id[:7], role=original.role)
             )
         settings = self._settings(settings)
         above = self.path(original.parent_id) if original.parent_id else []
@@ -383,7 +393,7 @@ class Session:
         user/assistant node."""
         ref = node_ref if node_ref is not None else self.tree.leaf
         if ref is None:
-            raise TreeError("the session is empty; ask something first")
+            raise TreeError(_("the session is empty; ask something first"))
         point = self.tree.retry_point(self.resolve(ref).id)
         settings = self._settings(settings)
         self._preflight(self.path(point.id), None, settings, fanout)
@@ -428,7 +438,7 @@ class Session:
     ) -> Turn:
         """Summarise the current path into a new root; the old branch stays, one switch away."""
         if self.tree.leaf is None:
-            raise TreeError("the session is empty; there is nothing to compact")
+            raise TreeError(_("the session is empty; there is nothing to compact"))
         summarised = self.tree.leaf
         path = self.path()
         while path and (path[-1].role == "user" or only_thinking(path[-1].message)):
@@ -442,7 +452,7 @@ class Session:
         text, error = budgeting.collect_text(self.provider, request)
         if error is not None:
             error = self.explained(error, request.messages, settings)
-            self.notice(f"Compaction failed: {error}", "error")
+            self.notice(_("Compaction failed: {error}").format(error=error), "error")
             return Turn(None, error=error)
         root, ack = self.tree.compact(
             text,
@@ -481,8 +491,10 @@ class Session:
         node = self.resolve(node_ref)
         if hidden and node.id in {n.id for n in self.path()}:
             raise TreeError(
-                f"{node.id[:7]} is on the current path, which cannot be hidden; "
-                "switch to another branch first"
+                _(
+                    "{node} is on the current path, which cannot be hidden; "
+                    "switch to another branch first"
+                ).format(node=node.id[:7])
             )
         if hidden == (node.id in self.hidden):
             return False
@@ -517,8 +529,10 @@ class Session:
                 break
             if round_number == settings.max_tool_rounds:
                 self.notice(
-                    f"Stopped after {settings.max_tool_rounds} tool rounds; "
-                    "run `%chat retry` to let the model go on.",
+                    _(
+                        "Stopped after {rounds} tool rounds; "
+                        "run `%chat retry` to let the model go on."
+                    ).format(rounds=settings.max_tool_rounds),
                     "warning",
                     turn,
                 )
@@ -575,7 +589,8 @@ class Session:
             self.emit(LeafChanged(self.tree.leaf))
             raise TurnInterrupted(turn) from None
         if finished is None:
-            error = turn.error or ProviderError("the reply ended without a final message")
+            error = turn.error or ProviderError(_("the reply ended without a final message"))
+
             turn.error = error
             why = error.kind if isinstance(error, ProviderError) else "provider_error"
             node = self._store_partial(parent, partial, settings, started, why, request.context)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ChatError, FanoutTooLarge
 from ..history.tree import Node
+from ..i18n import _, ngettext
 from .settings import ChatSettings
 
 MAX_VARIANTS = 12
@@ -37,11 +38,14 @@ class Fanout:
 
     def __post_init__(self) -> None:
         if self.n < 1:
-            raise ChatError(f"the number of answers must be at least 1, not {self.n}")
+            why = _("the number of answers must be at least 1, not {n}")
+            raise ChatError(why.format(n=self.n))
         if self.count > MAX_VARIANTS:
             raise FanoutTooLarge(
-                f"{self.describe()} is {self.count} answers; at most {MAX_VARIANTS} at once: "
-                "ask for fewer samples, models or temperatures"
+                _(
+                    "{asked} is {count} answers; at most {most} at once: "
+                    "ask for fewer samples, models or temperatures"
+                ).format(asked=self.describe(), count=self.count, most=MAX_VARIANTS)
             )
 
     @property
@@ -49,11 +53,13 @@ class Fanout:
         return self.n * max(len(self.models), 1) * max(len(self.temperatures), 1)
 
     def describe(self) -> str:
-        parts = [f"{self.n} sample{'s' if self.n != 1 else ''}"]
+        parts = [ngettext("{n} sample", "{n} samples", self.n).format(n=self.n)]
         if self.models:
-            parts.append(f"{len(self.models)} models")
+            count = len(self.models)
+            parts.append(ngettext("{n} models", "{n} models", count).format(n=count))
         if self.temperatures:
-            parts.append(f"{len(self.temperatures)} temperatures")
+            count = len(self.temperatures)
+            parts.append(ngettext("{n} temperatures", "{n} temperatures", count).format(n=count))
         return " × ".join(parts)
 
     def variants(self, base: ChatSettings, default_model: str) -> list[Variant]:
@@ -86,9 +92,12 @@ class Variant:
         """``claude-sonnet-4-6 · temperature 0.7 · sample 2/3`` (the parts that vary)."""
         parts = [self.model]
         if self.temperature is not None:
-            parts.append(f"temperature {self.temperature:g}")
+            parts.append(_("temperature {temperature:g}").format(temperature=self.temperature))
         if self.samples > 1:
-            parts.append(f"sample {self.sample}/{self.samples}")
+            parts.append(
+                _("sample {sample}/{samples}").format(sample=self.sample, samples=self.samples)
+            )
+
         return " · ".join(parts)
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from ..i18n import _
+
 ROLES = ("user", "assistant")
 _decode = msgspec.json.decode
 
@@ -40,9 +42,12 @@ class SourceProblem:
 
     def __str__(self) -> str:
         if self.line is not None:
-            return f"{self.file} line {self.line}: {self.message}"
+            where = _("{file} line {line}: {problem}")
+            return where.format(file=self.file, line=self.line, problem=self.message)
         if self.key is not None:
-            return f"{self.file}, {self.key}: {self.message}"
+            where = _("{file}, {key}: {problem}")
+            return where.format(file=self.file, key=self.key, problem=self.message)
+
         return f"{self.file}: {self.message}"
 
 

@@ -14,7 +14,13 @@ from typing import Any
 
 import orjson
 
-from ..history.loader import why_not_json, with_lone_surrogates
+from ..history.loader import (
+    bom_problem,
+    lone_surrogates_problem,
+    why_not_json,
+    with_lone_surrogates,
+)
+from ..i18n import _, ngettext
 
 Report = Callable[[int | None, str], None]
 _DECODER = json.JSONDecoder()
@@ -24,7 +30,7 @@ _LINE_COLUMN = re.compile(r"line (\d+)")
 def split_lines(data: bytes, report: Report) -> tuple[list[bytes], int]:
     """The lines of a source and the number of its last line if it is torn (else 0)."""
     if data.startswith(b"\xef\xbb\xbf"):
-        report(1, "starts with a UTF-8 byte order mark (ignored)")
+        report(1, bom_problem())
         data = data[3:]
     lines = data.split(b"\n")
     last = len(lines)
@@ -52,11 +58,16 @@ def recover(line: bytes, number: int, is_last: bool, report: Report) -> list[Any
     records glued on it; else nothing, and the damage is reported."""
     value = with_lone_surrogates(line)
     if value is not None:
-        report(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
+        report(number, lone_surrogates_problem())
         return [value]
     glued = _glued(line)
     if glued:
-        report(number, f"{len(glued)} records glued on one line (each read)")
+        why = ngettext(
+            "{count} record glued on one line (each read)",
+            "{count} records glued on one line (each read)",
+            len(glued),
+        )
+        report(number, why.format(count=len(glued)))
         return glued
     report(number, why_not_json(line, is_last))
     return []
@@ -86,20 +97,21 @@ def _glued(line: bytes) -> list[Any]:
 def json_document(data: bytes, report: Report) -> Any:
     """The whole source as one JSON value, or None (reported) when it is not JSON."""
     if data.startswith(b"\xef\xbb\xbf"):
-        report(1, "starts with a UTF-8 byte order mark (ignored)")
+        report(1, bom_problem())
         data = data[3:]
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as error:
         value = with_lone_surrogates(data)
         if value is not None:
-            report(None, "lone surrogate escapes (a broken emoji?) read as U+FFFD")
+            report(None, lone_surrogates_problem())
             return value
         where = _LINE_COLUMN.search(str(error))
         line = int(where.group(1)) if where else None
-        report(line, f"not valid JSON ({_first_words(str(error))}); nothing could be read")
+        why = _("not valid JSON ({error}); nothing could be read")
+        report(line, why.format(error=_first_words(str(error))))
         return None
 
 
 def _first_words(text: str) -> str:
-    return text.split(":")[0].strip() or "unreadable"
+    return text.split(":")[0].strip() or _("unreadable")

@@ -30,6 +30,7 @@ from typing import Any, cast
 import msgspec
 import orjson
 
+from ..i18n import _
 from .node import Node, RawBody
 from .tree import SessionTree
 
@@ -79,7 +80,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return _("line {line}: {problem}").format(line=self.line, problem=self.message)
 
 
 @dataclass
@@ -219,7 +220,7 @@ class Reader:
             return []
         problems = self.result.problems
         if self.lines_read == 0 and data.startswith(_BOM):
-            problems.append(Problem(1, "starts with a UTF-8 byte order mark (ignored)"))
+            problems.append(Problem(1, bom_problem()))
             data = data[3:]
         lines = data.split(b"\n")
         lines.pop()  # what follows the last newline: nothing
@@ -228,7 +229,7 @@ class Reader:
         if b"\r" in data:  # rare: checked once here rather than on every line
             for number, line in enumerate(lines, first):
                 if line.endswith(b"\r"):
-                    problems.append(Problem(number, "ends with CRLF (read as LF)"))
+                    problems.append(Problem(number, _("ends with CRLF (read as LF)")))
                     lines[number - first] = line[:-1]
                     self._unsorted = True
         decoded, unread = _decode_lines(lines, data.isascii())
@@ -354,13 +355,10 @@ class Reader:
                     except AttributeError:
                         above_role = up.get("role")
                     if above_role == role and node_id not in nodes:
-                        why = f"{_a(role)} message under {_a(role)} message (kept as written)"
-                        report(Problem(number, f"node {node_id!r}: {why}"))
+                        report(Problem(number, _same_role_twice(node_id, role)))
             node.line = number
             if setdefault(node_id, node) is not node:  # one lookup both checks and inserts
-                first_line = nodes[node_id].line
-                why = f"duplicate id {node_id!r}, first on line {first_line} (ignored)"
-                report(Problem(number, why))
+                report(Problem(number, _duplicate(node_id, nodes[node_id].line)))
                 continue
             recent[node_id] = node
             window += 1
@@ -381,7 +379,7 @@ class Reader:
             if record is None:
                 report(Problem(number, why_not_json(line, torn)))
                 return None
-            report(Problem(number, "lone surrogate escapes (a broken emoji?) read as U+FFFD"))
+            report(Problem(number, lone_surrogates_problem()))
         try:
             node_id = record["id"]
             parent = record["parentId"]
@@ -402,10 +400,11 @@ class Reader:
         if parent is not None and type(parent) is not str:
             nodes = self.result.tree._nodes
             if node_id in nodes:
-                first = nodes[node_id].line
-                why = f"duplicate id {node_id!r}, first on line {first} (ignored)"
+                why = _duplicate(node_id, nodes[node_id].line)
             else:
-                why = f"node {node_id!r} has a parentId that is not a string (ignored)"
+                why = _("node {node} has a parentId that is not a string (ignored)").format(
+                    node=repr(node_id)
+                )
             report(Problem(number, why))
             return None
         return Node(node_id, parent, message, meta)
@@ -416,7 +415,8 @@ class Reader:
         report = result.problems.append
         nodes = result.tree._nodes
         if type(record) is not dict:
-            report(Problem(number, f"JSON but not a record: {_kind(record)} (ignored)"))
+            why = _("JSON but not a record: {kind} (ignored)").format(kind=_kind(record))
+            report(Problem(number, why))
             return
         kind = record.get("type")
         if kind is None:
@@ -426,14 +426,16 @@ class Reader:
             if type(target) is str and target in nodes:
                 self.leaf = target
             else:
-                report(Problem(number, f"leaf record points at unknown node {target!r} (ignored)"))
+                why = _("leaf record points at unknown node {node} (ignored)")
+                report(Problem(number, why.format(node=repr(target))))
         elif kind == "label":
             target, label = record.get("id"), record.get("label")
             if type(target) is not str or target not in nodes:
-                report(Problem(number, f"label record for unknown node {target!r} (ignored)"))
+                why = _("label record for unknown node {node} (ignored)")
+                report(Problem(number, why.format(node=repr(target))))
             elif type(label) is not str:
-                why = f"label for {target!r} is {_kind(label)}, not a string (ignored)"
-                report(Problem(number, why))
+                why = _("label for {node} is {kind}, not a string (ignored)")
+                report(Problem(number, why.format(node=repr(target), kind=_kind(label))))
             elif label:
                 result.labels[target] = label
             else:
@@ -444,9 +446,10 @@ class Reader:
             if result.header is None:
                 result.header = record
             else:
-                report(Problem(number, "a second session header (ignored)"))
+                report(Problem(number, _("a second session header (ignored)")))
         else:
-            report(Problem(number, f"unknown record type {kind!r} (skipped)"))
+            why = _("unknown record type {kind} (skipped)").format(kind=repr(kind))
+            report(Problem(number, why))
 
     def _hidden_record(self, record: dict[str, Any], number: int) -> None:
         """``{"type":"hidden","id":ID}`` hides ID's branch; ``"hidden":false`` shows it
@@ -454,10 +457,10 @@ class Reader:
         result = self.result
         target, hidden = record.get("id"), record.get("hidden", True)
         if type(target) is not str or target not in result.tree._nodes:
-            why = f"hidden record for unknown node {target!r} (ignored)"
+            why = _("hidden record for unknown node {node} (ignored)").format(node=repr(target))
         elif type(hidden) is not bool:
-            why = f"hidden record for {target!r}: 'hidden' is {_kind(hidden)}, not a boolean"
-            why += " (ignored)"
+            why = _("hidden record for {node}: 'hidden' is {kind}, not a boolean (ignored)")
+            why = why.format(node=repr(target), kind=_kind(hidden))
         elif hidden:
             result.hidden.add(target)
             return
@@ -532,40 +535,74 @@ def _odd_node(node: Node, meta: Any, number: int, report: Callable[[Problem], No
     """
     message, name = node.message, node.id
     if "role" not in message:
-        report(Problem(number, f"node {name!r}: message has no role (kept as written)"))
+        why = _("node {node}: message has no role (kept as written)")
+        report(Problem(number, why.format(node=repr(name))))
     elif (role := message["role"]) != "user" and role != "assistant":
-        why = f"role {role!r} is not 'user' or 'assistant' (kept as written)"
-        report(Problem(number, f"node {name!r}: {why}"))
+        why = _("node {node}: role {role} is not 'user' or 'assistant' (kept as written)")
+        report(Problem(number, why.format(node=repr(name), role=repr(role))))
     if "content" not in message:
-        report(Problem(number, f"node {name!r}: message has no content (kept as written)"))
+        why = _("node {node}: message has no content (kept as written)")
+        report(Problem(number, why.format(node=repr(name))))
     elif type(content := message["content"]) is not str and type(content) is not list:
-        why = f"content is {_kind(content)}, not a string or a list (kept as written)"
-        report(Problem(number, f"node {name!r}: {why}"))
+        why = _("node {node}: content is {kind}, not a string or a list (kept as written)")
+        report(Problem(number, why.format(node=repr(name), kind=_kind(content))))
     if meta is not None and type(meta) is not dict:
-        report(Problem(number, f"node {name!r}: meta is {_kind(meta)}, not an object (ignored)"))
+        why = _("node {node}: meta is {kind}, not an object (ignored)")
+        report(Problem(number, why.format(node=repr(name), kind=_kind(meta))))
         node.meta = None
 
 
 def _kind(value: Any) -> str:
-    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
-    kinds.update({bool: "a boolean", type(None): "null", dict: "an object"})
-    return kinds.get(type(value), type(value).__name__)
+    """What a JSON value is, in words (``an array``), for a problem's message."""
+    if type(value) is list:
+        return _("an array")
+    if type(value) is str:
+        return _("a string")
+    if type(value) is int or type(value) is float:
+        return _("a number")
+    if type(value) is bool:
+        return _("a boolean")
+    if value is None:
+        return "null"
+    if type(value) is dict:
+        return _("an object")
+    return type(value).__name__
 
 
-def _a(role: Any) -> str:
-    return f"an {role}" if role == "assistant" else f"a {role}"
+def _same_role_twice(node_id: str, role: Any) -> str:
+    if role == "assistant":
+        why = _("node {node}: an assistant message under an assistant message (kept as written)")
+        return why.format(node=repr(node_id))
+    why = _("node {node}: a {role} message under a {role} message (kept as written)")
+    return why.format(node=repr(node_id), role=role)
+
+
+def _duplicate(node_id: str, first_line: int | None) -> str:
+    why = _("duplicate id {node}, first on line {line} (ignored)")
+    return why.format(node=repr(node_id), line=first_line)
+
+
+def bom_problem() -> str:
+    """What a file that starts with a byte order mark is told (this file and the importers)."""
+    return _("starts with a UTF-8 byte order mark (ignored)")
+
+
+def lone_surrogates_problem() -> str:
+    """What a line with lone ``\\udXXX`` escapes is told (this file and the importers)."""
+    return _("lone surrogate escapes (a broken emoji?) read as U+FFFD")
 
 
 def why_not_json(line: bytes, is_last: bool) -> str:
     if not line.strip():
-        return "blank line (ignored)"
+        return _("blank line (ignored)")
     if is_last:
-        return f"torn last line: an incomplete record of {len(line)} bytes (ignored)"
+        why = _("torn last line: an incomplete record of {size} bytes (ignored)")
+        return why.format(size=len(line))
     try:
         line.decode("utf-8")
     except UnicodeDecodeError:
-        return "not valid UTF-8 (ignored)"
-    return "not valid JSON (ignored)"
+        return _("not valid UTF-8 (ignored)")
+    return _("not valid JSON (ignored)")
 
 
 def _orphan_problems(
@@ -598,32 +635,28 @@ def _orphan_problems(
     found: list[Problem] = []
     for number, node_id, parent in orphans:
         if parent == node_id:
-            found.append(
-                Problem(
-                    number,
-                    f"node {node_id!r} is its own parent, which would form a cycle (not attached)",
-                )
-            )
+            why = _("node {node} is its own parent, which would form a cycle (not attached)")
+            found.append(Problem(number, why.format(node=repr(node_id))))
         elif node_id in in_cycle:
-            found.append(
-                Problem(
-                    number,
-                    f"node {node_id!r}: parent {parent!r} would close a cycle (not attached)",
-                )
-            )
+            why = _("node {node}: parent {parent} would close a cycle (not attached)")
+            found.append(Problem(number, why.format(node=repr(node_id), parent=repr(parent))))
         else:
-            why = f"its parent {parent!r} has not appeared earlier"
-            found.append(Problem(number, f"node {node_id!r} is an orphan: {why} (not attached)"))
+            why = _(
+                "node {node} is an orphan: its parent {parent} has not appeared earlier "
+                "(not attached)"
+            )
+            found.append(Problem(number, why.format(node=repr(node_id), parent=repr(parent))))
     return found
 
 
 def _why_not_a_node(record: dict[str, Any]) -> str:
     for key in ("id", "parentId", "message"):
         if key not in record:
-            return f"not a message record: no {key!r} field (ignored)"
+            why = _("not a message record: no {field} field (ignored)")
+            return why.format(field=repr(key))
     if not isinstance(record.get("message"), dict):
-        return "not a message record: 'message' is not an object (ignored)"
-    return "not a message record: 'id' is not a non-empty string (ignored)"
+        return _("not a message record: 'message' is not an object (ignored)")
+    return _("not a message record: 'id' is not a non-empty string (ignored)")
 
 
 def scrub_surrogates(value: Any) -> Any:

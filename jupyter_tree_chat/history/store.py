@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import orjson
 
 from ..errors import SessionNameError, SessionNotSaved, StoreError
+from ..i18n import _
 from .loader import LoadResult, Problem, Reader, scrub_surrogates
 from .loader import parse_session as parse_session  # the store's name before loader.py
 from .tree import Node
@@ -49,15 +50,16 @@ def open_session_file(path: str | os.PathLike[str]) -> int:
     except FileNotFoundError:
         raise
     except IsADirectoryError:
-        raise StoreError(f"{path} is a directory, not a session file") from None
+        raise StoreError(_("{path} is a directory, not a session file").format(path=path)) from None
     except OSError as exc:  # permission denied, also on a folder on the way
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+        why = _("cannot read {path}: {error}").format(path=path, error=exc.strerror or exc)
+        raise StoreError(why) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):
-            raise StoreError(f"{path} is a directory, not a session file")
-        raise StoreError(f"{path} is a device or a pipe, not a session file")
+            raise StoreError(_("{path} is a directory, not a session file").format(path=path))
+        raise StoreError(_("{path} is a device or a pipe, not a session file").format(path=path))
     return fd
 
 
@@ -68,7 +70,8 @@ def refuse_session_target(
     export was read from): the session file is the user's data, never rewritten."""
     target = Path(target)
     if target.name.endswith(SESSION_SUFFIX) or (source is not None and _same_file(target, source)):
-        raise StoreError(f"{target} is a session file, which is never overwritten")
+        why = _("{path} is a session file, which is never overwritten").format(path=target)
+        raise StoreError(why)
 
 
 def _same_file(one: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
@@ -223,7 +226,8 @@ class FileStore:
         self._dirty = False
         self._reader: Reader | None = None
         self._own: list[tuple[int, int, int]] = []  # (start, end, lines) of our appends
-        self._broken: str | None = None  # why appends refuse: the file changed under us
+        # why appends refuse, "truncated" or "replaced": the file changed under us
+        self._broken: str | None = None
 
     @property
     def location(self) -> str:
@@ -259,18 +263,32 @@ class FileStore:
         except FileNotFoundError:
             if self._identity is None:
                 return NewRecords()  # not created yet
-            return self._changed("was deleted or moved")
+            return self._changed(
+                _(
+                    "{path} was deleted or moved; this session goes on from what was read, "
+                    "in memory only (nothing more is written there)"
+                ).format(path=self.path)
+            )
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             st = os.fstat(fd)
             if self._identity is None:
                 self._identity = (st.st_dev, st.st_ino)  # created by another process
             elif (st.st_dev, st.st_ino) != self._identity:
-                return self._changed("was replaced by another file")
+                return self._changed(
+                    _(
+                        "{path} was replaced by another file; this session goes on from what "
+                        "was read, in memory only (nothing more is written there)"
+                    ).format(path=self.path)
+                )
             if st.st_size < reader.offset:
                 return self._changed(
-                    f"was truncated by another program ({st.st_size} bytes, "
-                    f"{reader.offset} were read)"
+                    _(
+                        "{path} was truncated by another program ({size} bytes, {read} were "
+                        "read); this session goes on from what was read, in memory only "
+                        "(nothing more is written there)"
+                    ).format(path=self.path, size=st.st_size, read=reader.offset),
+                    truncated=True,
                 )
             before = len(reader.result.problems)
             nodes = self._read_foreign(reader, fd, st.st_size)
@@ -291,17 +309,10 @@ class FileStore:
         self._own = []
         return nodes
 
-    def _changed(self, what: str) -> NewRecords:
-        truncated = what.startswith("was truncated")
-        self._broken = (  # what an append says from now on, as when it finds it itself
-            "the file was truncated by another program"
-            if truncated
-            else "the file was deleted, moved or replaced"
-        )
-        return NewRecords(
-            note=f"{self.path} {what}; this session goes on from what was read, "
-            "in memory only (nothing more is written there)"
-        )
+    def _changed(self, note: str, truncated: bool = False) -> NewRecords:
+        # what an append says from now on, as when it finds it itself
+        self._broken = "truncated" if truncated else "replaced"
+        return NewRecords(note=note)
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None:
         lines = [encode_record(r) for r in records]
@@ -316,9 +327,9 @@ class FileStore:
             st = os.fstat(fd)
             reader = self._reader
             if reader is not None and st.st_size < max(
-                [reader.offset, *(e for _, e, _ in self._own)]
+                [reader.offset, *(end for _start, end, _lines in self._own)]
             ):
-                self._broken = "the file was truncated by another program"
+                self._broken = "truncated"
                 raise OSError(errno.ESTALE, self._broken)
             if st.st_size == 0:
                 lines.insert(0, encode_record(header_record()))
@@ -368,18 +379,25 @@ class FileStore:
         return fd
 
     def _not_saved(self, exc: OSError) -> SessionNotSaved:
+        replaced = _("the file was deleted, moved or replaced")
         reason = {
-            errno.ENOSPC: "the disk is full",
-            errno.EDQUOT: "the disk quota is exceeded",
-            errno.EROFS: "the file system is read-only",
-            errno.EACCES: "permission denied",
-            errno.EPERM: "permission denied",
-            errno.ENOENT: "the file was deleted, moved or replaced",
-            errno.ESTALE: self._broken,
+            errno.ENOSPC: _("the disk is full"),
+            errno.EDQUOT: _("the disk quota is exceeded"),
+            errno.EROFS: _("the file system is read-only"),
+            errno.EACCES: _("permission denied"),
+            errno.EPERM: _("permission denied"),
+            errno.ENOENT: replaced,
+            errno.ESTALE: (
+                _("the file was truncated by another program")
+                if self._broken == "truncated"
+                else replaced
+            ),
         }.get(exc.errno or 0, exc.strerror or str(exc))
         return SessionNotSaved(
-            f"the session is NOT being saved to {self.path}: {reason}; "
-            "the conversation goes on in memory only"
+            _(
+                "the session is NOT being saved to {path}: {reason}; "
+                "the conversation goes on in memory only"
+            ).format(path=self.path, reason=reason)
         )
 
 
@@ -430,20 +448,28 @@ def create_session_file(
 
 def validate_session_name(name: str) -> str:
     """Return ``name`` if it is a plain session name, else raise ``SessionNameError``."""
-    hint = "use letters, digits, '-', '_' or '.', at most 100 characters"
     if not isinstance(name, str) or not name:
-        raise SessionNameError(f"a session name cannot be empty; {hint}")
-    if "\0" in name:
-        raise SessionNameError(f"session name {name!r} contains a NUL character; {hint}")
-    if "/" in name or "\\" in name or os.sep in name:
-        raise SessionNameError(f"session name {name!r} contains a path separator; {hint}")
-    if ".." in name:
-        raise SessionNameError(f"session name {name!r} contains '..'; {hint}")
-    if len(name) > _MAX_NAME:
-        raise SessionNameError(f"session name is {len(name)} characters long; {hint}")
-    if not _NAME_RE.fullmatch(name):
-        raise SessionNameError(f"session name {name!r} is not allowed; {hint}")
-    return name
+        why = _("a session name cannot be empty; {hint}")
+    elif "\0" in name:
+        why = _("session name {name} contains a NUL character; {hint}")
+    elif "/" in name or "\\" in name or os.sep in name:
+        why = _("session name {name} contains a path separator; {hint}")
+    elif ".." in name:
+        why = _("session name {name} contains '..'; {hint}")
+    elif len(name) > _MAX_NAME:
+        why = _("session name is {length} characters long; {hint}")
+    elif not _NAME_RE.fullmatch(name):
+        why = _("session name {name} is not allowed; {hint}")
+    else:
+        return name
+    hint = _("use letters, digits, '-', '_' or '.', at most {most} characters")
+    raise SessionNameError(
+        why.format(
+            name=repr(name),
+            length=len(name) if isinstance(name, str) else 0,
+            hint=hint.format(most=_MAX_NAME),
+        )
+    )
 
 
 def session_path(notebook: str | os.PathLike[str], name: str | None = None) -> Path:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AmbiguousId, NodeNotFound, RoleOrderError, TreeError
+from ..i18n import _
 from .node import Message, Node
 from .node import message_text as message_text  # its home before node.py
 
@@ -134,10 +135,12 @@ class SessionTree:
         The loader passes ``check_roles=False``: a file's history is kept as written.
         """
         if node.id in self._nodes:
-            raise TreeError(f"node id {node.id!r} is already in the tree; ids are never reused")
+            why = _("node id {node} is already in the tree; ids are never reused")
+            raise TreeError(why.format(node=repr(node.id)))
         parent = node.parent_id
         if parent is not None and parent not in self._nodes:
-            raise NodeNotFound(f"parent {parent!r} of node {node.id!r} is not in the tree")
+            why = _("parent {parent} of node {node} is not in the tree")
+            raise NodeNotFound(why.format(parent=repr(parent), node=repr(node.id)))
         if check_roles:
             check_role_order(None if parent is None else self._nodes[parent].message, node.message)
         if node.kids is not None or node.line is not None:  # a node of another tree
@@ -196,7 +199,7 @@ class SessionTree:
         try:
             return self._nodes[node_id]
         except KeyError:
-            raise NodeNotFound(f"no node with id {node_id!r}") from None
+            raise NodeNotFound(_("no node with id {node}").format(node=repr(node_id))) from None
 
     def resolve(self, ref: str) -> Node:
         """A node by whole id or unique prefix; a whole id always wins over a prefix."""
@@ -204,14 +207,17 @@ class SessionTree:
         if node is not None:
             return node
         if not ref:
-            raise NodeNotFound("empty node id; give an id or a unique prefix of one")
+            raise NodeNotFound(_("empty node id; give an id or a unique prefix of one"))
         matches = [nid for nid in list(self._nodes) if nid.startswith(ref)]
         if not matches:
-            raise NodeNotFound(f"no node id starts with {ref!r}; `show` lists the ids")
+            why = _("no node id starts with {ref}; `show` lists the ids")
+            raise NodeNotFound(why.format(ref=repr(ref)))
         if len(matches) > 1:
             shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
             raise AmbiguousId(
-                f"{ref!r} matches {len(matches)} nodes ({shown}); give more characters"
+                _("{ref} matches {count} nodes ({shown}); give more characters").format(
+                    ref=repr(ref), count=len(matches), shown=shown
+                )
             )
         return self._nodes[matches[0]]
 
@@ -250,7 +256,7 @@ class SessionTree:
         while current is not None:
             node = nodes.get(current)
             if node is None:
-                raise NodeNotFound(f"no node with id {current!r}")
+                raise NodeNotFound(_("no node with id {node}").format(node=repr(current)))
             path.append(node)
             current = node.parent_id
         path.reverse()
@@ -333,7 +339,8 @@ class SessionTree:
         node = self.get(node_id)
         if node.role == "assistant":
             if node.parent_id is None:
-                raise TreeError(f"assistant node {node_id!r} has no user message to retry")
+                why = _("assistant node {node} has no user message to retry")
+                raise TreeError(why.format(node=repr(node_id)))
             return self.get(node.parent_id)
         return node
 
@@ -355,11 +362,11 @@ class SessionTree:
         """
         leaf_id = self.leaf if leaf_id is None else leaf_id
         if leaf_id is None:
-            raise TreeError("the session is empty; there is no user message to fork from")
+            raise TreeError(_("the session is empty; there is no user message to fork from"))
         for node in reversed(self.path_nodes(leaf_id)):
             if is_real_user_message(node.message):
                 return node
-        raise TreeError("no user message on the current path to fork from")
+        raise TreeError(_("no user message on the current path to fork from"))
 
     def fork_before_tool_use(
         self,
@@ -404,7 +411,8 @@ class SessionTree:
         self.get(summarised_leaf)
         for new_id in (root_id, ack_id):
             if new_id in self._nodes:
-                raise TreeError(f"node id {new_id!r} is already in the tree; ids are never reused")
+                why = _("node id {node} is already in the tree; ids are never reused")
+                raise TreeError(why.format(node=repr(new_id)))
         root, ack = compaction_pair(
             summary,
             summarised_leaf,
@@ -435,7 +443,8 @@ def compaction_pair(
     the summary (``meta.compacted_from``: the node it summarises, plus ``meta``), and a
     ``synthetic`` acknowledgement under it."""
     if root_id == ack_id:
-        raise TreeError(f"compaction needs two different ids, got {root_id!r} twice")
+        why = _("compaction needs two different ids, got {node} twice")
+        raise TreeError(why.format(node=repr(root_id)))
     stamp: dict[str, Any] = {} if timestamp is None else {"timestamp": timestamp}
     root = Node(
         root_id,
@@ -456,23 +465,29 @@ def check_role_order(parent: Mapping[str, Any] | None, child: Mapping[str, Any])
     """Raise ``RoleOrderError`` if ``child`` cannot follow ``parent`` in a conversation."""
     role = child.get("role")
     if role not in ("user", "assistant"):
-        raise RoleOrderError(f"a message role must be 'user' or 'assistant', not {role!r}")
+        why = _("a message role must be 'user' or 'assistant', not {role}")
+        raise RoleOrderError(why.format(role=repr(role)))
     if parent is None:
         if role != "user":
             raise RoleOrderError(
-                "a conversation must start with a user message, not an assistant one"
+                _("a conversation must start with a user message, not an assistant one")
             )
         return
     parent_role = parent.get("role")
     if parent_role == role:
-        fix = (
-            "retry the user message instead"
-            if role == "assistant"
-            else "fork from the assistant reply or edit the question"
-        )
-        raise RoleOrderError(f"a {role} message cannot follow another {role} message; {fix}")
+        if role == "assistant":
+            why = _(
+                "a assistant message cannot follow another assistant message; "
+                "retry the user message instead"
+            )
+        else:
+            why = _(
+                "a user message cannot follow another user message; "
+                "fork from the assistant reply or edit the question"
+            )
+        raise RoleOrderError(why)
     if is_tool_result(child) and not tool_uses(parent):
-        raise RoleOrderError("a tool_result must follow an assistant message that used a tool")
+        raise RoleOrderError(_("a tool_result must follow an assistant message that used a tool"))
 
 
 def node_kind(node: Node) -> str:
