@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..history.tree import Message, Node, is_real_user_message, message_text
+from ..i18n import _
 from ..language import Language, left_out_note, path_language
 from .sizes import Sizes, pairs_by_id, pi_question, pi_summary
 from .usage import estimate_tokens
@@ -96,8 +97,11 @@ def resolve_budget(
         return Budget(max(0, window - max_tokens - margin), window, max_tokens, margin)
     if isinstance(setting, bool) or not isinstance(setting, int) or setting <= 0:
         raise ValueError(
-            f"a context budget is a positive number of tokens, 'window' or 'off', not {setting!r}"
+            _(
+                "a context budget is a positive number of tokens, 'window' or 'off', not {setting}"
+            ).format(setting=repr(setting))
         )
+
     return Budget(setting)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import TreeError
 from ..history.tree import Node, SessionTree, is_real_user_message
+from ..i18n import _
 from .models import Price
 from .usage import nodes_cost
 
@@ -111,7 +112,7 @@ def model_label(meta: Mapping[str, Any]) -> str:
     if not isinstance(served, str) or not served:
         return model
     shown = served.replace("\\", "/").rsplit("/", 1)[-1] or served
-    return f"{model} (served as {shown})"
+    return _("{model} (served as {served})").format(model=model, served=shown)
 
 
 def question_of(tree: SessionTree, ref: str | None) -> Node:
@@ -119,11 +120,11 @@ def question_of(tree: SessionTree, ref: str | None) -> Node:
     one ``ref`` answers, or (``None``) the last question on the current path."""
     start = ref if ref is not None else tree.leaf
     if start is None:
-        raise TreeError("the session is empty; ask something first")
+        raise TreeError(_("the session is empty; ask something first"))
     for node in reversed(tree.path_nodes(start)):
         if is_real_user_message(node.message):
             return node
-    raise TreeError(f"node {start[:7]} has no question above it")
+    raise TreeError(_("node {node} has no question above it").format(node=start[:7]))
 
 
 def sibling_answers(

@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ..i18n import _
+
 TAKEN = "2026-12-01"
 """The day the two tables were read from Anthropic's documentation."""
 
@@ -61,12 +63,15 @@ class Price:
         unknown = sorted(set(raw) - {"input", "output", "cache_write", "cache_read"})
         if unknown:
             raise ValueError(
-                f"unknown price field {unknown[0]!r}: use input, output, cache_write, cache_read"
+                _("unknown price field {field}: use input, output, cache_write, cache_read").format(
+                    field=repr(unknown[0])
+                )
             )
         if "input" not in raw or "output" not in raw:
             raise ValueError(
-                "a price needs at least 'input' and 'output' (dollars per million tokens)"
+                _("a price needs at least 'input' and 'output' (dollars per million tokens)")
             )
+
         base = float(raw["input"])
         return cls(
             input=base,

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from ..errors import ContextWindowFull, SettingsError
 from ..history.tree import Node, is_real_user_message, is_tool_result
+from ..i18n import _
 from ..providers.base import ADAPTIVE, Thinking
 from .usage import Meter, window_label
 
@@ -37,26 +38,26 @@ def thinking_problem(
         return None
     if thinking != ADAPTIVE:
         if isinstance(thinking, bool) or not isinstance(thinking, int):
-            return (
-                f"thinking must be a number of tokens or 'adaptive', not {thinking!r}: "
+            return _(
+                "thinking must be a number of tokens or 'adaptive', not {thinking}: "
                 "e.g. --thinking 2048"
-            )
+            ).format(thinking=repr(thinking))
         if thinking < MIN_THINKING_BUDGET:
-            return (
-                f"a thinking budget must be at least {MIN_THINKING_BUDGET} tokens, "
-                f"not {thinking}: use --thinking {MIN_THINKING_BUDGET} or more"
-            )
+            return _(
+                "a thinking budget must be at least {least} tokens, "
+                "not {thinking}: use --thinking {least} or more"
+            ).format(least=MIN_THINKING_BUDGET, thinking=thinking)
         if thinking >= max_tokens:
-            return (
-                f"the thinking budget ({thinking:,}) must be below max_tokens ({max_tokens:,}), "
-                f"since thinking counts toward it: raise --max-tokens (e.g. "
-                f"--max-tokens {2 * thinking}) or lower --thinking"
-            )
+            return _(
+                "the thinking budget ({thinking}) must be below max_tokens ({max_tokens}), "
+                "since thinking counts toward it: raise --max-tokens (e.g. "
+                "--max-tokens {enough}) or lower --thinking"
+            ).format(thinking=f"{thinking:,}", max_tokens=f"{max_tokens:,}", enough=2 * thinking)
     if temperature is not None and temperature != 1:
-        return (
-            f"temperature {temperature:g} cannot be used with thinking (the API accepts only 1 "
+        return _(
+            "temperature {temperature} cannot be used with thinking (the API accepts only 1 "
             "there): drop --temperature, or turn thinking off with --thinking off"
-        )
+        ).format(temperature=f"{temperature:g}")
     return None
 
 
@@ -70,7 +71,7 @@ def fanout_thinking_problem(thinking: Thinking, temperatures: Sequence[float]) -
     """A fan-out over temperatures with thinking on: the API takes no temperature there."""
     if thinking is None or not temperatures:
         return None
-    return (
+    return _(
         "--temperatures cannot be used with thinking (the API accepts no temperature but 1 "
         "there): drop --temperatures (compare --n samples or --models instead), or turn "
         "thinking off with --thinking off"
@@ -100,16 +101,16 @@ def tool_turn_problem(path: Sequence[Node], thinking: Thinking) -> str | None:
     if (began is None) == (thinking is None):
         return None
     if began is None:
-        return (
+        return _(
             "this tool turn began without thinking, and the API keeps one thinking setting "
             "for a whole turn: continue it with --thinking off, or ask the question again "
             "(`%chat fork-before-tool`)"
         )
-    return (
-        f"this tool turn began with thinking ({began}), and the API keeps one thinking "
-        f"setting for a whole turn: continue it with --thinking {began}, or ask the question "
+    return _(
+        "this tool turn began with thinking ({began}), and the API keeps one thinking "
+        "setting for a whole turn: continue it with --thinking {began}, or ask the question "
         "again (`%chat fork-before-tool`)"
-    )
+    ).format(began=began)
 
 
 def check_tool_turn(path: Sequence[Node], thinking: Thinking) -> None:
@@ -122,10 +123,22 @@ def check_fits(reading: Meter, *, model: str | None) -> None:
     """Refuse a question that would not fit, saying by how much and how to make room."""
     if reading.fits or reading.window is None:
         return
-    about = "" if reading.exact else "about "
+    if reading.exact:
+        why = _(
+            "this question would not fit: the path and the question hold {tokens} tokens, "
+            "over {model}'s {window} window; run `%chat compact` to summarise the path "
+            "into a new root, or start afresh with `%%chat --new`"
+        )
+    else:
+        why = _(
+            "this question would not fit: the path and the question hold about {tokens} "
+            "tokens, over {model}'s {window} window; run `%chat compact` to summarise the "
+            "path into a new root, or start afresh with `%%chat --new`"
+        )
     raise ContextWindowFull(
-        f"this question would not fit: the path and the question hold {about}"
-        f"{reading.tokens:,} tokens, over {model or 'the model'}'s "
-        f"{window_label(reading.window)} window; run `%chat compact` to summarise the path "
-        "into a new root, or start afresh with `%%chat --new`"
+        why.format(
+            tokens=f"{reading.tokens:,}",
+            model=model or _("the model"),
+            window=window_label(reading.window),
+        )
     )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..history.tree import Node
+from ..i18n import _
 from .models import CONTEXT_WINDOWS, PRICES, Price, by_model
 
 CHARS_PER_TOKEN = 4
@@ -233,10 +234,12 @@ def meter_label(reading: Meter) -> str:
     ≈1,234 tokens`` with no window)."""
     about = "" if reading.exact else "≈"
     if reading.window is None:
-        return f"context {about}{reading.tokens:,} tokens"
+        return _("context {about}{tokens} tokens").format(about=about, tokens=f"{reading.tokens:,}")
     share = reading.tokens / reading.window * 100
     shown = f"{share:.0f}" if share >= 1 or share == 0 else "<1"
-    return f"context {about}{shown}% of {window_label(reading.window)}"
+    return _("context {about}{share}% of {window}").format(
+        about=about, share=shown, window=window_label(reading.window)
+    )
 
 
 @dataclass(frozen=True)
@@ -340,7 +343,8 @@ def totals(nodes: Iterable[Node], prices: Mapping[str, Price] | None = None) -> 
         usage = reply_usage(node)
         if usage is None:
             continue
-        model = str((node.meta or {}).get("model") or "unknown model")
+        model = str((node.meta or {}).get("model") or _("unknown model"))
+
         cost = node_cost(node, table)
         result.all.add(usage, cost)
         result.by_model.setdefault(model, Tally()).add(usage, cost)
