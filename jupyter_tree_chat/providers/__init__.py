@@ -36,8 +36,10 @@ def choose_provider(
     """
     if name not in (None, *PROVIDER_NAMES):
         from ..errors import ChatError
+        from ..i18n import _
 
-        raise ChatError(f"unknown provider {name!r}; choose one of: {', '.join(PROVIDER_NAMES)}")
+        why = _("unknown provider {name}; choose one of: {names}")
+        raise ChatError(why.format(name=repr(name), names=", ".join(PROVIDER_NAMES)))
     if name == "anthropic" or (name is None and os.environ.get("ANTHROPIC_API_KEY")):
         from .anthropic import AnthropicProvider
 

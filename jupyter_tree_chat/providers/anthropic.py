@@ -126,11 +126,13 @@ ANTHROPIC_SUPPORTS = Supports()
 THINKING_OFF = {"type": "disabled"}
 
 
-ANTHROPIC_SERVICE = Service(
-    "the Anthropic API",
-    key_fix="check ANTHROPIC_API_KEY or use the offline provider",
-    reach_fix="check the network or ANTHROPIC_BASE_URL and retry",
-)
+def anthropic_service() -> Service:
+    """Anthropic's own API, as its error lines name it (in the reader's language now)."""
+    return Service(
+        _("the Anthropic API"),
+        key_fix=_("check ANTHROPIC_API_KEY or use the offline provider"),
+        reach_fix=_("check the network or ANTHROPIC_BASE_URL and retry"),
+    )
 
 
 # -- building the request (pure) ------------------------------------------------------
@@ -230,10 +232,10 @@ class AnthropicProvider:
         base_url: str | None = None,
         max_retries: int | None = None,
         supports: Supports = ANTHROPIC_SUPPORTS,
-        service: Service = ANTHROPIC_SERVICE,
+        service: Service | None = None,
     ) -> None:
         self.supports = supports
-        self.service = service
+        self._service = service
         if client is None:
             options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
             if max_retries is not None:
@@ -243,14 +245,21 @@ class AnthropicProvider:
             except anthropic.AnthropicError as error:  # e.g. a broken credentials profile
                 first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
                 raise MissingApiKey(
-                    f"No usable Anthropic credentials ({first_line}): "
-                    "set ANTHROPIC_API_KEY or use the offline provider."
+                    _(
+                        "No usable Anthropic credentials ({error}): "
+                        "set ANTHROPIC_API_KEY or use the offline provider."
+                    ).format(error=first_line)
                 ) from None
             if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
                 raise MissingApiKey(
-                    "No Anthropic API key: set ANTHROPIC_API_KEY or use the offline provider."
+                    _("No Anthropic API key: set ANTHROPIC_API_KEY or use the offline provider.")
                 )
         self.client = client
+
+    @property
+    def service(self) -> Service:
+        """Who this provider talks to, as its error lines name it."""
+        return self._service or anthropic_service()
 
     def prepare(self) -> None:
         """Load what the first request would otherwise load on the way (no network):
@@ -314,7 +323,7 @@ class AnthropicProvider:
 
 
 def read_events(
-    events: Iterable[Any], *, fallback_model: str, service: Service = ANTHROPIC_SERVICE
+    events: Iterable[Any], *, fallback_model: str, service: Service | None = None
 ) -> Iterator[ReplyEvent]:
     """Turn the SDK's raw stream events into the project's reply events.
 
@@ -362,7 +371,9 @@ def read_events(
             finished = True
     if not finished:
         raise ConnectionFailed(
-            f"The connection to {service.label} closed before the reply finished: retry."
+            _("The connection to {who} closed before the reply finished: retry.").format(
+                who=(service or anthropic_service()).label
+            )
         )
     content = [blocks[index] for index in sorted(blocks)]
     message = {"role": "assistant", "content": content}
@@ -392,7 +403,9 @@ def _finish_block(block: dict[str, Any], pieces: list[str]) -> dict[str, Any]:
             block["input"] = json.loads(raw) if raw else {}
         except ValueError:
             raise StreamError(
-                f"The tool call {block['name']!r} arrived with input that is not JSON: retry."
+                _("The tool call {name} arrived with input that is not JSON: retry.").format(
+                    name=repr(block["name"])
+                )
             ) from None
     return block
 
@@ -415,53 +428,84 @@ def provider_error(
     *,
     max_retries: int | None = None,
     mid_reply: bool = False,
-    service: Service = ANTHROPIC_SERVICE,
+    service: Service | None = None,
 ) -> ProviderError | None:
     """The project error for an SDK or network error, or None if it is not one.
 
     ``mid_reply`` says events had already arrived (a dropped stream, not an unreachable
     host); ``service`` names who answered (or did not)."""
-    retries = f" after {max_retries} retries" if max_retries else ""
+    service = service or anthropic_service()
+    retries = _(" after {count} retries").format(count=max_retries) if max_retries else ""
     who = service.subject
     if isinstance(error, anthropic.APIStatusError):
         return _status_error(error, retries, service)
     if isinstance(error, anthropic.APITimeoutError):
         return ConnectionFailed(
-            f"{who} did not answer in time{retries}: check the network and retry."
+            _("{who} did not answer in time{retries}: check the network and retry.").format(
+                who=who, retries=retries
+            )
         )
     if isinstance(error, (anthropic.APIConnectionError, *TRANSPORT_ERRORS)):
         if mid_reply:
-            return ConnectionFailed(f"The connection to {service.label} dropped mid-reply: retry.")
+            return ConnectionFailed(
+                _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
+            )
         if service.down is not None:
             return ConnectionFailed(service.down)
         return ConnectionFailed(
-            f"Could not reach {service.label} ({type(error).__name__}): {service.reach_fix}."
+            _("Could not reach {who} ({error}): {fix}.").format(
+                who=service.label, error=type(error).__name__, fix=service.reach_fix
+            )
         )
     if isinstance(error, json.JSONDecodeError):
-        return StreamError(f"{who} sent a malformed stream event: retry.")
+        return StreamError(_("{who} sent a malformed stream event: retry.").format(who=who))
     return None
 
 
 def _status_error(
-    error: anthropic.APIStatusError, retries: str, service: Service = ANTHROPIC_SERVICE
+    error: anthropic.APIStatusError, retries: str, service: Service | None = None
 ) -> ProviderError:
+    service = service or anthropic_service()
     status = error.status_code
     detail = _api_detail(error)
     who = service.subject
     if status == 200:  # an ``error`` event inside the stream
         if error.type == "overloaded_error":
-            return Overloaded(f"{who} became overloaded mid-reply{detail}: retry in a minute.")
-        return StreamError(f"{who} stream failed mid-reply ({error.type}){detail}: retry.")
+            return Overloaded(
+                _("{who} became overloaded mid-reply{detail}: retry in a minute.").format(
+                    who=who, detail=detail
+                )
+            )
+        return StreamError(
+            _("{who} stream failed mid-reply ({kind}){detail}: retry.").format(
+                who=who, kind=error.type, detail=detail
+            )
+        )
     if status in (401, 403):
-        return AuthenticationFailed(f"{who} refused the key ({status}){detail}: {service.key_fix}.")
+        return AuthenticationFailed(
+            _("{who} refused the key ({status}){detail}: {fix}.").format(
+                who=who, status=status, detail=detail, fix=service.key_fix
+            )
+        )
     if status == 429:
         wait = error.response.headers.get("retry-after")
-        when = f"in {wait} s" if wait else "in a minute"
-        return RateLimited(f"Rate limited by {service.label} (429){retries}: retry {when}.")
+        if wait:
+            limited = _("Rate limited by {who} (429){retries}: retry in {wait} s.")
+        else:
+            limited = _("Rate limited by {who} (429){retries}: retry in a minute.")
+        return RateLimited(limited.format(who=service.label, retries=retries, wait=wait))
     if status == 529 or error.type == "overloaded_error":
-        return Overloaded(f"{who} is overloaded ({status}){retries}: retry in a minute.")
+        return Overloaded(
+            _("{who} is overloaded ({status}){retries}: retry in a minute.").format(
+                who=who, status=status, retries=retries
+            )
+        )
     if status >= 500:
-        return ServerError(f"{who} failed ({status}){retries}{detail}: retry later.")
+        return ServerError(
+            _("{who} failed ({status}){retries}{detail}: retry later.").format(
+                who=who, status=status, retries=retries, detail=detail
+            )
+        )
     if PROMPT_TOO_LONG in detail:
         return PromptTooLong(
             _("{who} refused the request ({status}){detail}: shorten the path.").format(
@@ -469,7 +513,12 @@ def _status_error(
             ),
             detail.removeprefix(": "),
         )
-    refused = BadRequest(f"{who} refused the request ({status}){detail}: fix it and retry.")
+    refused = BadRequest(
+        _("{who} refused the request ({status}){detail}: fix it and retry.").format(
+            who=who, status=status, detail=detail
+        )
+    )
+
     refused.status = status
     refused.detail = detail.removeprefix(": ")
     return refused

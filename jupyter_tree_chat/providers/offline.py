@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import BadRequest
 from ..history.tree import is_real_user_message, is_tool_result, message_text, tool_uses
+from ..i18n import _
 from ..language import HAN, count_words, path_language
 from .base import (
     Began,
@@ -61,7 +62,7 @@ _MAX_QUOTE = 600
 
 def offline_notice() -> str:
     """The one line a session prints once when it falls back to this provider."""
-    return (
+    return _(
         "No ANTHROPIC_API_KEY set: using the offline teaching model "
         "(deterministic, no network). Set the key to use Claude."
     )
@@ -140,7 +141,8 @@ def compose_reply(request: ReplyRequest) -> OfflineReply:
     """The whole reply to a request: a pure function of the request."""
     messages = request.messages
     if not messages:
-        raise BadRequest("The request has no messages: ask something first.")
+        raise BadRequest(_("The request has no messages: ask something first."))
+
     phrases = PHRASES[path_language(messages)]
     last = messages[-1]
     tool_use: dict[str, Any] | None = None

@@ -70,12 +70,17 @@ NO_KEY = "no-key-needed"
 """What a server that takes no key is sent (the SDK refuses to build a client without)."""
 STREAM_OPTIONS = {"include_usage": True}
 EXTRA = "pip install 'jupyter-tree-chat[openai]'"
-OPENAI_SERVICE = Service(
-    "OpenAI's API",
-    key_fix="check OPENAI_API_KEY",
-    reach_fix="check the network and its base_url, then retry",
-)
-"""Who a provider made without a router talks to, as its error lines name it."""
+
+
+def openai_service() -> Service:
+    """Who a provider made without a router talks to, as its error lines name it."""
+    return Service(
+        _("OpenAI's API"),
+        key_fix=_("check OPENAI_API_KEY"),
+        reach_fix=_("check the network and its base_url, then retry"),
+    )
+
+
 T = TypeVar("T")
 
 
@@ -105,7 +110,7 @@ def load_openai(endpoint: str) -> ModuleType:
 
 def make_client(
     *,
-    service: Service = OPENAI_SERVICE,
+    service: Service | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
     azure_api_version: str | None = None,
@@ -116,6 +121,7 @@ def make_client(
 
     Without ``api_key`` the SDK reads its own variable (``OPENAI_API_KEY``,
     ``AZURE_OPENAI_API_KEY``); none set is a one-line ``MissingApiKey``."""
+    service = service or openai_service()
     openai = load_openai(service.label)
     options: dict[str, Any] = {"api_key": api_key}
     if max_retries is not None:
@@ -146,7 +152,7 @@ class OpenAIChatProvider:
         *,
         default_model: str = DEFAULT_MODEL,
         supports: Supports = CHAT_SUPPORTS,
-        service: Service = OPENAI_SERVICE,
+        service: Service | None = None,
         max_tokens_field: str = "max_completion_tokens",
         **client_options: Any,
     ) -> None:
@@ -155,8 +161,13 @@ class OpenAIChatProvider:
         self.client = client
         self.default_model = default_model
         self.supports = supports
-        self.service = service
+        self._service = service
         self.max_tokens_field = max_tokens_field
+
+    @property
+    def service(self) -> Service:
+        """Who this provider talks to, as its error lines name it."""
+        return self._service or openai_service()
 
     def __repr__(self) -> str:  # never the key
         return f"OpenAIChatProvider(base_url={self._url()!r})"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from ..errors import ToolError
+from ..i18n import _
 from .base import ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,9 +120,13 @@ class ToolRegistry:
         try:
             return self._tools[name]
         except KeyError:
-            raise ToolError(
-                f"No tool named {name!r}; {self._known()}. Register it with @tool first."
-            ) from None
+            if self._tools:
+                why = _(
+                    "No tool named {name}; registered tools: {tools}. Register it with @tool first."
+                )
+            else:
+                why = _("No tool named {name}; none registered. Register it with @tool first.")
+            raise ToolError(why.format(name=repr(name), tools=", ".join(self._tools))) from None
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
@@ -249,17 +254,22 @@ def make_tool(
 ) -> Tool:
     """Describe ``function`` as a tool; ``ToolError`` if it cannot be offered to a model."""
     if not callable(function):
-        raise ToolError(f"A tool must be a function, got {type(function).__name__}.")
+        why = _("A tool must be a function, got {kind}.")
+        raise ToolError(why.format(kind=type(function).__name__))
     tool_name = str(name or getattr(function, "__name__", ""))
     if not _TOOL_NAME.match(tool_name):
         raise ToolError(
-            f"{tool_name!r} is not a valid tool name (letters, digits, _ or -, at most 64); "
-            "pass name=... when registering."
+            _(
+                "{name} is not a valid tool name (letters, digits, _ or -, at most 64); "
+                "pass name=... when registering."
+            ).format(name=repr(tool_name))
         )
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError) as exc:
-        raise ToolError(f"Cannot read the signature of {tool_name}: {exc}.") from None
+        why = _("Cannot read the signature of {name}: {error}.")
+        raise ToolError(why.format(name=tool_name, error=exc)) from None
+
     summary, param_docs = parse_docstring(inspect.getdoc(function) or "")
     shown = resolved_signature(function, signature)
     spec = ToolSpec(

@@ -104,7 +104,9 @@ class ServerConfig:
         header names without their values."""
         if self.transport == "http":
             names = ", ".join(k for k, _value in self.headers)
-            return f"{self.url}" + (f" (headers: {names})" if names else "")
+            if names:
+                return _("{url} (headers: {names})").format(url=self.url, names=names)
+            return f"{self.url}"
         return " ".join([self.command, *self.args])
 
 
