@@ -13,6 +13,7 @@ import base64
 from pathlib import PurePath
 
 from ..errors import ContextRefused
+from ..i18n import _
 from ..textview import fence
 from .images import fit_image, looks_like_svg, megabytes, sniff, svg_refusal
 from .sent import Converted, Limits, Sent, cut
@@ -37,8 +38,10 @@ def attachment(name: str, data: bytes, limits: Limits) -> Converted:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ContextRefused(
-            f"{name} is neither UTF-8 text, a PDF nor a PNG, JPEG, GIF or WebP image; "
-            "convert it to one of those first"
+            _(
+                "{name} is neither UTF-8 text, a PDF nor a PNG, JPEG, GIF or WebP image; "
+                "convert it to one of those first"
+            ).format(name=name)
         ) from None
     return _text(name, text, limits)
 
@@ -46,9 +49,11 @@ def attachment(name: str, data: bytes, limits: Limits) -> Converted:
 def _pdf(name: str, data: bytes) -> Converted:
     if len(data) > MAX_PDF_BYTES:
         raise ContextRefused(
-            f"{name} is {megabytes(len(data))}; the API takes PDFs up to "
-            f"{megabytes(MAX_PDF_BYTES)} in one request: split it first"
+            _(
+                "{name} is {size}; the API takes PDFs up to {most} in one request: split it first"
+            ).format(name=name, size=megabytes(len(data)), most=megabytes(MAX_PDF_BYTES))
         )
+
     block = {
         "type": "document",
         "source": {

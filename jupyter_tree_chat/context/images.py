@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ContextRefused
+from ..i18n import _
 
 #: what the API accepts in an image block, by the name this module gives each format
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WebP": "image/webp"}
@@ -29,7 +30,6 @@ MAX_BASE64_BYTES = 5 * 1024 * 1024
 MAX_SIDE = 8000
 MAX_SOURCE_BYTES = 50 * 1024 * 1024
 MAX_SOURCE_PIXELS = 50_000_000
-PILLOW_HINT = "install Pillow (pip install pillow) to have it scaled down"
 
 
 @dataclass(frozen=True)
@@ -150,25 +150,31 @@ def fit_image(data: bytes, what: str) -> FittedImage:
     """
     if len(data) > MAX_SOURCE_BYTES:
         raise ContextRefused(
-            f"{what} is {megabytes(len(data))}; images over {megabytes(MAX_SOURCE_BYTES)} "
-            "are not read: make a smaller copy first"
+            _(
+                "{what} is {size}; images over {most} are not read: make a smaller copy first"
+            ).format(what=what, size=megabytes(len(data)), most=megabytes(MAX_SOURCE_BYTES))
         )
     kind = sniff(data)
     if kind is None:
         if looks_like_svg(data):
             raise ContextRefused(svg_refusal(what))
         raise ContextRefused(
-            f"{what} is not a PNG, JPEG, GIF or WebP image (the kinds the API takes); "
-            "save it as PNG first"
+            _(
+                "{what} is not a PNG, JPEG, GIF or WebP image (the kinds the API takes); "
+                "save it as PNG first"
+            ).format(what=what)
         )
     size = raster_size(data, kind)
     if size is None:
-        raise ContextRefused(f"{what} is a damaged {kind} image (its size cannot be read)")
+        why = _("{what} is a damaged {kind} image (its size cannot be read)")
+        raise ContextRefused(why.format(what=what, kind=kind))
     width, height = size
     if width * height > MAX_SOURCE_PIXELS:
         raise ContextRefused(
-            f"{what} is {width}×{height} pixels; images over "
-            f"{MAX_SOURCE_PIXELS // 1_000_000} megapixels are not decoded: make a smaller copy"
+            _(
+                "{what} is {width}×{height} pixels; images over {most} megapixels are not "
+                "decoded: make a smaller copy"
+            ).format(what=what, width=width, height=height, most=MAX_SOURCE_PIXELS // 1_000_000)
         )
     fits = max(width, height) <= MAX_LONG_SIDE and base64_length(len(data)) <= MAX_BASE64_BYTES
     if fits:
@@ -180,24 +186,31 @@ def _scaled(data: bytes, kind: str, width: int, height: int, what: str) -> Fitte
     try:
         from PIL import Image
     except ImportError:
-        why = (
-            f"{width}×{height} (the API takes at most {MAX_LONG_SIDE} px on the long side)"
-            if max(width, height) > MAX_LONG_SIDE
-            else f"{megabytes(len(data))} (the API takes at most 5 MB)"
-        )
-        raise ContextRefused(f"{what} is {why}; {PILLOW_HINT}") from None
+        if max(width, height) > MAX_LONG_SIDE:
+            why = _(
+                "{what} is {width}×{height} (the API takes at most {most} px on the long side); "
+                "install Pillow (pip install pillow) to have it scaled down"
+            ).format(what=what, width=width, height=height, most=MAX_LONG_SIDE)
+        else:
+            why = _(
+                "{what} is {size} (the API takes at most 5 MB); "
+                "install Pillow (pip install pillow) to have it scaled down"
+            ).format(what=what, size=megabytes(len(data)))
+        raise ContextRefused(why) from None
     try:
         with Image.open(io.BytesIO(data)) as opened:
             opened.draft("RGB", (MAX_LONG_SIDE, MAX_LONG_SIDE))  # JPEG: decode smaller
             image = opened.copy()
     except Exception as error:  # Pillow raises many kinds for damaged files
-        raise ContextRefused(f"{what} cannot be decoded as {kind} ({error})") from None
+        why = _("{what} cannot be decoded as {kind} ({error})")
+        raise ContextRefused(why.format(what=what, kind=kind, error=error)) from None
     image.thumbnail((MAX_LONG_SIDE, MAX_LONG_SIDE))
     encoded, media_type = encode_fitting(image, prefer_jpeg=kind == "JPEG")
     if encoded is None:
         raise ContextRefused(
-            f"{what} is still over 5 MB after scaling to {image.width}×{image.height}; "
-            "make a smaller copy"
+            _(
+                "{what} is still over 5 MB after scaling to {width}×{height}; make a smaller copy"
+            ).format(what=what, width=image.width, height=image.height)
         )
     return FittedImage(encoded, media_type, image.width, image.height, width, height, kind)
 
@@ -218,10 +231,10 @@ def encode_fitting(image: Any, *, prefer_jpeg: bool) -> tuple[bytes | None, str]
 
 
 def svg_refusal(what: str) -> str:
-    return (
-        f"{what} is an SVG, which is not sent (the API takes PNG, JPEG, GIF or WebP); "
+    return _(
+        "{what} is an SVG, which is not sent (the API takes PNG, JPEG, GIF or WebP); "
         "render it to PNG first"
-    )
+    ).format(what=what)
 
 
 def megabytes(size: int) -> str:

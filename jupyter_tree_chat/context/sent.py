@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..i18n import _
 from ..textview import Chip
 
 Block = dict[str, Any]
@@ -85,7 +86,7 @@ def sent_line(items: Iterable[Mapping[str, Any]]) -> str:
             str(item.get("became", "")),
         )
         shown.append(f"{sent.name} ({sent.summary()})")
-    return "sent: " + ", ".join(shown) if shown else ""
+    return _("sent: {items}").format(items=", ".join(shown)) if shown else ""
 
 
 _Owner = tuple[int, int, int]

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..errors import ContextRefused
+from ..i18n import _
 from .images import fit_image, svg_refusal
 from .sent import Converted, Limits, Sent, cut
 
@@ -53,8 +54,9 @@ def convert_value(name: str, value: Any, limits: Limits) -> Converted:
         raise
     except Exception as error:  # a value's own repr methods can fail in any way
         raise ContextRefused(
-            f"{{{name}}} could not be turned into text or an image "
-            f"({type(error).__name__}: {error})"
+            _("{field} could not be turned into text or an image ({kind}: {error})").format(
+                field="{" + name + "}", kind=type(error).__name__, error=error
+            )
         ) from None
 
 
@@ -150,8 +152,10 @@ def image_data(value: Any, what: str, reprs: _RichReprs | None = None) -> bytes 
             return _as_bytes(data, what)
     if getattr(value, "url", None) and hasattr(value, "_repr_png_"):
         raise ContextRefused(
-            f"{what} is an image by URL, which is never fetched; download it and pass the "
-            "bytes (Image(data=...)) or --attach the file"
+            _(
+                "{what} is an image by URL, which is never fetched; download it and pass the "
+                "bytes (Image(data=...)) or --attach the file"
+            ).format(what=what)
         )
     if reprs.get("image/svg+xml") is not None:
         raise ContextRefused(svg_refusal(what))
@@ -176,7 +180,8 @@ def _as_bytes(data: Any, what: str) -> bytes:
     try:
         return base64.b64decode(str(data), validate=True)
     except (binascii.Error, ValueError):
-        raise ContextRefused(f"{what}: its image data is neither bytes nor base64") from None
+        why = _("{what}: its image data is neither bytes nor base64")
+        raise ContextRefused(why.format(what=what)) from None
 
 
 class _RichReprs:
