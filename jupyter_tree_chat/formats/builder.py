@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..i18n import _
 from .common import Entry, RawBlocks, SourceProblem, as_python, blocks_of, is_raw_list
 
 SYNTHETIC_QUESTION = "(this conversation starts with an answer; its question is not in the source)"
@@ -141,11 +142,13 @@ class TreeBuilder:
             return True
         if first.damaged and not entry.damaged:
             self._entries[entry.id] = entry  # keeps the first one's place in the order
-            self.report(entry.source, f"id {entry.id!r}: this record replaces a damaged one")
+            why = _("id {id}: this record replaces a damaged one")
+            self.report(entry.source, why.format(id=repr(entry.id)))
             return True
         self.counts["repeated records"] += 1
         if first.role != entry.role or _first_part(first.content) != _first_part(entry.content):
-            self.report(entry.source, f"id {entry.id!r} repeated with other content (first kept)")
+            why = _("id {id} repeated with other content (first kept)")
+            self.report(entry.source, why.format(id=repr(entry.id)))
         return False
 
     def has(self, source_id: str) -> bool:
@@ -161,7 +164,7 @@ class TreeBuilder:
     def message_above(self, source_id: str | None) -> str | None:
         """The nearest message at or above a record collected so far (None: a root)."""
         current = source_id
-        for _ in range(len(self._entries) + 1):
+        for _step in range(len(self._entries) + 1):
             entry = self._entries.get(current) if current is not None else None
             if entry is None:
                 return None
@@ -259,8 +262,9 @@ class TreeBuilder:
             elif isinstance(target, _Missing):
                 self.report(
                     entries[node_id].source,
-                    f"record {node_id!r}: its parent {target.id!r} is not in the source "
-                    "(imported as a root)",
+                    _(
+                        "record {id}: its parent {parent} is not in the source (imported as a root)"
+                    ).format(id=repr(node_id), parent=repr(target.id)),
                 )
                 self.counts["orphans"] += 1
                 top.kids.append(node)
@@ -329,7 +333,9 @@ class TreeBuilder:
             top.kids.append(node)
             self.report(
                 self._entries[node.id].source,
-                f"record {node.id!r}: its parent link closes a cycle (imported as a root)",
+                _("record {id}: its parent link closes a cycle (imported as a root)").format(
+                    id=repr(node.id)
+                ),
             )
             reach(node)
 
@@ -546,7 +552,9 @@ class TreeBuilder:
         for source_id, label, where in self._labels:
             target = self.resolve(source_id)
             if target is None:
-                self.report(where, f"label for unknown record {source_id!r} (ignored)")
+                why = _("label for unknown record {id} (ignored)")
+                self.report(where, why.format(id=repr(source_id)))
+
             elif label:
                 labels[target] = label
             else:

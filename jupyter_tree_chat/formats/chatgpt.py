@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _
 from .builder import TreeBuilder
 from .common import Entry, Source, number, obj, seconds, text_block, walk_mapping
 from .exports import current, finish_conversation, read_exports
@@ -30,7 +31,7 @@ def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | Non
     def one(item: Any, index: int, file: str) -> tuple[str | None, float] | None:
         if type(item) is not dict or type(item.get("mapping")) is not dict:
             where = {"file": file, "key": f"conversation {index}"}
-            builder.report(where, "not a conversation (no mapping; ignored)")
+            builder.report(where, _("not a conversation (no mapping; ignored)"))
             return None
         conv_id = str(item.get("conversation_id") or item.get("id") or index)
         if conversation is not None and not _matches(conversation, conv_id, item):
@@ -83,7 +84,7 @@ def _entry(
 ) -> Entry:
     if type(message) is not dict:
         if message is not None:
-            builder.report(where, "message is not an object (bridged over)")
+            builder.report(where, _("message is not an object (bridged over)"))
         return Entry(node_id, parent, None, where)
     author = obj(message.get("author"))
     role = author.get("role")
@@ -132,7 +133,10 @@ def _entry(
         )
     if role != "user":
         builder.report(
-            where, f"author role {role!r} is not user, assistant, system or tool (kept as user)"
+            where,
+            _("author role {role} is not user, assistant, system or tool (kept as user)").format(
+                role=repr(role)
+            ),
         )
     return Entry(node_id, parent, "user", where, blocks, meta or None, timestamp=stamp)
 

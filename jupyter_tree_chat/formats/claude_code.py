@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from ..i18n import _
 from .builder import TreeBuilder
 from .common import ROLES, Entry, RawBlocks, Source, iso_seconds
 from .lines import recover, split_lines
@@ -120,7 +121,7 @@ def _records(data: bytes, report: Any) -> Iterator[tuple[int, _Record | None]]:
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError:
-                report(number, "not valid UTF-8 (ignored)")
+                report(number, _("not valid UTF-8 (ignored)"))
                 continue
         yield number, record
 
@@ -150,7 +151,7 @@ def _read_file(
 
     for number, record in _records(source.data, report):
         if record is None:
-            report(number, "JSON but not a record (ignored)")
+            report(number, _("JSON but not a record (ignored)"))
             continue
         kind = record.type
         uuid = record.uuid
@@ -252,10 +253,11 @@ def _message_entry(
 ) -> Entry | None:
     where = {"file": name, "line": number}
     if type(uuid) is not str or not uuid:
-        report(number, f"a {kind} record without a uuid (skipped)")
+        report(number, _("a {kind} record without a uuid (skipped)").format(kind=kind))
         return None
     if message is None:
-        report(number, f"{kind} record {uuid!r} has no message object (bridged over)")
+        why = _("{kind} record {uuid} has no message object (bridged over)")
+        report(number, why.format(kind=kind, uuid=repr(uuid)))
         return Entry(uuid, _parent(record), None, where, damaged=True)
     role = message.role
     if role not in ROLES:
@@ -264,7 +266,8 @@ def _message_entry(
     start = memoryview(content)[:1] if type(content) is _Raw else b""
     damaged = start != b"[" and start != b'"'
     if damaged:
-        report(number, f"{kind} record {uuid!r} has no content (imported as empty)")
+        why = _("{kind} record {uuid} has no content (imported as empty)")
+        report(number, why.format(kind=kind, uuid=repr(uuid)))
         content = ""
     meta: dict[str, Any] = {}
     group = None

@@ -25,6 +25,7 @@ from ..history.store import (
     parse_session,
     read_session_bytes,
 )
+from ..i18n import _, ngettext
 from . import chatgpt, claude_code, open_webui, pi
 from .builder import TreeBuilder
 from .common import Source, SourceProblem
@@ -49,6 +50,33 @@ GROUPS = {
     "added": ("synthetic questions",),
     "read": ("conversations", "chats"),
 }
+"""The counts a summary shows, by group; the keys are the readers' names for them (see
+``count_label`` for the words shown)."""
+
+
+def count_label(key: str) -> str:
+    """The words a summary shows for one of ``GROUPS``' names (a group or a count)."""
+    labels = {
+        "merged": _("merged"),
+        "left out": _("left out"),
+        "added": _("added"),
+        "read": _("read"),
+        "split assistant records": _("split assistant records"),
+        "tool result records": _("tool result records"),
+        "role-order repairs": _("role-order repairs"),
+        "continuations moved under tool results": _("continuations moved under tool results"),
+        "compaction replays": _("compaction replays"),
+        "repeated records": _("repeated records"),
+        "non-message records": _("non-message records"),
+        "sidechain records": _("sidechain records"),
+        "conversations not chosen": _("conversations not chosen"),
+        "chats not chosen": _("chats not chosen"),
+        "system messages (in meta.system)": _("system messages (in meta.system)"),
+        "synthetic questions": _("synthetic questions"),
+        "conversations": _("conversations"),
+        "chats": _("chats"),
+    }
+    return labels.get(key, key)
 
 
 @dataclass
@@ -84,21 +112,36 @@ class Imported:
     def summary(self) -> str:
         """One line: what was read, the tree's shape, the leaf, what was merged or skipped."""
         label = LABELS.get(self.format, self.format)
-        shape = (
-            f"{self.nodes} nodes, {self.roots} root{'s' * (self.roots != 1)}, "
-            f"{self.branch_points} branch point{'s' * (self.branch_points != 1)}"
+        shape = ", ".join(
+            [
+                _("{count} nodes").format(count=self.nodes),
+                ngettext("{count} root", "{count} roots", self.roots).format(count=self.roots),
+                ngettext(
+                    "{count} branch point", "{count} branch points", self.branch_points
+                ).format(count=self.branch_points),
+            ]
         )
         parts = [f"{label} ({', '.join(self.sources)}): {shape}"]
-        parts.append(f"current leaf {self.leaf[:12]}" if self.leaf else "no current leaf")
+        if self.leaf:
+            parts.append(_("current leaf {node}").format(node=self.leaf[:12]))
+        else:
+            parts.append(_("no current leaf"))
         for group, keys in GROUPS.items():
-            done = [f"{key} ({self.counts[key]})" for key in keys if self.counts.get(key)]
+            done = [
+                f"{count_label(key)} ({self.counts[key]})" for key in keys if self.counts.get(key)
+            ]
             if done:
-                parts.append(f"{group}: {', '.join(done)}")
+                parts.append(f"{count_label(group)}: {', '.join(done)}")
         if self.problems:
             count, first = len(self.problems), self.problems[0]
-            parts.append(f"reported: {count} problem{'s' * (count != 1)} (first: {first})")
+            reported = ngettext(
+                "reported: {count} problem (first: {first})",
+                "reported: {count} problems (first: {first})",
+                count,
+            )
+            parts.append(reported.format(count=count, first=first))
         else:
-            parts.append("no problems")
+            parts.append(_("no problems"))
         return "; ".join(parts)
 
 
@@ -141,28 +184,34 @@ def read(
 
 def _read(sources: list[Source], fmt: str, conversation: str | None, sidechains: bool) -> Imported:
     if not sources:
-        raise FormatError("nothing to read: give at least one source file")
+        raise FormatError(_("nothing to read: give at least one source file"))
     if fmt == "auto":
         found = {source.name: detect(source.data) for source in sources}
         kinds = {kind for kind in found.values()}
         if None in kinds or NATIVE in kinds:
             name = next(n for n, k in found.items() if k in (None, NATIVE))
-            what = (
-                "is already a jupyter-tree-chat session"
-                if found[name] == NATIVE
-                else ("is not a Claude Code, pi, ChatGPT or Open WebUI file")
-            )
-            raise FormatError(
-                f"{name} {what}; give --format to read it as one of: {', '.join(FORMATS)}"
-            )
+            if found[name] == NATIVE:
+                why = _(
+                    "{name} is already a jupyter-tree-chat session; give --format to read it "
+                    "as one of: {formats}"
+                )
+            else:
+                why = _(
+                    "{name} is not a Claude Code, pi, ChatGPT or Open WebUI file; give --format "
+                    "to read it as one of: {formats}"
+                )
+            raise FormatError(why.format(name=name, formats=", ".join(FORMATS)))
         if len(kinds) > 1:
             listing = ", ".join(f"{n} ({k})" for n, k in found.items())
             raise FormatError(
-                f"the sources are in different formats ({listing}); import them one at a time"
+                _(
+                    "the sources are in different formats ({listing}); import them one at a time"
+                ).format(listing=listing)
             )
         fmt = kinds.pop() or ""
     if fmt not in FORMATS:
-        raise FormatError(f"unknown format {fmt!r}; choose one of: auto, {', '.join(FORMATS)}")
+        why = _("unknown format {format}; choose one of: auto, {formats}")
+        raise FormatError(why.format(format=repr(fmt), formats=", ".join(FORMATS)))
     builder = TreeBuilder(fmt)
     if fmt == claude_code.NAME:
         claude_code.read(sources, builder, sidechains=sidechains)
@@ -222,19 +271,23 @@ def import_files(
         try:
             sources.append(open_source(path))
         except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
+            raise FormatError(_("{path}: no such file").format(path=path)) from None
     with gc_paused():
         imported = read(sources, fmt, conversation=conversation, sidechains=sidechains)
         if not imported.nodes:
-            raise FormatError(f"nothing to import, no messages were found: {imported.summary()}")
+            why = _("nothing to import, no messages were found: {summary}")
+            raise FormatError(why.format(summary=imported.summary()))
         target = Path(out) if out is not None else default_output(paths[0])
         if target.resolve() in {Path(path).resolve() for path in paths}:
-            raise FormatError(f"{target} is one of the sources, which are never written")
+            why = _("{path} is one of the sources, which are never written")
+            raise FormatError(why.format(path=target))
         data = imported.data()
     try:
         create_session_file(target, data, replace=replace)
     except FileExistsError:
         raise
     except OSError as error:
-        raise StoreError(f"cannot write {target}: {error.strerror or error}") from None
+        why = _("cannot write {path}: {error}").format(path=target, error=error.strerror or error)
+        raise StoreError(why) from None
+
     return target, imported

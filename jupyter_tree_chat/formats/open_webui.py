@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _
 from .builder import TreeBuilder
 from .common import Entry, Source, number, obj, seconds, walk_mapping
 from .exports import current, finish_conversation, read_exports
@@ -28,7 +29,8 @@ def read(sources: list[Source], builder: TreeBuilder, *, conversation: str | Non
         history = obj(chat.get("history"))
         if type(history.get("messages")) is not dict:
             builder.report(
-                {"file": file, "key": f"chat {index}"}, "not a chat (no history.messages; ignored)"
+                {"file": file, "key": f"chat {index}"},
+                _("not a chat (no history.messages; ignored)"),
             )
             return None
         chat_id = str(item.get("id") or chat.get("id") or index)
@@ -68,10 +70,11 @@ def _chat(
             builder.add(Entry(message_id, parent, None, where))
             continue
         if role not in ("user", "assistant"):
-            builder.report(where, f"role {role!r} is not user, assistant or system (kept as user)")
+            why = _("role {role} is not user, assistant or system (kept as user)")
+            builder.report(where, why.format(role=repr(role)))
             role = "user"
         if type(content) is not str and type(content) is not list:
-            builder.report(where, "message has no content (imported as empty)")
+            builder.report(where, _("message has no content (imported as empty)"))
             content = ""
         meta: dict[str, Any] = {}
         for key in ("model", "modelName"):

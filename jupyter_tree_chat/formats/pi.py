@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _
 from .builder import TreeBuilder
 from .common import Entry, Source, iso_seconds, seconds, text_block
 from .lines import json_lines
@@ -61,7 +62,7 @@ def _read_file(source: Source, builder: TreeBuilder, header: dict[str, Any]) -> 
         on_line = on_line + 1 if number == seen_line else 0
         seen_line = number
         if type(record) is not dict:
-            report(number, "JSON but not a record (ignored)")
+            report(number, _("JSON but not a record (ignored)"))
             continue
         kind = record.get("type")
         where = {"file": name, "line": number}
@@ -81,7 +82,7 @@ def _read_file(source: Source, builder: TreeBuilder, header: dict[str, Any]) -> 
         else:
             found_id, found_parent = record.get("id"), record.get("parentId")
             if type(found_id) is not str or not found_id:
-                report(number, f"a {kind!s} entry without an id (skipped)")
+                report(number, _("a {kind} entry without an id (skipped)").format(kind=kind))
                 continue
             entry_id = found_id
             parent = found_parent if type(found_parent) is str else None
@@ -108,7 +109,10 @@ def _entry(
         message = record.get("message")
         if type(message) is not dict:
             report(
-                where["line"], f"message entry {entry_id!r} has no message object (bridged over)"
+                where["line"],
+                _("message entry {id} has no message object (bridged over)").format(
+                    id=repr(entry_id)
+                ),
             )
             return Entry(entry_id, parent, None, where)
         return _message(message, entry_id, parent, where, stamp, report)
@@ -134,7 +138,7 @@ def _entry(
             label = record.get("label")
             builder.label(target, label if type(label) is str else None, where)
         else:
-            report(where["line"], "label entry without a targetId (ignored)")
+            report(where["line"], _("label entry without a targetId (ignored)"))
     elif kind == "session_info" and type(record.get("name")) is str:
         builder.header["title"] = record["name"]
     builder.counts["non-message records"] += 1
@@ -185,7 +189,9 @@ def _message(
         return node(
             "user", [text_block(prefix + _text(message.get("summary")) + suffix)], {"pi": role}
         )
-    why = f"message {entry_id!r} has role {role!r}, which pi does not write (bridged over)"
+    why = _("message {id} has role {role}, which pi does not write (bridged over)").format(
+        id=repr(entry_id), role=repr(role)
+    )
     report(where["line"], why)
     return Entry(entry_id, parent, None, where)
 
