@@ -195,13 +195,21 @@ TRANSLATORS = {
 VIEW_FOLDERS = ("kernel", "cli", "picture", "widget", "server")
 # calls whose text arguments a person reads: the function's (or method's) last name
 SHOWN_BY = {
-    "print", "display", "Markdown", "HTML", "exit", "SystemExit", "error", "warn",
+    "print", "display", "Markdown", "HTML", "exit", "SystemExit", "error", "warn", "write",
     "ArgumentParser", "add_parser", "add_argument", "add_argument_group",
     "add_mutually_exclusive_group", "UsageError",
 }  # fmt: skip
-SHOWN_KEYWORDS = {"help", "description", "epilog", "title", "metavar_help", "message"}
-# two words of English in a row (after {fields} are taken out): likely a sentence
-ENGLISH = re.compile(r"[A-Za-z][a-z]+[ ,;:]+[a-z]+")
+# argparse's words a person reads in ``--help`` (IPython's ``argument(help=...)`` for
+# ``%%chat?`` is built when the module loads, before a language is chosen: not scanned)
+ARGPARSE = {"ArgumentParser", "add_parser", "add_argument", "add_argument_group"}
+SHOWN_KEYWORDS = {"help", "description", "epilog", "title"}
+# errors for a developer, not a reader (an attribute that does not exist, a wrong type)
+DEVELOPER_ERRORS = {"AttributeError", "TypeError", "NotImplementedError", "AssertionError"}
+# a word of two letters or more, in a text that is not one identifier: likely English
+WORD = re.compile(r"[A-Za-z]{2,}")
+IDENTIFIER = re.compile(r"\s*(?:--?|%%?)?[A-Za-z_][\w.:/*-]*\s*")
+# what a text may hold that is code, not words: %chat commands, options, tags, MIME types
+CODE = re.compile(r"%%?chat(?: [a-z][\w-]*)?|--?[A-Za-z][\w-]*|</?\w+[^>]*>|\b\w+/[\w+.-]+")
 # literals that look like words but are identifiers or code, shown as they are
 NOT_WORDS: set[str] = set()
 
@@ -263,15 +271,21 @@ def looks_english(text: str) -> bool:
         bare = "".join(part for part, *_ in string.Formatter().parse(text))
     except ValueError:
         bare = text
-    return bool(ENGLISH.search(bare))
+    return bool(WORD.search(CODE.sub("", bare))) and not IDENTIFIER.fullmatch(bare)
 
 
 def _shown_arguments(call: ast.Call) -> list[ast.expr]:
     name = _call_name(call)
-    shown = [k.value for k in call.keywords if k.arg in SHOWN_KEYWORDS]
-    if name in SHOWN_BY and name not in {"add_argument", "add_parser"}:
+    shown = [k.value for k in call.keywords if k.arg in SHOWN_KEYWORDS and name in ARGPARSE]
+    if name in SHOWN_BY and name not in ARGPARSE:
         shown += [*call.args, *[k.value for k in call.keywords if k.arg is None]]
     return shown
+
+
+def _raised(node: ast.Raise) -> list[ast.expr]:
+    if not isinstance(node.exc, ast.Call) or _call_name(node.exc) in DEVELOPER_ERRORS:
+        return []
+    return [*node.exc.args, *[k.value for k in node.exc.keywords]]
 
 
 def scan_python(path: Path, sources: Path, bare: bool) -> dict[str, list[dict[str, Any]]]:
@@ -282,8 +296,8 @@ def scan_python(path: Path, sources: Path, bare: bool) -> dict[str, list[dict[st
     report: dict[str, list[dict[str, Any]]] = {"messages": [], "dynamic": [], "bare": []}
     for node in ast.walk(tree):
         shown: list[ast.expr] = []
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            shown = list(node.exc.args)
+        if isinstance(node, ast.Raise):
+            shown = _raised(node)
         elif isinstance(node, ast.Call):
             kind = translators.get(_call_name(node)) if isinstance(node.func, ast.Name) else None
             if kind is not None:
@@ -319,6 +333,8 @@ def kernel_scan(sources: Path = PACKAGE) -> dict[str, list[dict[str, Any]]]:
         bare = sources != PACKAGE or folder in VIEW_FOLDERS
         for key, found in scan_python(path, sources, bare).items():
             report[key] += found
+    unique = {(b["file"], b["line"], b["text"]): b for b in report["bare"]}  # raise X(...)
+    report["bare"] = list(unique.values())
     for key in report:
         report[key].sort(key=lambda m: (m["file"], m["line"]))
     return report
@@ -368,9 +384,7 @@ def compiled_mo(po: polib.POFile) -> bytes:
 
 def kernel_problems(report: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Everything that keeps the kernel's texts from being fully translated, one line each."""
-    found = [
-        f"{b['file']}:{b['line']}: not through _(): {b['text']}" for b in report["bare"]
-    ]
+    found = [f"{b['file']}:{b['line']}: not through _(): {b['text']}" for b in report["bare"]]
     found += [
         f"{d['file']}:{d['line']}: _() needs literal text (a catalog can never match it): "
         f"{d['call']}"
@@ -392,7 +406,9 @@ def kernel_problems(report: dict[str, list[dict[str, Any]]]) -> list[str]:
             elif not entry.translated():
                 found.append(f"{place}: {message['msgid']!r} has no {locale} translation")
             else:
-                found += [f"{place}: {message['msgid']!r}: {p}" for p in translation_problems(entry)]
+                found += [
+                    f"{place}: {message['msgid']!r}: {p}" for p in translation_problems(entry)
+                ]
         for key in sorted(set(entries) - set(messages)):
             found.append(f"{path.name} ({locale}): {key[1]!r} is no longer used")
         mo = kernel_catalog_path(locale, ".mo")
@@ -432,8 +448,10 @@ def main(argv: list[str]) -> int:
             catalog_path(locale, ".json").write_text(text, encoding="utf-8")
             kernel_po = update_kernel(locale, kernel_report)
             save_kernel(locale, kernel_po)
-            for path, each in ((catalog_path(locale, ".po"), po),
-                               (kernel_catalog_path(locale, ".po"), kernel_po)):
+            for path, each in (
+                (catalog_path(locale, ".po"), po),
+                (kernel_catalog_path(locale, ".po"), kernel_po),
+            ):
                 missing = sum(1 for e in each if not e.translated())
                 print(f"{path.relative_to(ROOT)}: {len(each)} messages, {missing} to translate")
         return 0  # fmt: skip

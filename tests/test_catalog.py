@@ -149,7 +149,7 @@ def test_the_kernel_catalog_holds_the_magic_cli_and_picture_words() -> None:
     assert len(catalog.source_messages(report)) > 250
 
 
-PLANTED_PY = '''\
+PLANTED_PY = """\
 from IPython.core.error import UsageError
 
 from ..i18n import _, ngettext
@@ -168,7 +168,7 @@ def show(name: str, count: int, parser) -> None:
     if count < 0:
         raise UsageError("unknown command: " + name)
     raise UsageError(_("%chat {command} takes no argument").format(command=name))
-'''
+"""
 
 
 def test_the_kernel_scanner_reports_bare_texts_and_non_literal_calls(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ from ..conversation.session import Refilled, Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node
+from ..i18n import _
 from . import turn as _turn
-from .commands import HELP, Commands
+from .commands import Commands, help_text
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
@@ -125,7 +126,7 @@ class ChatMagics(Magics):
     def chat_command(self, line: str) -> Any:
         return self.commands.run(line)
 
-    chat_command.__doc__ = HELP
+    chat_command.__doc__ = help_text()
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -139,7 +140,9 @@ class ChatMagics(Magics):
     def _question(self, cell: str, options: CellOptions, session: Session) -> Question:
         text = cell.strip()
         if not text:
-            raise UsageError("%%chat: the cell is empty; write your question below the %%chat line")
+            raise UsageError(
+                _("%%chat: the cell is empty; write your question below the %%chat line")
+            )
         return self.questions.question(
             text,
             substitute=self.sessions.config.substitute_variables and not options.raw,
@@ -162,9 +165,9 @@ class ChatMagics(Magics):
                 session.resolve(options.from_node)
             except (NodeNotFound, AmbiguousId) as error:
                 hint = (
-                    "give more characters"
+                    _("give more characters")
                     if isinstance(error, AmbiguousId)
-                    else ("`%chat tree` shows the ids")
+                    else _("`%chat tree` shows the ids")
                 )
                 raise UsageError(
                     f"%%chat --from {options.from_node}: {_first_clause(error)}; {hint}"
@@ -173,9 +176,11 @@ class ChatMagics(Magics):
             known = session.tools.names()
             unknown = [n for n in options.tools if n not in known and ":" not in n]
             if unknown:
-                have = ", ".join(known) if known else "none registered; use @tool on a function"
+                have = ", ".join(known) if known else _("none registered; use @tool on a function")
                 raise UsageError(
-                    f"%%chat --tools: no tool named {unknown[0]!r} (registered: {have})"
+                    _("%%chat --tools: no tool named {name} (registered: {have})").format(
+                        name=repr(unknown[0]), have=have
+                    )
                 )
 
     def _check_tools(self, session: Session, settings: ChatSettings) -> None:

@@ -164,9 +164,13 @@ def parse_cell_line(line: str) -> CellOptions:
     try:
         args = _options.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]
     except UsageError as error:
-        raise UsageError(f"%%chat: {error}; `%%chat?` lists the options") from None
+        raise UsageError(
+            _("%%chat: {error}; `%%chat?` lists the options").format(error=error)
+        ) from None
     except ValueError as error:  # an unbalanced quote
-        raise UsageError(f"%%chat: cannot read the options ({error}); close the quote") from None
+        raise UsageError(
+            _("%%chat: cannot read the options ({error}); close the quote").format(error=error)
+        ) from None
     chosen = [
         flag
         for flag, on in (
@@ -177,16 +181,24 @@ def parse_cell_line(line: str) -> CellOptions:
         if on
     ]
     if len(chosen) > 1:
-        raise UsageError(f"%%chat: {' and '.join(chosen)} contradict; use only one of them")
+        raise UsageError(
+            _("%%chat: {options} contradict; use only one of them").format(
+                options=_(" and ").join(chosen)
+            )
+        )
     if args.max_tokens is not None and args.max_tokens <= 0:
-        raise UsageError("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+        raise UsageError(
+            _("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+        )
     for single, many in (("model", "models"), ("temperature", "temperatures")):
         if getattr(args, single) is not None and getattr(args, many) is not None:
             raise UsageError(
-                f"%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
+                _(
+                    "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
+                ).format(single=single, many=many)
             )
     if args.with_path and not args.with_refs:
-        raise UsageError("%%chat: --with-path goes with --with ID; add the node to bring")
+        raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
     return CellOptions(
         session=args.session,
         model=args.model,
@@ -219,8 +231,10 @@ def parse_thinking(value: str | None) -> Thinking:
     if word.isdigit():
         return int(word)
     raise UsageError(
-        f"%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
-        "'adaptive' or 'off'"
+        _(
+            "%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
+            "'adaptive' or 'off'"
+        ).format(value=value)
     )
 
 
@@ -248,7 +262,9 @@ def parse_fanout(
     if n is None and models is None and temperatures is None:
         return None
     if n is not None and n < 1:
-        raise UsageError(f"{command} --n: ask for at least 1 answer, e.g. --n 3")
+        raise UsageError(
+            _("{command} --n: ask for at least 1 answer, e.g. --n 3").format(command=command)
+        )
     model_names = _listed(
         models, "--models", command, "--models claude-sonnet-4-6,claude-haiku-4-5"
     )
@@ -265,7 +281,11 @@ def _listed(value: str | None, flag: str, command: str, example: str) -> tuple[s
         return ()
     items = tuple(item.strip() for item in value.split(",") if item.strip())
     if not items:
-        raise UsageError(f"{command} {flag}: the list is empty; give it comma-separated, {example}")
+        raise UsageError(
+            _("{command} {flag}: the list is empty; give it comma-separated, {example}").format(
+                command=command, flag=flag, example=example
+            )
+        )
     return items
 
 
@@ -276,8 +296,10 @@ def _temperature(value: str, command: str) -> float:
         number = float("nan")
     if not 0 <= number < float("inf"):  # each endpoint's range is checked before asking
         raise UsageError(
-            f"{command} --temperatures: {value!r} is not a temperature (a number, 0 or more); "
-            "give them comma-separated, e.g. --temperatures 0,0.5,1"
+            _(
+                "{command} --temperatures: {value} is not a temperature (a number, 0 or more); "
+                "give them comma-separated, e.g. --temperatures 0,0.5,1"
+            ).format(command=command, value=repr(value))
         )
     return number
 
@@ -293,10 +315,14 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     found: dict[str, str] = {}
     rest = list(words)
     while rest and rest[0].split("=", 1)[0] in _FANOUT_FLAGS:
-        flag, _, value = rest.pop(0).partition("=")
+        flag, _equals, value = rest.pop(0).partition("=")
         if not value:
             if not rest:
-                raise UsageError(f"{command}: {flag} needs a value, e.g. {flag} 3")
+                raise UsageError(
+                    _("{command}: {flag} needs a value, e.g. {flag} 3").format(
+                        command=command, flag=flag
+                    )
+                )
             value = rest.pop(0)
         found[flag] = value
     if not found:
@@ -305,7 +331,10 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     try:
         count = int(n) if n is not None else None
     except ValueError:
-        raise UsageError(f"{command} --n: {n!r} is not a number; e.g. --n 3") from None
+        raise UsageError(
+            _("{command} --n: {n} is not a number; e.g. --n 3").format(command=command, n=repr(n))
+        ) from None
+
     return parse_fanout(count, found.get("--models"), found.get("--temperatures"), command), rest
 
 
