@@ -348,7 +348,12 @@ def format_fields(text: str) -> set[str] | None:
         return None
 
 
-KEPT = re.compile(r"%%?chat(?: [a-z][\w-]*)?|--[a-z][\w-]*|`[^`]+`")
+COMMANDS = (
+    "tree|branches|switch|edit|retry|compare|fork-before-tool|compact|export|find|context|"
+    "usage|text|code|sessions|use|import|model|models|label|hide|unhide|panel|mcp|help|language"
+)
+# what a translation keeps as written: %chat commands, options, `code`, argparse's %(fields)s
+KEPT = re.compile(rf"%%chat|%chat(?: (?:{COMMANDS})\b)?|--[a-z][\w-]*|`[^`]+`|%\(\w+\)s")
 
 
 def translation_problems(entry: polib.POEntry) -> list[str]:

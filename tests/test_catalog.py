@@ -16,6 +16,9 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+from kernel_harness import Kernel
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -239,3 +242,24 @@ def test_the_committed_mo_is_what_the_po_compiles_to_and_gettext_reads_it() -> N
         for e in plurals
         for n in (1, 5)
     )
+
+
+@pytest.mark.kernel
+def test_a_real_kernel_shows_its_footer_tree_and_errors_in_chinese(tmp_path: Path) -> None:
+    with Kernel(tmp_path) as kernel:
+        english = kernel.run("%chat tree").check()
+        assert "\nThe session is empty (" in english.stdout
+        kernel.run("from jupyter_tree_chat.i18n import set_language\nset_language('zh_CN')")
+        empty = kernel.run("%chat tree").check()
+        assert empty.stdout.startswith("会话是空的（") and "%%chat 单元格。" in empty.stdout
+        answered = kernel.chat("什么是会话树？", "cell-1").check()
+        footer = answered.markdown[-1]
+        assert footer.endswith("回复 1/1") and " · 输入 " in footer and " · 输出 " in footer, footer
+        kernel.chat("什么是会话树？", "cell-1").check()  # the same cell again: a retry beside
+        tree = kernel.run("%chat branches").check().stdout
+        assert "→ 叶子 " in tree and "（深度 2）" in tree, tree
+        wrong = kernel.run("%chat nonsense")
+        assert "%chat：未知命令 'nonsense'；`%chat help` 列出所有命令" in wrong.visible_text
+
+        helped = kernel.run("%chat help").check().stdout
+        assert "把路径总结成一个新的根；旧分支保留" in helped
