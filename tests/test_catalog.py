@@ -263,3 +263,11 @@ def test_a_real_kernel_shows_its_footer_tree_and_errors_in_chinese(tmp_path: Pat
 
         helped = kernel.run("%chat help").check().stdout
         assert "把路径总结成一个新的根；旧分支保留" in helped
+        for asked, said in (
+            ("%%chat?", "向模型提问；回复在下面流式显示"),
+            ("%%chat?", "开始一个新的根：全新的对话。"),  # an option's help
+            ("%chat?", "在每个分支上查找匹配的节点"),
+        ):
+            page = kernel.run(asked).check().payload
+            assert any(said in p.get("data", {}).get("text/plain", "") for p in page), page
+

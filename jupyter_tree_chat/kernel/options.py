@@ -33,97 +33,124 @@ THINKING_OFF = "off"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_ARGUMENTS = (
-    argument("-s", "--session", metavar="NAME", help="Use the named session of this notebook."),
-    argument(
-        "-m",
-        "--model",
-        help="Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
-        "(default: TreeChat.model; `%%chat models` lists them).",
-    ),
-    argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
-    argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
-    argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
-    argument(
-        "--thinking",
-        metavar="N",
-        help="Extended thinking: a budget of N tokens (at least 1024, below --max-tokens), "
-        "'adaptive' (the model decides how much), or 'off' (default: TreeChat.thinking).",
-    ),
-    argument(
-        "--n",
-        type=int,
-        metavar="N",
-        help=f"Ask for N answers at once, side by side (siblings; at most {MAX_VARIANTS} "
-        "in all with --models and --temperatures).",
-    ),
-    argument(
-        "--models",
-        metavar="A,B",
-        help="Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
-        "combines with --n and --temperatures.",
-    ),
-    argument(
-        "--temperatures",
-        metavar="T1,T2",
-        help="Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
-        "endpoint's own range for the others).",
-    ),
-    argument(
-        "--budget",
-        metavar="N",
-        help="Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
-        "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
-        "the whole path; default: TreeChat.context_budget).",
-    ),
-    argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
-    argument(
-        "--from",
-        dest="from_node",
-        metavar="ID",
-        help="Fork: ask under node ID (an id prefix or a label) instead of the rule's choice.",
-    ),
-    argument(
-        "--continue",
-        dest="continue_leaf",
-        action="store_true",
-        help="Append under the current leaf, whatever the cell rule would do.",
-    ),
-    argument(
-        "--tools",
-        metavar="NAMES",
-        help="Comma-separated tools the model may use: registered functions, MCP tools as "
-        "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
-        "(default: TreeChat.tools, else every registered function).",
-    ),
-    argument(
-        "--allow-destructive",
-        action="store_true",
-        help="Let MCP tools annotated destructive run in this cell "
-        "(default: TreeChat.allow_destructive).",
-    ),
-    argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
-    argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
-    argument(
-        "--attach",
-        action="append",
-        metavar="PATH",
-        help="Attach a file (text, PDF or image; relative to the notebook's folder). Repeatable.",
-    ),
-    argument(
-        "--with",
-        dest="with_refs",
-        action="append",
-        metavar="ID",
-        help="Quote node ID (say, an answer on another branch) in the question. Repeatable.",
-    ),
-    argument("--with-path", action="store_true", help="--with brings ID's whole path."),
-)
+
+def _arguments() -> tuple[argument, ...]:
+    """``%%chat``'s options, their help in the current language (``%%chat?`` shows it)."""
+    return (
+        argument(
+            "-s", "--session", metavar="NAME", help=_("Use the named session of this notebook.")
+        ),
+        argument(
+            "-m",
+            "--model",
+            help=_(
+                "Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
+                "(default: TreeChat.model; `%%chat models` lists them)."
+            ),
+        ),
+        argument("--system", metavar="TEXT", help=_("System prompt for this cell (quote it).")),
+        argument("--max-tokens", type=int, metavar="N", help=_("Most tokens in the reply.")),
+        argument("--temperature", type=float, metavar="T", help=_("Sampling temperature.")),
+        argument(
+            "--thinking",
+            metavar="N",
+            help=_(
+                "Extended thinking: a budget of N tokens (at least 1024, below --max-tokens), "
+                "'adaptive' (the model decides how much), or 'off' (default: TreeChat.thinking)."
+            ),
+        ),
+        argument(
+            "--n",
+            type=int,
+            metavar="N",
+            help=_(
+                "Ask for N answers at once, side by side (siblings; at most {count} in all with "
+                "--models and --temperatures)."
+            ).format(count=MAX_VARIANTS),
+        ),
+        argument(
+            "--models",
+            metavar="A,B",
+            help=_(
+                "Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
+                "combines with --n and --temperatures."
+            ),
+        ),
+        argument(
+            "--temperatures",
+            metavar="T1,T2",
+            help=_(
+                "Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
+                "endpoint's own range for the others)."
+            ),
+        ),
+        argument(
+            "--budget",
+            metavar="N",
+            help=_(
+                "Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
+                "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
+                "the whole path; default: TreeChat.context_budget)."
+            ),
+        ),
+        argument("--new", action="store_true", help=_("Start a new root: a fresh conversation.")),
+        argument(
+            "--from",
+            dest="from_node",
+            metavar="ID",
+            help=_(
+                "Fork: ask under node ID (an id prefix or a label) instead of the rule's choice."
+            ),
+        ),
+        argument(
+            "--continue",
+            dest="continue_leaf",
+            action="store_true",
+            help=_("Append under the current leaf, whatever the cell rule would do."),
+        ),
+        argument(
+            "--tools",
+            metavar="NAMES",
+            help=_(
+                "Comma-separated tools the model may use: registered functions, MCP tools as "
+                "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
+                "(default: TreeChat.tools, else every registered function)."
+            ),
+        ),
+        argument(
+            "--allow-destructive",
+            action="store_true",
+            help=_(
+                "Let MCP tools annotated destructive run in this cell "
+                "(default: TreeChat.allow_destructive)."
+            ),
+        ),
+        argument("--provider", choices=PROVIDER_NAMES, help=_("Provider for this cell.")),
+        argument(
+            "--raw", action="store_true", help=_("Send the text as is: no {name} substitution.")
+        ),
+        argument(
+            "--attach",
+            action="append",
+            metavar="PATH",
+            help=_(
+                "Attach a file (text, PDF or image; relative to the notebook's folder). Repeatable."
+            ),
+        ),
+        argument(
+            "--with",
+            dest="with_refs",
+            action="append",
+            metavar="ID",
+            help=_("Quote node ID (say, an answer on another branch) in the question. Repeatable."),
+        ),
+        argument("--with-path", action="store_true", help=_("--with brings ID's whole path.")),
+    )
 
 
 def chat_arguments(func: F) -> F:
     """Declare ``%%chat``'s options on ``func`` (its ``?`` help then lists them)."""
-    for declare in reversed(_ARGUMENTS):
+    for declare in reversed(_arguments()):
         func = declare(func)
     func = magic_arguments(name="%chat")(func)  # the usage line then reads %%chat
     func.parser.allow_abbrev = False  # type: ignore[attr-defined]  # see the module docstring
@@ -133,6 +160,19 @@ def chat_arguments(func: F) -> F:
 @chat_arguments
 def _options(line: str) -> None:
     """Holds the parser: parsing needs no magic instance."""
+
+
+def chat_help(description: str) -> str:
+    """What ``%%chat?`` shows, in the current language: ``description`` and the options.
+
+    IPython builds a magic's help once, when its module loads; this builds it again now.
+    """
+
+    def chat(line: str) -> None:
+        pass
+
+    chat.__doc__ = description
+    return str(chat_arguments(chat).__doc__)
 
 
 @dataclass(frozen=True)
