@@ -47,7 +47,6 @@ def _documented(doc: Callable[[], str]) -> Callable[[_F], _F]:
 
 
 def cell_help() -> str:
-
     """What ``%%chat?`` says above the options, in the current language."""
     return _(
         """\
