@@ -17,6 +17,7 @@ from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
 from ..history.store import SESSION_SUFFIX, validate_session_name
+from ..i18n import _
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
@@ -171,7 +172,9 @@ class TreeChat(Configurable):
         value = proposal["value"]
         if value and not str(value).endswith(SESSION_SUFFIX):
             raise ValueError(
-                f"TreeChat.session_file must name a *{SESSION_SUFFIX} file, not {value!r}"
+                _("TreeChat.session_file must name a *{suffix} file, not {value}").format(
+                    suffix=SESSION_SUFFIX, value=repr(value)
+                )
             )
         return value or None
 
@@ -181,7 +184,9 @@ class TreeChat(Configurable):
         for model, price in value.items():
             if not isinstance(price, (dict, Price)):
                 raise ValueError(
-                    f"the price of {model!r} must be a dict like {{'input': 3, 'output': 15}}"
+                    _(
+                        "the price of {model} must be a dict like {{'input': 3, 'output': 15}}"
+                    ).format(model=repr(model))
                 )
             if isinstance(price, dict):
                 Price.from_mapping(price)  # raises with the fix
@@ -197,14 +202,23 @@ class TreeChat(Configurable):
     def _valid_budget(self, proposal: Any) -> int | str:
         value = proposal["value"]
         if isinstance(value, int) and value <= 0:
-            raise ValueError(f"context_budget must be a positive number of tokens, not {value}")
+            raise ValueError(
+                _("context_budget must be a positive number of tokens, not {value}").format(
+                    value=value
+                )
+            )
         return value
 
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
         if value < 0 or (value == 0 and proposal["trait"].name != "max_tool_rounds"):
-            raise ValueError(f"{proposal['trait'].name} must be a positive number, not {value}")
+            raise ValueError(
+                _("{name} must be a positive number, not {value}").format(
+                    name=proposal["trait"].name, value=value
+                )
+            )
+
         return value
 
     def limits(self) -> Limits:
