@@ -34,7 +34,7 @@ from itertools import pairwise
 from typing import Any
 
 from .history.tree import Message, SessionTree, message_text, tool_shown_name
-from .i18n import _
+from .i18n import _, ngettext
 
 MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
 TEXT_WIDTH = 60
@@ -61,7 +61,7 @@ def summary(
     with chips, when ``meta`` keeps that), or its blocks."""
     pieces = typed_pieces(meta)
     if pieces is not None:
-        return _typed_line(pieces, width) or "(empty)"
+        return _typed_line(pieces, width) or _("(empty)")
     text = message_text(message).strip()
     if not text:
         content = message.get("content")
@@ -77,7 +77,7 @@ def summary(
                 parts.append(f"[tool_result] {_result_text(block)}".strip())
             elif kind:
                 parts.append(f"[{kind}]")
-        text = " ".join(parts) or "(empty)"
+        text = " ".join(parts) or _("(empty)")
     first = text.splitlines()[0] if text.splitlines() else text
     more = len(first) < len(text)
     if len(first) > width:
@@ -130,8 +130,12 @@ def hidden_branches(tree: SessionTree, hidden: Collection[str], leaf: str | None
 
 def hidden_note(count: int, how: str) -> str:
     """The line under a view that left hidden branches out: how many, and how to see them."""
-    plural = "branch is" if count == 1 else "branches are"
-    return f"({count} hidden {plural} not shown; {how})"
+    note = ngettext(
+        "({count} hidden branch is not shown; {how})",
+        "({count} hidden branches are not shown; {how})",
+        count,
+    )
+    return note.format(count=count, how=how)
 
 
 def draw_tree(
@@ -150,6 +154,7 @@ def draw_tree(
     folded = set() if show_hidden else hidden_branches(tree, hidden, leaf)
     width = short_id_length(node.id for node in tree)
     lines: list[str] = []
+    hidden_mark, current_mark = _("(hidden)"), _("← current")
     # (node id, this line's prefix, the prefix its descendants continue with)
     stack = [(root.id, "", "") for root in reversed(tree.roots()) if root.id not in folded]
     while stack:
@@ -159,18 +164,21 @@ def draw_tree(
         head = f"{prefix}{node.id[:width]} {node.role}  {summary(node.message, meta=node.meta)}"
         notes = []
         if len(children) > 1:
-            notes.append(f"[{len(children)} replies]")
+            count = len(children)
+            notes.append(
+                ngettext("[{count} reply]", "[{count} replies]", count).format(count=count)
+            )
         if folded:
             out_of_view = sum(1 for child in children if child.id in folded)
             children = [child for child in children if child.id not in folded]
             if out_of_view:
-                notes.append(f"[{out_of_view} hidden]")
+                notes.append(_("[{count} hidden]").format(count=out_of_view))
         if node_id in labels:
             notes.append(f"({labels[node_id]})")
         if show_hidden and node_id in hidden:
-            notes.append("(hidden)")
+            notes.append(hidden_mark)
         if node_id == leaf:
-            notes.append("← current")
+            notes.append(current_mark)
         lines.append(f"{_pad(head, COLUMN)}  {' '.join(notes)}" if notes else head)
         if len(children) == 1:
             stack.append((children[0].id, below, below))
@@ -193,17 +201,67 @@ def _pad(text: str, column: int) -> str:
     return text + " " * (column - cells)
 
 
-def path_markdown(tree: SessionTree, leaf: str | None) -> str:
-    """The path from the root to ``leaf`` as a Markdown document, one section a message."""
+@dataclass(frozen=True)
+class _MarkdownWords:
+    """The words of a path as Markdown: in the reader's language, or as the model reads them."""
+
+    empty_session: str
+    heading: str
+    user: str
+    assistant: str
+    tool_result: str
+    tool_call: str
+    thinking: str
+    encrypted: str
+    block: str
+    empty: str
+
+
+def _markdown_words(for_model: bool) -> _MarkdownWords:
+    if for_model:  # a path quoted into a question (``--with ID --path``) is the model's text
+        return _MarkdownWords(
+            "# Chat session\n\n(empty)\n",
+            "# Chat session\n\n{count} messages, leaf `{leaf}`.\n",
+            "User",
+            "Assistant",
+            "Tool result",
+            "Tool call `{name}`:",
+            "*Thinking:*",
+            "*[thinking encrypted by the API]*",
+            "[{kind} block]",
+            "(empty)",
+        )
+    return _MarkdownWords(
+        _("# Chat session\n\n(empty)\n"),
+        _("# Chat session\n\n{count} messages, leaf `{leaf}`.\n"),
+        _("User"),
+        _("Assistant"),
+        _("Tool result"),
+        _("Tool call `{name}`:"),
+        _("*Thinking:*"),
+        _("*[thinking encrypted by the API]*"),
+        _("[{kind} block]"),
+        _("(empty)"),
+    )
+
+
+def path_markdown(tree: SessionTree, leaf: str | None, *, for_model: bool = False) -> str:
+    """The path from the root to ``leaf`` as a Markdown document, one section a message:
+    in the reader's language, or (``for_model``) in the English a question quotes."""
+    words = _markdown_words(for_model)
     if leaf is None:
-        return "# Chat session\n\n(empty)\n"
+        return words.empty_session
     nodes = tree.path_nodes(leaf)
     width = short_id_length(node.id for node in tree)
-    out = [f"# Chat session\n\n{len(nodes)} messages, leaf `{leaf[:width]}`.\n"]
+    out = [words.heading.format(count=len(nodes), leaf=leaf[:width])]
+    titles = {"user": words.user, "assistant": words.assistant}
     for node in nodes:
-        title = "Tool result" if _is_tool_result(node.message) else node.role.capitalize()
+        if _is_tool_result(node.message):
+            title = words.tool_result
+        else:
+            title = titles.get(node.role) or node.role.capitalize()
         out.append(f"## {title} `{node.id[:width]}`\n")
-        out.append(_content_markdown(node.message, node.meta))
+        out.append(_content_markdown(node.message, node.meta, words))
     return "\n".join(out)
 
 
@@ -214,7 +272,9 @@ def _is_tool_result(message: Message) -> bool:
     )
 
 
-def _content_markdown(message: Message, meta: Mapping[str, Any] | None = None) -> str:
+def _content_markdown(
+    message: Message, meta: Mapping[str, Any] | None, words: _MarkdownWords
+) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content.rstrip() + "\n"
@@ -228,17 +288,17 @@ def _content_markdown(message: Message, meta: Mapping[str, Any] | None = None) -
         elif kind == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
             name = tool_shown_name(block, meta)
-            parts.append(f"Tool call `{name}`:\n\n{fence(body, 'json')}")
+            parts.append(f"{words.tool_call.format(name=name)}\n\n{fence(body, 'json')}")
         elif kind == "tool_result":
             parts.append(fence(_result_text(block)))
         elif kind == "thinking" and block.get("thinking"):
             quoted = "\n".join(f"> {line}".rstrip() for line in str(block["thinking"]).splitlines())
-            parts.append(f"*Thinking:*\n\n{quoted}\n")
+            parts.append(f"{words.thinking}\n\n{quoted}\n")
         elif kind == "redacted_thinking":
-            parts.append("*[thinking encrypted by the API]*\n")
+            parts.append(words.encrypted + "\n")
         else:
-            parts.append(f"[{kind} block]\n")
-    return "\n".join(parts) if parts else "(empty)\n"
+            parts.append(words.block.format(kind=kind) + "\n")
+    return "\n".join(parts) if parts else words.empty + "\n"
 
 
 def fence(text: str, info: str = "") -> str:

@@ -256,7 +256,8 @@ class QuestionBuilder:
         short = node.id[:7]
         if whole_path:
             nodes = session.tree.path_nodes(node.id)
-            kept, note = cut(path_markdown(session.tree, node.id), self.limits.max_chars)
+            words = path_markdown(session.tree, node.id, for_model=True)
+            kept, note = cut(words, self.limits.max_chars)
             text = f"From branch {short}, the whole path to it:\n\n{kept}{note}"
             sent = Sent(short, "path", f"{len(nodes):,} messages", "Markdown", "node")
         else:
