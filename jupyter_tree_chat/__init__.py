@@ -93,6 +93,7 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
     best with ``%chat switch ID``. Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
     """
     from .errors import MissingExtra
+    from .i18n import _
     from .kernel.sessions import current_session
     from .measures.compare import COLUMNS, rows, sibling_answers
 
@@ -100,7 +101,7 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
         import pandas
     except ImportError:
         raise MissingExtra(
-            "compare_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'"
+            _("compare_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'")
         ) from None
     current = current_session(session)
     question = None if ref is None else current.resolve(ref).id
