@@ -92,7 +92,7 @@ class Variant:
         """``claude-sonnet-4-6 · temperature 0.7 · sample 2/3`` (the parts that vary)."""
         parts = [self.model]
         if self.temperature is not None:
-            parts.append(_("temperature {temperature:g}").format(temperature=self.temperature))
+            parts.append(_("temperature {temperature}").format(temperature=f"{self.temperature:g}"))
         if self.samples > 1:
             parts.append(
                 _("sample {sample}/{samples}").format(sample=self.sample, samples=self.samples)
