@@ -243,3 +243,19 @@ def test_a_one_line_summary_shows_a_chip_whole_or_not_at_all() -> None:
     assert summary(user("sent"), 61, meta) == "x" * 40 + " [df · DataFrame 1×1] …"
     assert summary(user("sent"), 50, meta) == "x" * 40 + " …"
     assert summary(user("sent"), 80, {"typed": ["first line\nsecond"]}) == "first line …"
+
+
+def test_a_path_quoted_for_the_model_stays_english_in_any_readers_language() -> None:
+    from jupyter_tree_chat.i18n import language, set_language
+
+    tree = chapter_tree()
+    quoted = path_markdown(tree, "msg_004", for_model=True)
+    assert quoted.startswith("# Chat session\n\n3 messages, leaf `msg_004`.\n")
+    assert "## User `msg_001`" in quoted and "## Assistant `msg_002`" in quoted
+    assert quoted == path_markdown(tree, "msg_004")  # English readers see the same words
+    was = language()
+    set_language("zh_CN")
+    try:
+        assert path_markdown(tree, "msg_004", for_model=True) == quoted
+    finally:
+        set_language(was)
