@@ -239,7 +239,6 @@ NOT_WORDS = {
 }
 
 
-
 def kernel_catalog_path(locale: str, suffix: str) -> Path:
     return PACKAGE / "locale" / locale / "LC_MESSAGES" / f"{KERNEL_DOMAIN}{suffix}"
 

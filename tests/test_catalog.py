@@ -272,4 +272,3 @@ def test_a_real_kernel_shows_its_footer_tree_and_errors_in_chinese(tmp_path: Pat
         ):
             page = kernel.run(asked).check().payload
             assert any(said in p.get("data", {}).get("text/plain", "") for p in page), page
-
