@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import kernel_words
 import nbformat
 import pytest
 
@@ -37,15 +38,22 @@ LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
 
 
-def kernel_env(notebook: Path) -> dict[str, str]:
-    """The environment a headless kernel gets: no API key, the notebook's path, this repo."""
+#: a kernel locale that names no language, and a Chinese one (LANG, as a shell sets it)
+ENGLISH_LOCALE = {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
+CHINESE_LOCALE = {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+
+
+def kernel_env(notebook: Path, locale: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a headless kernel gets: no API key, the notebook's path, this repo
+    (and ``locale``'s variables, if given)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(locale or {})
     env["JPY_SESSION_NAME"] = str(notebook)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 
 
-def execute(name: str, folder: Path) -> nbformat.NotebookNode:
+def execute(name: str, folder: Path, locale: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """Run notebooks/NAME.ipynb in ``folder`` (a copy); raise on the first failing cell."""
     from nbclient import NotebookClient
 
@@ -58,7 +66,7 @@ def execute(name: str, folder: Path) -> nbformat.NotebookNode:
         timeout=CELL_TIMEOUT,
         resources={"metadata": {"path": str(folder)}},
     )
-    client.execute(env=kernel_env(notebook))
+    client.execute(env=kernel_env(notebook, locale))
     nbformat.write(nb, notebook)
     return nb
 
@@ -156,9 +164,10 @@ def test_the_skeleton_sees_a_changed_code_cell_but_not_a_translated_one() -> Non
 
 @pytest.fixture(scope="module")
 def english_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The English lesson, run once: its folder and what its cells printed."""
+    """The English lesson, run once: its folder and what its cells printed. Its kernel's
+    locale is Chinese: the lesson's own ``TreeChat.language = "en"`` must win."""
     folder = tmp_path_factory.mktemp("lesson-en")
-    return folder, outputs_text(execute(LESSONS["en"], folder))
+    return folder, outputs_text(execute(LESSONS["en"], folder, CHINESE_LOCALE))
 
 
 @pytest.mark.kernel
@@ -245,8 +254,11 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     english_lesson: tuple[Path, str], tmp_path: Path
 ) -> None:
     english, _ = english_lesson
-    executed = execute(LESSONS["zh"], tmp_path)
+    executed = execute(LESSONS["zh"], tmp_path, ENGLISH_LOCALE)
     shown = outputs_text(executed)
+    check_the_kernels_words_cell_by_cell(
+        nbformat.read(english / f"{LESSONS['en']}.ipynb", as_version=4), executed
+    )
     assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
     assert "我只看得到这一条路径" in shown and "I was sent" not in shown
     for session in ("format", "lesson", "budget"):
@@ -269,6 +281,60 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     assert {k: drawn(v) for k, v in zh_pictures.items()} == {
         k: drawn(v) for k, v in en_pictures.items()
     }
+
+
+#: the cells whose output holds the kernel's own texts: footers, notices, `%chat` output
+KERNEL_CELLS = {
+    "chapter-36": "%chat use lesson",
+    "chapter-42": "%chat edit 2: the reply's footer",
+    "chapter-45-draw": "%chat tree --svg",
+    "chapter-55": "%%chat --new: the footer",
+    "chapter-56": "%chat retry: the footer",
+    "chapter-60": "%chat branches",
+    "chapter-61": "%chat switch",
+    "chapter-67": "%chat compact",
+    "chapter-69": "%%chat: the footer",
+    "chapter-75": "%chat tree",
+    "budget-03": "%chat use budget",
+    "budget-06": "%%chat --budget 1500: the footer says what the answer saw",
+    "budget-12": "%chat context",
+}
+
+
+def cell_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Cell id -> everything its outputs show as text (a picture's words included)."""
+    texts: dict[str, str] = {}
+    for cell in nb.cells:
+        parts: list[str] = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output["text"])
+            elif output.get("output_type") == "error":
+                parts.append(f"{output['ename']}: {output['evalue']}")
+            elif "data" in output:
+                data = output["data"]
+                parts.append(data.get("text/plain") or "")
+                svg = data.get("image/svg+xml")
+                if svg:
+                    parts.extend(t.strip() for t in re.findall(r">([^<>]+)<", svg) if t.strip())
+        texts[cell.id] = "\n".join(parts)
+    return texts
+
+
+def check_the_kernels_words_cell_by_cell(
+    english: nbformat.NotebookNode, chinese: nbformat.NotebookNode
+) -> None:
+    """Each cell of the Chinese lesson shows the translation of every kernel message the
+    same cell of the English lesson shows, and no English sentence of the kernel."""
+    en, zh = cell_texts(english), cell_texts(chinese)
+    assert en.keys() == zh.keys()
+    kernel_cells = {cell for cell in en if kernel_words.shown(en[cell])}
+    assert set(KERNEL_CELLS) <= kernel_cells, set(KERNEL_CELLS) - kernel_cells
+    for cell in en:
+        assert kernel_words.english_left(zh[cell]) == [], (cell, zh[cell])
+        assert kernel_words.translation_missing(en[cell], zh[cell]) == [], (cell, zh[cell])
+        if cell in kernel_cells:
+            assert kernel_words.HAN.search(zh[cell]), (cell, zh[cell])
 
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -36,6 +36,7 @@ from .columns import show_compare
 from .context import Question, QuestionBuilder
 from .endpoints import describe_model, models_lines
 from .importing import import_session
+from .language import LanguageCommands
 from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
@@ -82,12 +83,15 @@ HELP = """\
   panel                 the session as an interactive panel (tree, edit, retry, compare)
   mcp [NAME]            MCP servers: state, tools, annotations (NAME: start it, list its
                         tools); mcp stop [NAME] stops them
+  language [zh_CN|en|auto]
+                        the language of these texts and where it comes from, or set it
+                        (auto: JupyterLab's, else the kernel's locale, else English)
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
 
 
-class Commands(MeasureCommands, ShareCommands):
+class Commands(MeasureCommands, ShareCommands, LanguageCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:

@@ -17,6 +17,7 @@ from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
 from ..history.store import SESSION_SUFFIX, validate_session_name
+from ..i18n import AUTO, explicit_locale
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
@@ -155,6 +156,14 @@ class TreeChat(Configurable):
         allow_none=True,
         help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
     ).tag(config=True)
+    language = Unicode(
+        AUTO,
+        help="The language of the kernel's texts (footers, notices, errors, %chat output): "
+        "'auto' follows the language JupyterLab shows (the panel and the turn controls tell "
+        "the kernel when they render), else the kernel's locale (LC_ALL, LC_MESSAGES, "
+        "LANG), else English; or a locale with a catalog ('zh_CN', 'en'). "
+        "`%chat language` shows where it comes from.",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
@@ -165,6 +174,12 @@ class TreeChat(Configurable):
         if value is None or value == DEFAULT_SESSION:
             return None
         return validate_session_name(value)
+
+    @validate("language")
+    def _valid_language(self, proposal: Any) -> str:
+        value = str(proposal["value"]).strip()
+        explicit_locale(value)  # raises with the choices
+        return value
 
     @validate("session_file")
     def _valid_session_file(self, proposal: Any) -> str | None:

@@ -25,6 +25,7 @@ from .commands import HELP, Commands
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
+from .language import follow_settings
 from .notebook import current_cell_id
 from .options import THINKING_OFF, CellOptions, chat_arguments, parse_cell_line
 from .sessions import KernelSessions
@@ -86,7 +87,7 @@ class ChatMagics(Magics):
         Settings: %config TreeChat.model = "..." (also max_tokens, system,
         temperature, thinking, provider, session, substitute_variables, throttle,
         max_rows, max_columns, max_chars, context_windows, prices, context_budget,
-        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
+        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout, language).
         """
         options = parse_cell_line(line)
         session = self._session(options.session)
@@ -211,5 +212,6 @@ def _first_clause(error: Exception) -> str:
 def make_magics(shell: Any) -> tuple[ChatMagics, KernelSessions]:
     """The magics and the kernel's session registry for ``shell``."""
     config = TreeChat(parent=shell)
+    follow_settings(config)
     sessions = KernelSessions(shell, config)
     return ChatMagics(shell, sessions), sessions
