@@ -114,18 +114,18 @@ def shown_locale(code: str) -> str | None:
 
 def explicit_locale(value: str) -> str | None:
     """``TreeChat.language`` or ``%chat language VALUE`` as a locale (``None`` for
-    ``auto``); a ValueError that names the choices for a language without a catalog."""
+    ``auto``); a ``LookupError`` for a language without a catalog (the kernel words it)."""
     if value.strip().lower() == AUTO:
         return None
     shown = shown_locale(value)
     if shown is None:
-        choices = ", ".join([*catalog_locales(), ENGLISH, AUTO])
-        raise ValueError(
-            _("there is no catalog for {value!r}; give one of {choices}").format(
-                value=value, choices=choices
-            )
-        )
+        raise LookupError(value)
     return shown
+
+
+def choices() -> list[str]:
+    """What ``TreeChat.language`` may be: a catalog's locale, ``en`` or ``auto``."""
+    return [*catalog_locales(), ENGLISH, AUTO]
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def _apply() -> Chosen:
 
 def choose(value: str, source: str = CONFIG) -> Chosen:
     """Set the language outright (``source``: ``CONFIG`` or ``COMMAND``); ``auto`` hands
-    the choice back to JupyterLab and the environment. A ValueError for a bad value."""
+    the choice back to JupyterLab and the environment. A LookupError for a bad value."""
     locale = explicit_locale(value)
     with _lock:
         _choice.explicit = None if locale is None else (locale, source, value)

@@ -16,6 +16,9 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+from kernel_harness import Kernel
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -130,3 +133,140 @@ def test_jupyterlab_server_finds_the_catalog_through_the_entry_point() -> None:
     assert ours is not None, "pip install -e . (the jupyterlab.locale entry point is missing)"
     shipped = json.loads(catalog.catalog_path("zh_CN", ".json").read_text(encoding="utf-8"))
     assert ours == shipped
+
+
+# -- the kernel's domain: the package's Python texts, through jupyter_tree_chat.i18n -------
+
+
+def test_every_kernel_text_goes_through_gettext_and_is_translated() -> None:
+    found = catalog.kernel_problems(catalog.kernel_scan())
+    assert found == [], "run `python scripts/catalog.py update`, translate, update:\n" + "\n".join(
+        found
+    )
+
+
+def test_the_kernel_catalog_holds_the_magic_cli_and_picture_words() -> None:
+    report = catalog.kernel_scan()
+    folders = {message["file"].split("/")[1] for message in report["messages"]}
+    assert {"kernel", "cli", "picture"} <= folders
+    assert len(catalog.source_messages(report)) > 250
+
+
+PLANTED_PY = """\
+from IPython.core.error import UsageError
+
+from ..i18n import _, ngettext
+
+
+def show(name: str, count: int, parser) -> None:
+    print(_("Saved {name}.").format(name=name))
+    print(ngettext("{count} branch", "{count} branches", count).format(count=count))
+    print("Nothing to show here.")
+    print(f"Saved {name} to the tree.")
+    print(name, "x", "=", "\\n".join(["a", "b"]))
+    message = "Could not read the file"
+    print(_(message))
+    print(_(f"Loaded {name}"))
+    parser.add_argument("--model", help="the model to ask", choices=["a b"])
+    if count < 0:
+        raise UsageError("unknown command: " + name)
+    raise UsageError(_("%chat {command} takes no argument").format(command=name))
+"""
+
+
+def test_the_kernel_scanner_reports_bare_texts_and_non_literal_calls(tmp_path: Path) -> None:
+    (tmp_path / "planted.py").write_text(PLANTED_PY)
+    report = catalog.kernel_scan(tmp_path)
+    assert [(b["line"], b["text"]) for b in report["bare"]] == [
+        (9, "'Nothing to show here.'"),
+        (10, "'Saved {} to the tree.'"),
+        (15, "'the model to ask'"),
+        (17, "'unknown command: '"),
+    ]
+    assert [(m["msgid"], m["plural"]) for m in report["messages"]] == [
+        ("Saved {name}.", None),
+        ("{count} branch", "{count} branches"),
+        ("%chat {command} takes no argument", None),
+    ]
+    assert [(d["line"], d["call"]) for d in report["dynamic"]] == [
+        (13, "_(message)"),
+        (14, "_(f'Loaded {name}')"),
+    ]
+    found = catalog.kernel_problems(report)
+    assert "planted.py:13: _() needs literal text (a catalog can never match it): _(message)" in (
+        found
+    )
+    assert "planted.py:7: 'Saved {name}.' is not in jupyter_tree_chat_kernel.po (zh_CN)" in found
+
+
+def test_a_translation_keeps_the_fields_commands_and_option_names() -> None:
+    import polib
+
+    def problems(msgid: str, msgstr: str) -> list[str]:
+        return catalog.translation_problems(polib.POEntry(msgid=msgid, msgstr=msgstr))
+
+    assert problems("{name} is not answering", "{name} 没有应答") == []
+    assert problems("{name} is not answering", "{名字} 没有应答") == [
+        "fields ['name'] in the msgid but ['名字'] in the translation"
+    ]
+    assert problems("{count} of {total}", "{count}") == [
+        "fields ['count', 'total'] in the msgid but ['count'] in the translation"
+    ]
+    assert problems("see %chat tree and --model", "见 %chat 树 和 --模型") == [
+        "%chat tree, --model must stay as written in the translation"
+    ]
+    plural = polib.POEntry(
+        msgid="{count} branch", msgid_plural="{count} branches", msgstr_plural={0: "{n} 个分支"}
+    )
+    assert catalog.translation_problems(plural) == [
+        "fields ['count'] in the msgid but ['n'] in the translation"
+    ]
+
+
+def test_the_committed_mo_is_what_the_po_compiles_to_and_gettext_reads_it() -> None:
+    import gettext
+
+    import polib
+
+    po = polib.pofile(str(catalog.kernel_catalog_path("zh_CN", ".po")))
+    mo = catalog.kernel_catalog_path("zh_CN", ".mo")
+    assert mo.read_bytes() == catalog.compiled_mo(po)
+    read = gettext.translation(
+        "jupyter_tree_chat_kernel", ROOT / "jupyter_tree_chat" / "locale", languages=["zh_CN"]
+    )
+    translated = [e for e in po if e.translated() and not e.msgid_plural]
+    assert translated and all(read.gettext(e.msgid) == e.msgstr for e in translated)
+    plurals = [e for e in po if e.translated() and e.msgid_plural]
+    assert plurals and all(
+        read.ngettext(e.msgid, e.msgid_plural, n) == e.msgstr_plural[0]
+        for e in plurals
+        for n in (1, 5)
+    )
+
+
+@pytest.mark.kernel
+def test_a_real_kernel_shows_its_footer_tree_and_errors_in_chinese(tmp_path: Path) -> None:
+    with Kernel(tmp_path) as kernel:
+        english = kernel.run("%chat tree").check()
+        assert "\nThe session is empty (" in english.stdout
+        kernel.run("from jupyter_tree_chat.i18n import set_language\nset_language('zh_CN')")
+        empty = kernel.run("%chat tree").check()
+        assert empty.stdout.startswith("会话是空的（") and "%%chat 单元格。" in empty.stdout
+        answered = kernel.chat("什么是会话树？", "cell-1").check()
+        footer = answered.markdown[-1]
+        assert footer.endswith("回复 1/1") and " · 输入 " in footer and " · 输出 " in footer, footer
+        kernel.chat("什么是会话树？", "cell-1").check()  # the same cell again: a retry beside
+        tree = kernel.run("%chat branches").check().stdout
+        assert "→ 叶子 " in tree and "（深度 2）" in tree, tree
+        wrong = kernel.run("%chat nonsense")
+        assert "%chat：未知命令 'nonsense'；`%chat help` 列出所有命令" in wrong.visible_text
+
+        helped = kernel.run("%chat help").check().stdout
+        assert "把路径总结成一个新的根；旧分支保留" in helped
+        for asked, said in (
+            ("%%chat?", "向模型提问；回复在下面流式显示"),
+            ("%%chat?", "开始一个新的根：全新的对话。"),  # an option's help
+            ("%chat?", "在每个分支上查找匹配的节点"),
+        ):
+            page = kernel.run(asked).check().payload
+            assert any(said in p.get("data", {}).get("text/plain", "") for p in page), page

@@ -79,10 +79,9 @@ def test_the_first_locale_variable_set_decides_even_when_it_names_no_language() 
     assert i18n.follow_environment({}).source == i18n.DEFAULT
 
 
-def test_a_language_without_a_catalog_is_refused_with_the_choices() -> None:
-    with pytest.raises(
-        ValueError, match=r"^there is no catalog for 'fr'; give one of zh_CN, en, auto$"
-    ):
+def test_a_language_without_a_catalog_is_refused() -> None:
+    with pytest.raises(LookupError):
         i18n.choose("fr")
     assert i18n.chosen().source == i18n.DEFAULT  # and nothing changed
     assert i18n.explicit_locale("AUTO") is None and i18n.explicit_locale("zh-CN") == "zh_CN"
+    assert i18n.choices() == ["zh_CN", "en", "auto"]

@@ -69,6 +69,11 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     assert not any("node_modules" in n.split("/") for n in names)
     # the Chinese catalog, where JupyterLab's server looks for it through the entry point
     assert "jupyter_tree_chat/locale/zh_CN/LC_MESSAGES/jupyter_tree_chat.json" in names
+    # the kernel's catalog, compiled, where jupyter_tree_chat/i18n.py's gettext reads it
+    kernel_mo = "jupyter_tree_chat/locale/zh_CN/LC_MESSAGES/jupyter_tree_chat_kernel.mo"
+    shipped = ROOT / kernel_mo
+    assert zipfile.ZipFile(wheel).read(kernel_mo) == shipped.read_bytes()
+
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     listed = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[jupyterlab.locale]\njupyter_tree_chat = jupyter_tree_chat" in listed

@@ -21,6 +21,7 @@ import sys
 
 from .. import formats, i18n
 from ..errors import ChatError
+from ..i18n import _
 from . import serve_local
 from .budget import budgeted_path
 from .find import add_find_parser, run_find
@@ -35,74 +36,80 @@ __all__ = ["PROG", "CliError", "main", "run"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Read branching chat sessions (*.chat.jsonl, or Claude Code, pi, ChatGPT "
-        "and Open WebUI files) and import other tools' sessions.",
+        description=_(
+            "Read branching chat sessions (*.chat.jsonl, or Claude Code, pi, ChatGPT "
+            "and Open WebUI files) and import other tools' sessions."
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    show_ = commands.add_parser("show", help="draw the tree, the current leaf marked")
+    show_ = commands.add_parser("show", help=_("draw the tree, the current leaf marked"))
     show_.add_argument("file", metavar="FILE")
-    show_.add_argument("--all", action="store_true", help="hidden branches too")
+    show_.add_argument("--all", action="store_true", help=_("hidden branches too"))
 
-    path_ = commands.add_parser("path", help="print the active path (what the model sees)")
+    path_ = commands.add_parser("path", help=_("print the active path (what the model sees)"))
     path_.add_argument("file", metavar="FILE")
-    path_.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    path_.add_argument("--leaf", metavar="ID", help=_("a node id or unique prefix"))
     path_.add_argument(
-        "--json", action="store_true", help="the messages exactly as sent to the model"
+        "--json", action="store_true", help=_("the messages exactly as sent to the model")
     )
     path_.add_argument(
         "--budget",
         metavar="N",
-        help="build the request to N tokens, as a session would: whole exchanges, newest "
-        "first, a note for the rest (the listing marks what is sent)",
+        help=_(
+            "build the request to N tokens, as a session would: whole exchanges, newest "
+            "first, a note for the rest (the listing marks what is sent)"
+        ),
     )
 
-    check = commands.add_parser("check", help="list every problem; exit 1 if there is any")
+    check = commands.add_parser("check", help=_("list every problem; exit 1 if there is any"))
     check.add_argument("file", metavar="FILE")
 
     export = commands.add_parser(
         "export",
-        help="the path as Markdown or a notebook, the tree as an SVG picture or an HTML page",
+        help=_("the path as Markdown or a notebook, the tree as an SVG picture or an HTML page"),
     )
     export.add_argument("file", metavar="FILE")
     where = export.add_mutually_exclusive_group()
-    where.add_argument("--leaf", metavar="ID", help="a node id or unique prefix")
+    where.add_argument("--leaf", metavar="ID", help=_("a node id or unique prefix"))
     where.add_argument(
         "--branch",
         metavar="ID",
-        help="the branch through ID (to its newest leaf); html: only that branch in the page",
+        help=_("the branch through ID (to its newest leaf); html: only that branch in the page"),
     )
     export.add_argument(
         "--format",
         choices=["md", "svg", "html", "ipynb"],
         required=True,
-        help="md (the path as Markdown), svg (the tree drawn, the path bold), html (one "
-        "page with the whole tree that opens anywhere) or ipynb (the path as a notebook "
-        "that continues the session)",
+        help=_(
+            "md (the path as Markdown), svg (the tree drawn, the path bold), html (one "
+            "page with the whole tree that opens anywhere) or ipynb (the path as a notebook "
+            "that continues the session)"
+        ),
     )
-    export.add_argument("-o", "--output", metavar="OUT", help="write to OUT, not stdout")
-    export.add_argument("--all", action="store_true", help="svg: hidden branches too")
+    export.add_argument("-o", "--output", metavar="OUT", help=_("write to OUT, not stdout"))
+    export.add_argument("--all", action="store_true", help=_("svg: hidden branches too"))
 
     add_find_parser(commands)
 
     imports = commands.add_parser(
-        "import", help="write another tool's session as a new *.chat.jsonl (SRC is only read)"
+        "import", help=_("write another tool's session as a new *.chat.jsonl (SRC is only read)")
     )
-    imports.add_argument("sources", nargs="+", metavar="SRC", help="files of one session")
+    imports.add_argument("sources", nargs="+", metavar="SRC", help=_("files of one session"))
     imports.add_argument(
-        "-o", "--output", metavar="OUT", help="the new file (default: SRC's name, .chat.jsonl)"
+        "-o", "--output", metavar="OUT", help=_("the new file (default: SRC's name, .chat.jsonl)")
     )
     imports.add_argument(
-        "--format", choices=["auto", *formats.FORMATS], default="auto", help="default: auto"
+        "--format", choices=["auto", *formats.FORMATS], default="auto", help=_("default: auto")
     )
-    imports.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    imports.add_argument("--force", action="store_true", help=_("replace OUT if it exists"))
     imports.add_argument(
         "--conversation",
         metavar="ID",
-        help="only this conversation of a ChatGPT or Open WebUI export (id, prefix or title)",
+        help=_("only this conversation of a ChatGPT or Open WebUI export (id, prefix or title)"),
     )
     imports.add_argument(
-        "--no-sidechains", action="store_true", help="leave Claude Code's subagent runs out"
+        "--no-sidechains", action="store_true", help=_("leave Claude Code's subagent runs out")
     )
     serve_local.add_parser(commands)
     return parser
@@ -120,10 +127,12 @@ def _import(args: argparse.Namespace) -> tuple[int, str]:
         )
     except FileExistsError:
         out = args.output or formats.default_output(args.sources[0])
-        raise CliError(f"{out} exists; give --force to replace it, or -o another file") from None
+        raise CliError(
+            _("{out} exists; give --force to replace it, or -o another file").format(out=out)
+        ) from None
     except ChatError as error:
         raise CliError(str(error)) from None
-    return 0, f"Wrote {target}: {imported.summary()}"
+    return 0, _("Wrote {target}: {summary}").format(target=target, summary=imported.summary())
 
 
 def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:

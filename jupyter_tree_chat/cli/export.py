@@ -56,7 +56,9 @@ def export_text(
             )
         )
     if not len(tree):
-        raise CliError(f"{source}: the session is empty; there is no tree to draw")
+        raise CliError(
+            _("{source}: the session is empty; there is no tree to draw").format(source=source)
+        )
     if fmt == "ipynb" and leaf is not None:
         session_file = formats.default_output(name).name if reading.foreign else name
         notebook = branch_notebook(
@@ -75,11 +77,13 @@ def write_output(text: str, target: str, source: str) -> None:
     try:
         refuse_session_target(target, source)
     except StoreError as exc:
-        raise CliError(f"{exc}; choose OUT") from None
+        raise CliError(_("{error}; choose OUT").format(error=exc)) from None
     try:
         with open(target, "w", encoding="utf-8") as out:
             out.write(text if text.endswith("\n") else text + "\n")
     except OSError as exc:
         raise CliError(
-            f"cannot write {target}: {exc.strerror or exc}; choose another OUT"
+            _("cannot write {target}: {reason}; choose another OUT").format(
+                target=target, reason=exc.strerror or exc
+            )
         ) from None

@@ -34,17 +34,17 @@ from .reading import CliError, load
 
 def add_find_parser(commands: Any) -> None:
     found = commands.add_parser(
-        "find", help="find text on every branch (thinking and tool results too)"
+        "find", help=_("find text on every branch (thinking and tool results too)")
     )
-    found.add_argument("target", metavar="FILE|DIR", help="a session file, or a folder of them")
-    found.add_argument("text", nargs="+", metavar="TEXT", help="what to find (words are joined)")
-    found.add_argument("--regex", action="store_true", help="TEXT is a regular expression")
-    found.add_argument("--case", action="store_true", help="match case (default: ignore it)")
-    found.add_argument("--role", choices=ROLES, help="only questions, answers or tool results")
-    found.add_argument("--all", action="store_true", help="hidden branches too")
-    found.add_argument("--json", action="store_true", help="one JSON list of the matches")
+    found.add_argument("target", metavar="FILE|DIR", help=_("a session file, or a folder of them"))
+    found.add_argument("text", nargs="+", metavar="TEXT", help=_("what to find (words are joined)"))
+    found.add_argument("--regex", action="store_true", help=_("TEXT is a regular expression"))
+    found.add_argument("--case", action="store_true", help=_("match case (default: ignore it)"))
+    found.add_argument("--role", choices=ROLES, help=_("only questions, answers or tool results"))
+    found.add_argument("--all", action="store_true", help=_("hidden branches too"))
+    found.add_argument("--json", action="store_true", help=_("one JSON list of the matches"))
     found.add_argument(
-        "--limit", type=int, metavar="N", help="list at most N matches a file (all are counted)"
+        "--limit", type=int, metavar="N", help=_("list at most N matches a file (all are counted)")
     )
 
 

@@ -18,6 +18,7 @@ from ..formats.detect import SCAN_BYTES
 from ..history.node import Node
 from ..history.store import LoadResult, load_file, open_session_file, read_session_bytes
 from ..history.tree import SessionTree
+from ..i18n import _
 from ..share.page import PageProblem, native_problems, source_problems
 from ..textview import draw_tree, hidden_branches, hidden_note, short_id_length, summary
 
@@ -52,16 +53,21 @@ def load(name: str) -> Reading:
             imported = formats.read([formats.Source.of(name, data)], kind)
             result = formats.load(imported)
             problems = [str(p) for p in imported.problems]
-            problems += [f"(as read) {p}" for p in result.problems]
+            problems += [_("(as read) {problem}").format(problem=p) for p in result.problems]
             shown = source_problems(imported.problems)
             return Reading(result, problems, kind, shown)
         result = load_file(name, missing_ok=False)
         if not len(result.tree) and result.header is None:  # nothing usable: is it text?
             data = read_session_bytes(name)
             if data and not _is_utf8(data):
-                raise CliError(f"{name}: not a session file (its bytes are not UTF-8 JSON lines)")
+                raise CliError(
+                    _("{name}: not a session file (its bytes are not UTF-8 JSON lines)").format(
+                        name=name
+                    )
+                )
     except FileNotFoundError:
-        raise CliError(f"{name}: no such file") from None
+        raise CliError(_("{name}: no such file").format(name=name)) from None
+
     except StoreError as exc:  # a directory, a pipe, permission denied
         raise CliError(str(exc)) from None
     return Reading(
@@ -104,15 +110,19 @@ def show(reading: Reading, show_all: bool = False) -> str:
             tree, labels=result.labels, leaf=tree.leaf, hidden=result.hidden, show_hidden=show_all
         )
         if len(tree)
-        else "(empty session)"
+        else _("(empty session)")
     )
     count = 0 if show_all else len(hidden_branches(tree, result.hidden, tree.leaf))
     if count:
-        drawing += "\n" + hidden_note(count, "`show --all` shows them")
+        drawing += "\n" + hidden_note(count, _("`show --all` shows them"))
+
     if not reading.foreign:
         return drawing
     label = formats.LABELS[reading.format]
-    note = f"(read as a {label} file, in memory; `jupyter tree-chat import` writes a session)"
+    note = _(
+        "(read as a {label} file, in memory; `jupyter tree-chat import` writes a session)"
+    ).format(label=label)
+
     return f"{note}\n{drawing}"
 
 

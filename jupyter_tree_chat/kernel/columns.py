@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from html import escape
+from typing import Any
 
 from IPython.display import display, update_display
 
@@ -77,22 +78,22 @@ def facts(
     · 3.2 s`` (the cost at ``prices``, default models.PRICES, when every reply has one)."""
     replies = [n for n in nodes if n.role == "assistant"]
     if not replies:
-        return f"failed: {error}" if error else "no answer"
+        return _("failed: {error}").format(error=error) if error else _("no answer")
     answer = ComparedAnswer(replies[0], tuple(nodes), 1, 1, prices)
     meta = answer.meta
     parts = [model_label(meta)]
     if meta.get("temperature") is not None:
-        parts.append(f"temperature {meta['temperature']:g}")
+        parts.append(_("temperature {value}").format(value=f"{meta['temperature']:g}"))
     choice = (replies[0].meta or {}).get("choice")
     if isinstance(choice, dict) and answer.usage("output_tokens") is None:
         # a later choice of one request (``n``): the request's usage is with its first
         parts.append(_("tokens counted with 1/{count}").format(count=choice.get("of")))
     else:
-        for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
-            parts.append(f"{_n(answer.usage(key))} {word}")
+        parts.append(_("{tokens} in").format(tokens=_n(answer.usage("input_tokens"))))
+        parts.append(_("{tokens} out").format(tokens=_n(answer.usage("output_tokens"))))
     cached = answer.usage("cache_read_input_tokens")
     if cached:
-        parts.append(f"{_n(cached)} cache read")
+        parts.append(cache_read(cached))
     if answer.cost is not None:
         parts.append(dollars(answer.cost))
     if answer.seconds is not None:
@@ -101,10 +102,21 @@ def facts(
     if seen:
         parts.append(seen)
     if error:
-        parts.append(f"failed: {error}")
+        parts.append(_("failed: {error}").format(error=error))
     elif answer.interrupted:
-        parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+        parts.append(interrupted(meta))
     return " · ".join(parts)
+
+
+def cache_read(tokens: int | None) -> str:
+    """``1,024 cache read``: tokens read from the prompt cache."""
+    return _("{tokens} cache read").format(tokens=_n(tokens))
+
+
+def interrupted(meta: Mapping[str, Any]) -> str:
+    """``interrupted (cut short)``, with the stored reason when there is one."""
+    reason = meta["error"] if "error" in meta else _("cut short")
+    return _("interrupted ({reason})").format(reason=reason)
 
 
 def _n(value: int | None) -> str:
@@ -257,20 +269,25 @@ def compare_html(question: Node, answers: Sequence[ComparedAnswer]) -> dict[str,
     texts = [a.text for a in answers]
     marks = unique_marks([comparison_units(t) for t in texts])
     titles = [f"{a.position} · {facts(a.nodes, prices=a.prices)}" for a in answers]
-    footers = [f"{a.head.id[:7]} · %chat switch {a.head.id[:7]} continues from it" for a in answers]
+    footers = [
+        _("{id} · %chat switch {id} continues from it").format(id=a.head.id[:7]) for a in answers
+    ]
     plain_cards, diff_cards = [], []
     for i in range(len(answers)):
         plain_cards.append(card(titles[i], markdown_to_html(texts[i]), footers[i], variant=i))
         diff_cards.append(card(titles[i], marked_html(texts[i], marks[i]), footers[i], variant=i))
     asked = question_as_typed(question.message, question.meta)  # as typed, with chips
-    head = (
-        f'<p style="{_SMALL}">{len(answers)} answers to {escape(question.id[:7])}: '
-        f"“{escape(_snippet(asked))}”</p>"
+    about = _("{count} answers to {id}: “{question}”").format(
+        count=len(answers), id=question.id[:7], question=_snippet(asked)
     )
+    head = f'<p style="{_SMALL}">{escape(about)}</p>'
+    summary = _("Differences: what each answer says that the others do not (marked)")
     differences = (
-        '<details class="jtc-differences"><summary>Differences: what each answer says that '
-        "the others do not (marked)</summary>" + grid(diff_cards, "jtc-diff-columns") + "</details>"
+        f'<details class="jtc-differences"><summary>{escape(summary)}</summary>'
+        + grid(diff_cards, "jtc-diff-columns")
+        + "</details>"
     )
+
     plain = "\n\n".join(
         f"── {titles[i]} ──\n{texts[i]}\n({footers[i]})" for i in range(len(answers))
     )

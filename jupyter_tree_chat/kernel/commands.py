@@ -43,7 +43,11 @@ from .output import show_markdown, show_svg
 from .sessions import KernelSessions
 from .sharing import ShareCommands
 
-HELP = """\
+
+def help_text() -> str:
+    """``%chat help``, in the reader's language."""
+    return _(
+        """\
 %chat COMMAND — the session tree behind %%chat (ids: any unique prefix, or a label)
 
   tree [--svg] [--all]  the whole tree (--svg: as a picture; --all: hidden ones too)
@@ -83,12 +87,14 @@ HELP = """\
   panel                 the session as an interactive panel (tree, edit, retry, compare)
   mcp [NAME]            MCP servers: state, tools, annotations (NAME: start it, list its
                         tools); mcp stop [NAME] stops them
-  language [zh_CN|en|auto]
-                        the language of these texts and where it comes from, or set it
-                        (auto: JupyterLab's, else the kernel's locale, else English)
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
+    ) + _(
+        """%chat language [zh_CN|en|auto]: the language of these texts and where it comes from, or
+set it (auto: JupyterLab's, else the kernel's locale, else English).
+"""
+    )
 
 
 class Commands(MeasureCommands, ShareCommands, LanguageCommands):
@@ -103,16 +109,24 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         try:
             words = shlex.split(line)
         except ValueError as error:
-            raise UsageError(f"%chat: cannot read {line!r} ({error}); close the quote") from None
+            raise UsageError(
+                _("%chat: cannot read {line} ({error}); close the quote").format(
+                    line=repr(line), error=error
+                )
+            ) from None
         if not words or words[0] in ("help", "-h", "--help"):
-            print(HELP, end="")
+            print(help_text(), end="")
             return None
         name, args = words[0], words[1:]
         handler: Callable[[list[str]], Any] | None = getattr(
             self, "do_" + name.replace("-", "_"), None
         )
         if handler is None:
-            raise UsageError(f"%chat: unknown command {name!r}; `%chat help` lists the commands")
+            raise UsageError(
+                _("%chat: unknown command {name}; `%chat help` lists the commands").format(
+                    name=repr(name)
+                )
+            )
         try:
             return handler(args)
         except ChatError as error:
@@ -132,12 +146,14 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             raise UsageError(f"{error}") from None
         except NodeNotFound:
             raise UsageError(
-                f"no node id or label starts with {ref!r}; `%chat tree` shows the ids"
+                _("no node id or label starts with {ref}; `%chat tree` shows the ids").format(
+                    ref=repr(ref)
+                )
             ) from None
 
     def _expect(self, args: list[str], low: int, high: int, usage: str) -> None:
         if not low <= len(args) <= high:
-            raise UsageError(f"usage: %chat {usage}")
+            raise UsageError(_("usage: %chat {usage}").format(usage=usage))
 
     def _turn(self, action: Callable[[], Any]) -> None:
         _turn.run_turn(self.sessions, self.session, action, shell=self.shell)
@@ -150,7 +166,11 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
     def _text(self, words: list[str], where: str) -> str:
         content = self._question(words, where).content
         if not isinstance(content, str):
-            raise UsageError(f"{where} takes text only; an image or file goes in a %%chat cell")
+            raise UsageError(
+                _("{where} takes text only; an image or file goes in a %%chat cell").format(
+                    where=where
+                )
+            )
         return content
 
     # -- reading the tree ----------------------------------------------------------------
@@ -159,7 +179,11 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         """``args`` without the ``--flags`` in ``allowed``; any other ``--flag`` is an error."""
         for word in args:
             if word.startswith("--") and word not in allowed:
-                raise UsageError(f"%chat: unknown option {word!r}; usage: %chat {usage}")
+                raise UsageError(
+                    _("%chat: unknown option {option}; usage: %chat {usage}").format(
+                        option=repr(word), usage=usage
+                    )
+                )
         return [word for word in args if word not in allowed]
 
     def do_mcp(self, args: list[str]) -> None:
@@ -173,12 +197,21 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         session = self.session
         show_all = "--all" in args
         if not len(session.tree):
-            print(f"The session is empty ({session.location}); run a %%chat cell.")
+            print(
+                _("The session is empty ({location}); run a %%chat cell.").format(
+                    location=session.location
+                )
+            )
             return
         count = 0 if show_all else len(hidden_branches(session.tree, session.hidden, session.leaf))
         if "--svg" in args:
             picture = draw(session, show_hidden=show_all)
-            show_svg(picture.svg, f"{picture.shown} of {picture.total} messages drawn")
+            show_svg(
+                picture.svg,
+                _("{shown} of {total} messages drawn").format(
+                    shown=picture.shown, total=picture.total
+                ),
+            )
         else:
             print(
                 draw_tree(
@@ -190,7 +223,7 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
                 )
             )
         if count:
-            print(hidden_note(count, "`%chat tree --all` shows them"))
+            print(hidden_note(count, _("`%chat tree --all` shows them")))
 
     def do_branches(self, args: list[str]) -> None:
         usage = "branches [ID] [--all]"
@@ -204,13 +237,13 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             start = self.node(rest[0])
             heads = tree.branches(start.id)
             if not heads:
-                print(f"{start.id[:7]} has no branches yet (it is a leaf).")
+                print(_("{node} has no branches yet (it is a leaf).").format(node=start.id[:7]))
                 return
             rows = [(head, tree.deepest_leaf(head.id)) for head in heads]
         else:
             rows = [(leaf, leaf.id) for leaf in tree.leaves()]
             if not rows:
-                print("The session is empty; run a %%chat cell.")
+                print(_("The session is empty; run a %%chat cell."))
                 return
         shown = [row for row in rows if not _inside(tree, row[1], folded)]
         for head, leaf_id in shown:
@@ -218,24 +251,37 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             leaf = tree.get(leaf_id)
             asked = _about(head)
             print(
-                f"{mark} {head.id[:7]}  {tree.sibling_position(head.id)}  "
-                f"{head.role:<9} {asked}  → leaf {leaf.id[:7]} "
-                f"(depth {tree.depth(leaf.id)})"
+                _(
+                    "{mark} {head}  {position}  {role} {asked}  → leaf {leaf} (depth {depth})"
+                ).format(
+                    mark=mark,
+                    head=head.id[:7],
+                    position=tree.sibling_position(head.id),
+                    role=f"{head.role:<9}",
+                    asked=asked,
+                    leaf=leaf.id[:7],
+                    depth=tree.depth(leaf.id),
+                )
             )
         if len(shown) < len(rows):
-            print(hidden_note(len(rows) - len(shown), "`%chat branches --all` lists them"))
+            print(hidden_note(len(rows) - len(shown), _("`%chat branches --all` lists them")))
 
     def do_hide(self, args: list[str], hidden: bool = True) -> None:
         self._expect(args, 1, 1, "hide ID" if hidden else "unhide ID")
         node = self.node(args[0])
         changed = self.session.hide(node.id, hidden)
+        short = node.id[:7]
         if not changed:
-            print(f"{node.id[:7]} is {'already' if hidden else 'not'} hidden.")
+            already = _("{node} is already hidden.") if hidden else _("{node} is not hidden.")
+            print(already.format(node=short))
         elif hidden:
-            short = node.id[:7]
-            print(f"Hid the branch from {short} (kept in the file): `%chat unhide {short}`.")
+            print(
+                _("Hid the branch from {node} (kept in the file): `%chat unhide {node}`.").format(
+                    node=short
+                )
+            )
         else:
-            print(f"The branch from {node.id[:7]} shows again.")
+            print(_("The branch from {node} shows again.").format(node=short))
 
     def do_unhide(self, args: list[str]) -> None:
         self.do_hide(args, hidden=False)
@@ -246,7 +292,7 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             return self.node(args[0]).text
         leaf = self.session.leaf
         if leaf is None:
-            raise UsageError("the session is empty; run a %%chat cell first")
+            raise UsageError(_("the session is empty; run a %%chat cell first"))
         return self.session.tree.get(leaf).text
 
     def do_code(self, args: list[str]) -> None:
@@ -257,27 +303,38 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         if args:
             ref = args.pop()
         if args:
-            raise UsageError("usage: %chat code [ID] [K]  (K: the code block's number, 1 = first)")
+            raise UsageError(
+                _("usage: %chat code [ID] [K]  (K: the code block's number, 1 = first)")
+            )
         node = self.node(ref) if ref is not None else self._last_answer()
         blocks = code_blocks(node.text)
         if not blocks:
-            raise UsageError(f"%chat code: {node.id[:7]} has no code block; pick another answer ID")
+            raise UsageError(
+                _("%chat code: {node} has no code block; pick another answer ID").format(
+                    node=node.id[:7]
+                )
+            )
         index = len(blocks) if number is None else number
         if index < 0:
             index += len(blocks) + 1
         if not 1 <= index <= len(blocks):
             raise UsageError(
-                f"%chat code: {node.id[:7]} has {len(blocks)} code block(s); "
-                f"give K from 1 to {len(blocks)}"
+                _("%chat code: {node} has {count} code block(s); give K from 1 to {count}").format(
+                    node=node.id[:7], count=len(blocks)
+                )
             )
         self.shell.set_next_input(blocks[index - 1].code.rstrip("\n"), replace=False)
-        print(f"Code block {index} of {len(blocks)} of {node.id[:7]} is in a new cell below.")
+        print(
+            _("Code block {index} of {count} of {node} is in a new cell below.").format(
+                index=index, count=len(blocks), node=node.id[:7]
+            )
+        )
 
     def _last_answer(self) -> Node:
         for node in reversed(self.session.path()):
             if node.role == "assistant":
                 return node
-        raise UsageError("%chat code: there is no answer on this branch yet; run a %%chat cell")
+        raise UsageError(_("%chat code: there is no answer on this branch yet; run a %%chat cell"))
 
     # -- moving around --------------------------------------------------------------------
 
@@ -288,13 +345,17 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         tree = self.session.tree
         shown = tree.get(leaf)
         about = _about(shown)
-        print(f"On {leaf[:7]} now (depth {tree.depth(leaf)}): {about}")
+        print(
+            _("On {leaf} now (depth {depth}): {about}").format(
+                leaf=leaf[:7], depth=tree.depth(leaf), about=about
+            )
+        )
 
     def do_panel(self, args: list[str]) -> None:  # the widget's panel: see sessions.panel_hook
         show = self.sessions.panel_hook
         if show is None:
             raise UsageError(
-                "%chat panel: no panel is installed; run `%load_ext jupyter_tree_chat`"
+                _("%chat panel: no panel is installed; run `%load_ext jupyter_tree_chat`")
             )
         show(self.session)
 
@@ -303,7 +364,10 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         node = self.node(args[0])
         name = args[1] if len(args) > 1 else ""
         self.session.label(node.id, name)
-        print(f"Labelled {node.id[:7]} {name!r}." if name else f"Removed {node.id[:7]}'s label.")
+        if name:
+            print(_("Labelled {node} {name}.").format(node=node.id[:7], name=repr(name)))
+        else:
+            print(_("Removed {node}'s label.").format(node=node.id[:7]))
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -326,9 +390,15 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         except ValueError:
             number = 0
         if not 1 <= number <= len(questions):
-            span = f"from 1 to {len(questions)}" if questions else "(there are none yet)"
+            span = (
+                _("from 1 to {count}").format(count=len(questions))
+                if questions
+                else _("(there are none yet)")
+            )
             raise UsageError(
-                f"%chat edit: there is no question {args[0]!r} on this branch; give N {span}"
+                _("%chat edit: there is no question {number} on this branch; give N {span}").format(
+                    number=repr(args[0]), span=span
+                )
             )
         original = questions[number - 1]
         content, meta = self._edited(original, number, " ".join(args[1:]), raw)
@@ -370,21 +440,23 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         self._expect(args, 0, 1, "retry [--n N] [--models A,B] [--temperatures T1,T2] [ID]")
         ref = self.node(args[0]).id if args else None
         if ref is None and self.session.leaf is None:
-            raise UsageError("the session is empty; run a %%chat cell first")
+            raise UsageError(_("the session is empty; run a %%chat cell first"))
         self._turn(lambda: self.session.retry(ref, fanout=fanout))
 
     def do_compare(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "compare [ID]")
         session = self.session
         if session.leaf is None and not args:
-            raise UsageError("the session is empty; run a %%chat cell first")
+            raise UsageError(_("the session is empty; run a %%chat cell first"))
         ref = self.node(args[0]).id if args else None
         question = question_of(session.tree, ref)
         answers = sibling_answers(session.tree, question.id, session.prices)
         if len(answers) < 2:
             raise UsageError(
-                f"%chat compare: question {question.id[:7]} has {len(answers)} answer(s); "
-                "ask for more with `%chat retry --n 3` (or %%chat --n 3)"
+                _(
+                    "%chat compare: question {question} has {count} answer(s); "
+                    "ask for more with `%chat retry --n 3` (or %%chat --n 3)"
+                ).format(question=question.id[:7], count=len(answers))
             )
         show_compare(question, answers)
 
@@ -396,14 +468,15 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         session = self.session
         before = session.leaf
         if before is None:
-            raise UsageError("the session is empty; there is nothing to compact")
+            raise UsageError(_("the session is empty; there is nothing to compact"))
         instructions = self._text(args, "%chat compact") if args else None
         self._turn(lambda: session.compact(instructions))
         root = session.path()[0]
         show_markdown(root.text)
         print(
-            f"Compacted into a new root {root.id[:7]}; the old branch stays: "
-            f"`%chat switch {before[:7]}`."
+            _(
+                "Compacted into a new root {root}; the old branch stays: `%chat switch {before}`."
+            ).format(root=root.id[:7], before=before[:7])
         )
 
     # -- files and sessions ----------------------------------------------------------------
@@ -418,7 +491,7 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             found.items(), key=lambda item: (item[0] is not None, item[0] or "")
         ):
             mark = "*" if path.resolve() == current else " "
-            label = "default" if name is None else name
+            label = "default" if name is None else name  # the name `%chat use` takes
             print(f"{mark} {label:<16} {path}")
 
     def do_use(self, args: list[str]) -> None:
@@ -427,9 +500,13 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             self.sessions.config.session_file = None  # a name chooses among the notebook's own
             self.sessions.config.session = args[0]
         except Exception as error:  # traitlets wraps the name check
-            raise UsageError(f"%chat use: {error}") from None
+            raise UsageError(_("%chat use: {error}").format(error=error)) from None
         session = self.sessions.session()
-        print(f"Using session {args[0]!r}: {session.location} ({len(session.tree)} nodes).")
+        print(
+            _("Using session {name}: {location} ({count} nodes).").format(
+                name=repr(args[0]), location=session.location, count=len(session.tree)
+            )
+        )
 
     def do_import(self, args: list[str]) -> None:
         for line in import_session(self.sessions, args):
@@ -442,7 +519,10 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             config.model = args[0]
         session = self.session
         shown = describe_model(session, config.model or session.provider.default_model)
-        print(f"Model: {shown}" + ("" if config.model else " (the provider's default)"))
+        if config.model:
+            print(_("Model: {model}").format(model=shown))
+        else:
+            print(_("Model: {model} (the provider's default)").format(model=shown))
 
     def do_models(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "models [ENDPOINT]")

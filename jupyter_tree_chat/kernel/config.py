@@ -13,11 +13,12 @@ from typing import Any
 from traitlets import Bool, CFloat, CInt, Dict, Enum, Int, List, Unicode, Union, validate
 from traitlets.config import Configurable
 
+from .. import i18n
 from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
 from ..history.store import SESSION_SUFFIX, validate_session_name
-from ..i18n import AUTO, explicit_locale
+from ..i18n import AUTO, _
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
@@ -25,6 +26,20 @@ from ..providers.endpoints import Endpoint, endpoint_table, known_prices, known_
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"
+
+
+def check_language(value: str) -> str:
+    """``value`` if it names a language the kernel can show (or ``auto``), else a
+    ValueError that lists the choices."""
+    try:
+        i18n.explicit_locale(value)
+    except LookupError:
+        raise ValueError(
+            _("there is no catalog for {value!r}; give one of {choices}").format(
+                value=value, choices=", ".join(i18n.choices())
+            )
+        ) from None
+    return value.strip()
 
 
 class TreeChat(Configurable):
@@ -177,16 +192,16 @@ class TreeChat(Configurable):
 
     @validate("language")
     def _valid_language(self, proposal: Any) -> str:
-        value = str(proposal["value"]).strip()
-        explicit_locale(value)  # raises with the choices
-        return value
+        return check_language(str(proposal["value"]))
 
     @validate("session_file")
     def _valid_session_file(self, proposal: Any) -> str | None:
         value = proposal["value"]
         if value and not str(value).endswith(SESSION_SUFFIX):
             raise ValueError(
-                f"TreeChat.session_file must name a *{SESSION_SUFFIX} file, not {value!r}"
+                _("TreeChat.session_file must name a *{suffix} file, not {value}").format(
+                    suffix=SESSION_SUFFIX, value=repr(value)
+                )
             )
         return value or None
 
@@ -196,7 +211,9 @@ class TreeChat(Configurable):
         for model, price in value.items():
             if not isinstance(price, (dict, Price)):
                 raise ValueError(
-                    f"the price of {model!r} must be a dict like {{'input': 3, 'output': 15}}"
+                    _(
+                        "the price of {model} must be a dict like {{'input': 3, 'output': 15}}"
+                    ).format(model=repr(model))
                 )
             if isinstance(price, dict):
                 Price.from_mapping(price)  # raises with the fix
@@ -212,14 +229,23 @@ class TreeChat(Configurable):
     def _valid_budget(self, proposal: Any) -> int | str:
         value = proposal["value"]
         if isinstance(value, int) and value <= 0:
-            raise ValueError(f"context_budget must be a positive number of tokens, not {value}")
+            raise ValueError(
+                _("context_budget must be a positive number of tokens, not {value}").format(
+                    value=value
+                )
+            )
         return value
 
     @validate("max_tokens", "max_tool_rounds", "max_rows", "max_columns", "max_chars")
     def _positive(self, proposal: Any) -> int:
         value = int(proposal["value"])
         if value < 0 or (value == 0 and proposal["trait"].name != "max_tool_rounds"):
-            raise ValueError(f"{proposal['trait'].name} must be a positive number, not {value}")
+            raise ValueError(
+                _("{name} must be a positive number, not {value}").format(
+                    name=proposal["trait"].name, value=value
+                )
+            )
+
         return value
 
     def limits(self) -> Limits:

@@ -134,7 +134,11 @@ class QuestionBuilder:
     def _finish(self, where: str, parts: QuestionParts) -> Question:
         content = parts.content()
         if not content:
-            raise UsageError(f"{where}: the question is empty once its fields are filled in")
+            raise UsageError(
+                _("{where}: the question is empty once its fields are filled in").format(
+                    where=where
+                )
+            )
         return Question(content, parts.context(), parts.typed_meta())
 
     # -- {fields} ------------------------------------------------------------------------
@@ -163,8 +167,10 @@ class QuestionBuilder:
         namespace = getattr(self.shell, "user_ns", None) or {}
         if name not in namespace:
             raise UsageError(
-                f"{where}: {{{name}}} names no Python variable; define {name}, write "
-                f"{{{{{name}}}}} for literal braces, or use %%chat --raw"
+                _(
+                    "{where}: {{{name}}} names no Python variable; define {name}, write "
+                    "{{{{{name}}}}} for literal braces, or use %%chat --raw"
+                ).format(where=where, name=name)
             )
         return convert_value(name, namespace[name], self.limits)
 
@@ -173,7 +179,11 @@ class QuestionBuilder:
         if kind == "In":
             source = cell_source(self.shell, number)
             if source is None:
-                raise UsageError(f"{where}: {{{field}}}: there is no cell {number} yet")
+                raise UsageError(
+                    _("{where}: {{{field}}}: there is no cell {number} yet").format(
+                        where=where, field=field, number=number
+                    )
+                )
             kept, note = cut(source.rstrip(), self.limits.max_chars)
             lines = source.rstrip().count("\n") + 1
             text = f"In [{number}]:\n\n{fence(kept, 'python')}{note}"
@@ -184,24 +194,29 @@ class QuestionBuilder:
             if not found:
                 outputs = getattr(getattr(self.shell, "history_manager", None), "output_hist", {})
                 raise UsageError(
-                    f"{where}: {{{field}}}: cell {number} has no result "
-                    f"(cells with one: {counts(outputs)})"
+                    _(
+                        "{where}: {{{field}}}: cell {number} has no result (cells with one: "
+                        "{cells})"
+                    ).format(where=where, field=field, number=number, cells=counts(outputs))
                 )
             converted = convert_value(field, value, self.limits)
             return replace(converted, sent=replace(converted.sent, kind="cell"))
         error = self.errors.errors.get(number)
         if error is None:
             raise UsageError(
-                f"{where}: {{{field}}}: cell {number} raised no error "
-                f"(cells that did: {counts(self.errors.errors)})"
+                _(
+                    "{where}: {{{field}}}: cell {number} raised no error (cells that did: {cells})"
+                ).format(where=where, field=field, number=number, cells=counts(self.errors.errors))
             )
         return self._error(where, error, field)
 
     def _error(self, where: str, error: CellError | None, field: str) -> Converted:
         if error is None:
             raise UsageError(
-                f"{where}: {{Err}}: no cell has failed since the extension was loaded; "
-                "run the failing cell again first"
+                _(
+                    "{where}: {{Err}}: no cell has failed since the extension was loaded; "
+                    "run the failing cell again first"
+                ).format(where=where)
             )
         text = f"The error cell {error.count} raised:\n\n{fence(error.traceback)}"
         sent = Sent(field, error.type, "", f"traceback of In[{error.count}]", "cell")
@@ -218,7 +233,7 @@ class QuestionBuilder:
             try:
                 data = path.read_bytes()
             except OSError as error:
-                problem = f"cannot be read ({error.strerror or error})"
+                problem = _cannot_read(error)
         if problem is not None:
             raise UsageError(f"{where} --attach {written}: {problem}")
         try:
@@ -233,8 +248,10 @@ class QuestionBuilder:
             raise UsageError(f"{where} --with {ref}: {error}") from None
         except NodeNotFound:
             raise UsageError(
-                f"{where} --with {ref}: no node id or label starts with {ref!r}; "
-                "`%chat tree` shows the ids"
+                _(
+                    "{where} --with {ref}: no node id or label starts with {quoted}; "
+                    "`%chat tree` shows the ids"
+                ).format(where=where, ref=ref, quoted=repr(ref))
             ) from None
         short = node.id[:7]
         if whole_path:
@@ -283,19 +300,24 @@ def _unreadable(path: Path) -> str | None:
     try:
         status = path.stat()
     except FileNotFoundError:
-        return f"no such file (looked for {path}); give a path relative to the notebook's folder"
+        return _(
+            "no such file (looked for {path}); give a path relative to the notebook's folder"
+        ).format(path=path)
     except OSError as error:
-        return f"cannot be read ({error.strerror or error})"
+        return _cannot_read(error)
     if path.is_dir():
-        return "is a folder; attach its files one by one"
+        return _("is a folder; attach its files one by one")
     if not path.is_file():
-        return "is not a regular file"
+        return _("is not a regular file")
     if status.st_size > MAX_FILE_BYTES:
-        return (
-            f"is {megabytes(status.st_size)}; files over {megabytes(MAX_FILE_BYTES)} "
-            "are not read: attach a smaller copy"
+        return _("is {size}; files over {limit} are not read: attach a smaller copy").format(
+            size=megabytes(status.st_size), limit=megabytes(MAX_FILE_BYTES)
         )
     return None
+
+
+def _cannot_read(error: OSError) -> str:
+    return _("cannot be read ({reason})").format(reason=error.strerror or error)
 
 
 def _quote(text: str) -> str:

@@ -84,7 +84,7 @@ class FindOptions:
             )
             self.query.pattern()  # a bad regular expression says so before any file is read
         except ChatError as error:
-            raise UsageError(f"%chat find: {error}") from None
+            raise UsageError(_("%chat find: {error}").format(error=error)) from None
         self.sessions = "--sessions" in flags
         self.json = "--json" in flags
         if self.json:

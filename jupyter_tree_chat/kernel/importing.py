@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 
 from .. import formats
 from ..errors import ChatError
+from ..i18n import _
 from .sessions import KernelSessions
 
 
@@ -28,11 +29,15 @@ class ImportOptions:
     sidechains: bool = True
 
 
-IMPORT_USAGE = (
-    "usage: %chat import SRC... [--session NAME] [--format auto|"
+IMPORT_SYNTAX = (
+    "import SRC... [--session NAME] [--format auto|"
     + "|".join(formats.FORMATS)
     + "] [--conversation ID] [--no-sidechains]"
 )
+
+
+def import_usage() -> str:
+    return _("usage: %chat {usage}").format(usage=IMPORT_SYNTAX)
 
 
 def parse_import(args: list[str]) -> ImportOptions:
@@ -43,18 +48,30 @@ def parse_import(args: list[str]) -> ImportOptions:
         if word in ("--session", "--format", "--conversation"):
             value = next(words, None)
             if value is None:
-                raise UsageError(f"%chat import: {word} needs a value; {IMPORT_USAGE}")
+                raise UsageError(
+                    _("%chat import: {option} needs a value; {usage}").format(
+                        option=word, usage=import_usage()
+                    )
+                )
             setattr(options, word[2:], value)
         elif word == "--no-sidechains":
             options.sidechains = False
         elif word.startswith("--"):
-            raise UsageError(f"%chat import: unknown option {word!r}; {IMPORT_USAGE}")
+            raise UsageError(
+                _("%chat import: unknown option {option}; {usage}").format(
+                    option=repr(word), usage=import_usage()
+                )
+            )
         else:
             options.sources.append(word)
     if not options.sources:
-        raise UsageError(IMPORT_USAGE)
+        raise UsageError(import_usage())
     if options.format not in ("auto", *formats.FORMATS):
-        raise UsageError(f"%chat import: unknown format {options.format!r}; {IMPORT_USAGE}")
+        raise UsageError(
+            _("%chat import: unknown format {format}; {usage}").format(
+                format=repr(options.format), usage=import_usage()
+            )
+        )
     return options
 
 
@@ -72,14 +89,18 @@ def import_session(sessions: KernelSessions, args: list[str]) -> list[str]:
     try:
         target = sessions.session_file(name)
     except ChatError as error:
-        raise UsageError(f"%chat import: {error}; choose another --session NAME") from None
+        raise UsageError(
+            _("%chat import: {error}; choose another --session NAME").format(error=error)
+        ) from None
     if target.exists():
         raise UsageError(
-            f"%chat import: session {name!r} exists ({target}); "
-            "choose another name with --session NAME"
+            _(
+                "%chat import: session {name} exists ({path}); "
+                "choose another name with --session NAME"
+            ).format(name=repr(name), path=target)
         )
     try:
-        _, imported = formats.import_files(
+        _written, imported = formats.import_files(
             [Path(source).expanduser() for source in options.sources],
             target,
             fmt=options.format,
@@ -87,17 +108,25 @@ def import_session(sessions: KernelSessions, args: list[str]) -> list[str]:
             sidechains=options.sidechains,
         )
     except FileExistsError:
-        raise UsageError(f"%chat import: {target} appeared meanwhile; run it again") from None
+        raise UsageError(
+            _("%chat import: {path} appeared meanwhile; run it again").format(path=target)
+        ) from None
     except ChatError as error:
         raise UsageError(f"%chat import: {error}") from None
     sessions.config.session = name
     session = sessions.session()
-    lines = [f"Imported into session {name!r} ({target}): {imported.summary()}"]
+    lines = [
+        _("Imported into session {name} ({path}): {summary}").format(
+            name=repr(name), path=target, summary=imported.summary()
+        )
+    ]
     if session.leaf is not None:
         leaf = session.tree.get(session.leaf)
         text = " ".join(leaf.text.split())
         lines.append(
-            f"Using it now; the next %%chat continues from {leaf.id[:7]} ({leaf.role}): "
-            f"{text[:60] + '…' if len(text) > 60 else text}"
+            _("Using it now; the next %%chat continues from {node} ({role}): {text}").format(
+                node=leaf.id[:7], role=leaf.role, text=text[:60] + "…" if len(text) > 60 else text
+            )
         )
+
     return lines

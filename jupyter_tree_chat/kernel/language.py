@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 
 from .. import i18n
 from ..i18n import _
-from .config import TreeChat
+from .config import TreeChat, check_language
 
 
 def follow_settings(config: TreeChat) -> None:
@@ -30,7 +30,7 @@ def follow_settings(config: TreeChat) -> None:
 def _apply(value: str, source: str) -> i18n.Chosen:
     try:
         return i18n.choose(value, source)
-    except ValueError:  # the trait's validator refused it already; keep what was chosen
+    except LookupError:  # the trait's validator refused it already; keep what was chosen
         return i18n.chosen()
 
 
@@ -60,7 +60,7 @@ class LanguageCommands:
         if args:
             config: TreeChat = self.sessions.config
             try:
-                i18n.explicit_locale(args[0])
+                check_language(args[0])
             except ValueError as error:
                 raise UsageError(f"%chat language: {error}") from None
             config.language = args[0]

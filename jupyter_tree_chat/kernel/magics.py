@@ -20,20 +20,72 @@ from ..conversation.session import Refilled, Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node
+from ..i18n import _
 from . import turn as _turn
-from .commands import HELP, Commands
+from .commands import Commands, help_text
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
 from .language import follow_settings
 from .notebook import current_cell_id
-from .options import THINKING_OFF, CellOptions, chat_arguments, parse_cell_line
+from .options import THINKING_OFF, CellOptions, chat_arguments, chat_help, parse_cell_line
 from .sessions import KernelSessions
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # IPython types its decorators as returning a union; these say what they do here.
 cell_magic = cast("Callable[[_F], _F]", _ipython_magic.cell_magic)
 line_magic = cast("Callable[[str], Callable[[_F], _F]]", _ipython_magic.line_magic)
+
+
+def _documented(doc: Callable[[], str]) -> Callable[[_F], _F]:
+    """Give a function ``doc()`` as its docstring (as written: English, when it loads)."""
+
+    def document(func: _F) -> _F:
+        func.__doc__ = doc()
+        return func
+
+    return document
+
+
+def cell_help() -> str:
+    """What ``%%chat?`` says above the options, in the current language."""
+    return _(
+        """\
+Ask the model; the reply streams in below, then a footer line.
+
+Which branch the question goes on follows the notebook: re-running a cell whose
+question is on the current path forks there (changed text: an edit; unchanged:
+a retry beside the old answer); any other cell continues the current branch.
+--new, --from ID and --continue override that.
+
+{name} in the text becomes the variable by its type: a DataFrame a table, a
+figure or image an image, an array numpy's summary; {In[3]}, {Out[3]} and
+{Err[3]} are cell 3's source, result and error, {Err} the last error
+({{name}} keeps the braces; --raw turns it all off). --attach PATH adds a file
+(text, PDF, image), --with ID another node's text (--with-path: its whole
+path). The line under the footer says what was sent.
+
+--n 3, --models A,B and --temperatures 0,1 ask for several answers at once
+(every combination, at most 12), streamed side by side; `%chat compare`
+compares them and jupyter_tree_chat.compare_frame() scores them.
+
+Afterwards _chat holds the reply text and _chat_id its node id;
+`%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
+With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
+decide); its thinking is folded above the answer. The footer shows the reply's
+cost and how full the context window is; `%chat context` and `%chat usage` say more.
+--tools add,git:* offers registered functions and MCP servers' tools (servers
+from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
+them); --allow-destructive lets tools annotated destructive run.
+Past the window (or --budget N tokens), each request keeps whole exchanges, newest
+first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
+session file keeps everything.
+Settings: %config TreeChat.model = "..." (also max_tokens, system,
+temperature, thinking, provider, session, substitute_variables, throttle,
+max_rows, max_columns, max_chars, context_windows, prices, context_budget,
+summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
+"""
+    )
 
 
 @magics_class
@@ -54,41 +106,8 @@ class ChatMagics(Magics):
     @no_var_expand
     @chat_arguments
     @cell_magic
+    @_documented(cell_help)
     def chat(self, line: str, cell: str) -> None:
-        """Ask the model; the reply streams in below, then a footer line.
-
-        Which branch the question goes on follows the notebook: re-running a cell whose
-        question is on the current path forks there (changed text: an edit; unchanged:
-        a retry beside the old answer); any other cell continues the current branch.
-        --new, --from ID and --continue override that.
-
-        {name} in the text becomes the variable by its type: a DataFrame a table, a
-        figure or image an image, an array numpy's summary; {In[3]}, {Out[3]} and
-        {Err[3]} are cell 3's source, result and error, {Err} the last error
-        ({{name}} keeps the braces; --raw turns it all off). --attach PATH adds a file
-        (text, PDF, image), --with ID another node's text (--with-path: its whole
-        path). The line under the footer says what was sent.
-
-        --n 3, --models A,B and --temperatures 0,1 ask for several answers at once
-        (every combination, at most 12), streamed side by side; `%chat compare`
-        compares them and jupyter_tree_chat.compare_frame() scores them.
-
-        Afterwards _chat holds the reply text and _chat_id its node id;
-        `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
-        With --thinking N the model thinks first (N tokens at most; 'adaptive' lets it
-        decide); its thinking is folded above the answer. The footer shows the reply's
-        cost and how full the context window is; `%chat context` and `%chat usage` say more.
-        --tools add,git:* offers registered functions and MCP servers' tools (servers
-        from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
-        them); --allow-destructive lets tools annotated destructive run.
-        Past the window (or --budget N tokens), each request keeps whole exchanges, newest
-        first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
-        session file keeps everything.
-        Settings: %config TreeChat.model = "..." (also max_tokens, system,
-        temperature, thinking, provider, session, substitute_variables, throttle,
-        max_rows, max_columns, max_chars, context_windows, prices, context_budget,
-        summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout, language).
-        """
         options = parse_cell_line(line)
         session = self._session(options.session)
         self._check_refs(session, options)
@@ -126,7 +145,7 @@ class ChatMagics(Magics):
     def chat_command(self, line: str) -> Any:
         return self.commands.run(line)
 
-    chat_command.__doc__ = HELP
+    chat_command.__doc__ = help_text()
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -140,7 +159,9 @@ class ChatMagics(Magics):
     def _question(self, cell: str, options: CellOptions, session: Session) -> Question:
         text = cell.strip()
         if not text:
-            raise UsageError("%%chat: the cell is empty; write your question below the %%chat line")
+            raise UsageError(
+                _("%%chat: the cell is empty; write your question below the %%chat line")
+            )
         return self.questions.question(
             text,
             substitute=self.sessions.config.substitute_variables and not options.raw,
@@ -163,9 +184,9 @@ class ChatMagics(Magics):
                 session.resolve(options.from_node)
             except (NodeNotFound, AmbiguousId) as error:
                 hint = (
-                    "give more characters"
+                    _("give more characters")
                     if isinstance(error, AmbiguousId)
-                    else ("`%chat tree` shows the ids")
+                    else _("`%chat tree` shows the ids")
                 )
                 raise UsageError(
                     f"%%chat --from {options.from_node}: {_first_clause(error)}; {hint}"
@@ -174,9 +195,11 @@ class ChatMagics(Magics):
             known = session.tools.names()
             unknown = [n for n in options.tools if n not in known and ":" not in n]
             if unknown:
-                have = ", ".join(known) if known else "none registered; use @tool on a function"
+                have = ", ".join(known) if known else _("none registered; use @tool on a function")
                 raise UsageError(
-                    f"%%chat --tools: no tool named {unknown[0]!r} (registered: {have})"
+                    _("%%chat --tools: no tool named {name} (registered: {have})").format(
+                        name=repr(unknown[0]), have=have
+                    )
                 )
 
     def _check_tools(self, session: Session, settings: ChatSettings) -> None:
@@ -203,6 +226,12 @@ class ChatMagics(Magics):
         if options.budget is not None:
             settings = replace(settings, context_budget=options.budget)
         return settings
+
+
+# ``%%chat?`` and ``%chat?`` ask a magic's ``getdoc()`` first (IPython's oinspect): the
+# help is then built when it is asked for, in the language the kernel speaks by then
+ChatMagics.chat.getdoc = lambda: chat_help(cell_help())  # type: ignore[attr-defined]
+ChatMagics.chat_command.getdoc = help_text  # type: ignore[attr-defined]
 
 
 def _first_clause(error: Exception) -> str:

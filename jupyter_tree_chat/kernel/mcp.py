@@ -27,11 +27,11 @@ def mcp_command(sessions: KernelSessions, args: list[str]) -> None:
     """Run ``%chat mcp ARGS`` (see the module docstring)."""
     if args and args[0] == "stop":
         if len(args) > 2:
-            raise UsageError(f"usage: %chat {USAGE}")
+            raise UsageError(_("usage: %chat {usage}").format(usage=USAGE))
         _stop(sessions, args[1] if len(args) == 2 else None)
         return
     if len(args) > 1:
-        raise UsageError(f"usage: %chat {USAGE}")
+        raise UsageError(_("usage: %chat {usage}").format(usage=USAGE))
     configs = sessions.mcp_configs()
     if not configs.servers:
         print(

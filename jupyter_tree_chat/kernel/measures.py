@@ -32,6 +32,7 @@ from ..measures.usage import (
     totals,
     window_label,
 )
+from ..picture.svg import columns
 from ..providers.base import route_of
 from ..providers.endpoints import ANTHROPIC
 from ..textview import summary
@@ -55,30 +56,42 @@ class MeasureCommands:
         model = settings.model or session.provider.default_model
         path = session.path()
         reading = session.meter()
-        print(_meter_line(f"Context of the current path ({model})", reading))
+        print(_meter_line(_("Context of the current path ({model})").format(model=model), reading))
         if reading.counted_by:
             print(
-                f"  {reading.counted:,} as reported in the usage of reply "
-                f"{reading.counted_by[:7]}, ≈{reading.estimated:,} estimated after it"
+                _(
+                    "  {counted} as reported in the usage of reply {reply}, ≈{estimated} "
+                    "estimated after it"
+                ).format(
+                    counted=f"{reading.counted:,}",
+                    reply=reading.counted_by[:7],
+                    estimated=f"{reading.estimated:,}",
+                )
             )
         if args:
             self._count(session, self._text(args, "%chat context"), reading)
         tools = [spec.to_api() for spec in session.tool_specs()]
         parts = breakdown(path, system=settings.system, tools=tools)
-        print("By part (estimates: characters / 4):")
-        print(f"  system     ≈{parts.system:,}")
-        print(f"  tools      ≈{parts.tools:,}")
-        print(f"  messages   ≈{parts.messages:,} in {len(path)} message(s)")
+        print(_("By part (estimates: characters / 4):"))
+        print(_("  system     ≈{tokens}").format(tokens=f"{parts.system:,}"))
+        print(_("  tools      ≈{tokens}").format(tokens=f"{parts.tools:,}"))
+        print(
+            _("  messages   ≈{tokens} in {count} message(s)").format(
+                tokens=f"{parts.messages:,}", count=len(path)
+            )
+        )
         if parts.largest:
-            print("Largest messages on the path:")
+            print(_("Largest messages on the path:"))
             for node, size in parts.largest:
                 about = summary(node.message, 50, node.meta)
                 print(f"  {node.id[:7]}  {node.role:<9} ≈{size:>8,}  {about}")
         self._next_request(session, path, args)
         if reading.full:
             print(
-                f"Past {FULL_AT:.0%} of the window: `%chat compact` summarises the path into "
-                "a new root (the old branch stays)."
+                _(
+                    "Past {share} of the window: `%chat compact` summarises the path into "
+                    "a new root (the old branch stays)."
+                ).format(share=f"{FULL_AT:.0%}")
             )
 
     def _next_request(self, session: Session, path: list[Node], args: list[str]) -> None:
@@ -102,7 +115,9 @@ class MeasureCommands:
         try:
             counted = session.count_tokens(question)
         except ProviderError as error:
-            raise UsageError(f"%chat context: counting failed: {error}") from None
+            raise UsageError(
+                _("%chat context: counting failed: {error}").format(error=error)
+            ) from None
         model = session.settings.model or session.provider.default_model
         route = route_of(session.provider, model)
         if counted is None:
@@ -114,9 +129,13 @@ class MeasureCommands:
                 ).format(tokens=f"{estimate.tokens + estimate_tokens(question):,}", endpoint=where)
             )
             return
-        verdict = "fits" if counted.fits else "would NOT fit: `%chat compact` first"
+        verdict = _("fits") if counted.fits else _("would NOT fit: `%chat compact` first")
         if route.endpoint in (None, ANTHROPIC):
-            print(f"  With the question: {counted.tokens:,} tokens (counted by the API), {verdict}")
+            print(
+                _("  With the question: {tokens} tokens (counted by the API), {verdict}").format(
+                    tokens=f"{counted.tokens:,}", verdict=verdict
+                )
+            )
         else:
             print(
                 _("  With the question: {tokens} tokens (counted by {endpoint}), {verdict}").format(
@@ -126,48 +145,70 @@ class MeasureCommands:
 
     def do_usage(self, args: list[str]) -> None:
         if args:
-            raise UsageError("usage: %chat usage")
+            raise UsageError(_("usage: %chat {usage}").format(usage="usage"))
         session = self.session
         branch = totals(session.path(), session.prices)
         whole = totals(session.tree, session.prices)
         print(
-            f"Usage and cost (prices of {TAKEN} from {PRICES_SOURCE}; "
-            "%config TreeChat.prices changes them)"
+            _(
+                "Usage and cost (prices of {taken} from {source}; "
+                "%config TreeChat.prices changes them)"
+            ).format(taken=TAKEN, source=PRICES_SOURCE)
         )
-        print(
-            f"  {'':<28}{'replies':>8}{'input':>10}{'output':>10}{'cache write':>12}"
-            f"{'cache read':>12}{'cost':>13}"
+        headings = (
+            (_("replies"), 8),
+            (_("input"), 10),
+            (_("output"), 10),
+            (_("cache write"), 12),
+            (_("cache read"), 12),
+            (_("cost"), 13),
         )
-        for title, result in (("this branch", branch), ("whole session", whole)):
+        print("  " + " " * 28 + "".join(padded(text, width) for text, width in headings))
+        for title, result in ((_("this branch"), branch), (_("whole session"), whole)):
             print(_tally_row(title, result.all))
             for model, tally in result.by_model.items():
                 print(_tally_row("  " + model, tally))
         if whole.all.unpriced:
             print(
-                f"  {whole.all.unpriced} reply(ies) from models with no price are counted in "
-                "tokens only; %config TreeChat.prices = {'MODEL': {'input': .., 'output': ..}}"
+                _(
+                    "  {count} reply(ies) from models with no price are counted in tokens "
+                    "only; %config TreeChat.prices = {{'MODEL': {{'input': .., 'output': ..}}}}"
+                ).format(count=whole.all.unpriced)
             )
 
 
 def _meter_line(title: str, reading: Meter) -> str:
     about = "" if reading.exact else "≈"
     if reading.window is None:
-        return (
-            f"{title}: {about}{reading.tokens:,} tokens (window unknown: "
-            "%config TreeChat.context_windows = {'MODEL': TOKENS})"
-        )
+        return _(
+            "{title}: {about}{tokens} tokens (window unknown: "
+            "%config TreeChat.context_windows = {{'MODEL': TOKENS}})"
+        ).format(title=title, about=about, tokens=f"{reading.tokens:,}")
     share = reading.share or 0.0
-    return (
-        f"{title}: {about}{reading.tokens:,} tokens of {window_label(reading.window)} ({share:.0%})"
+    return _("{title}: {about}{tokens} tokens of {window} ({share})").format(
+        title=title,
+        about=about,
+        tokens=f"{reading.tokens:,}",
+        window=window_label(reading.window),
+        share=f"{share:.0%}",
     )
 
 
 def _tally_row(title: str, tally: Tally) -> str:
     if tally.replies and tally.unpriced == tally.replies:
-        cost = "tokens only"
+        cost = _("tokens only")
     else:
         cost = dollars(tally.cost) + ("+?" if tally.unpriced else "")
     return (
-        f"  {title[:28]:<28}{tally.replies:>8,}{tally.input:>10,}{tally.output:>10,}"
-        f"{tally.cache_write:>12,}{tally.cache_read:>12,}{cost:>13}"
+        "  "
+        + padded(title[:28], 28, left=True)
+        + f"{tally.replies:>8,}{tally.input:>10,}{tally.output:>10,}"
+        + f"{tally.cache_write:>12,}{tally.cache_read:>12,}"
+        + padded(cost, 13)
     )
+
+
+def padded(text: str, width: int, left: bool = False) -> str:
+    """``text`` padded to ``width`` columns as a terminal shows it (a Han character is two)."""
+    space = " " * max(0, width - columns(text))
+    return text + space if left else space + text

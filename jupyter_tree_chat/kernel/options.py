@@ -33,97 +33,124 @@ THINKING_OFF = "off"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_ARGUMENTS = (
-    argument("-s", "--session", metavar="NAME", help="Use the named session of this notebook."),
-    argument(
-        "-m",
-        "--model",
-        help="Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
-        "(default: TreeChat.model; `%%chat models` lists them).",
-    ),
-    argument("--system", metavar="TEXT", help="System prompt for this cell (quote it)."),
-    argument("--max-tokens", type=int, metavar="N", help="Most tokens in the reply."),
-    argument("--temperature", type=float, metavar="T", help="Sampling temperature."),
-    argument(
-        "--thinking",
-        metavar="N",
-        help="Extended thinking: a budget of N tokens (at least 1024, below --max-tokens), "
-        "'adaptive' (the model decides how much), or 'off' (default: TreeChat.thinking).",
-    ),
-    argument(
-        "--n",
-        type=int,
-        metavar="N",
-        help=f"Ask for N answers at once, side by side (siblings; at most {MAX_VARIANTS} "
-        "in all with --models and --temperatures).",
-    ),
-    argument(
-        "--models",
-        metavar="A,B",
-        help="Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
-        "combines with --n and --temperatures.",
-    ),
-    argument(
-        "--temperatures",
-        metavar="T1,T2",
-        help="Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
-        "endpoint's own range for the others).",
-    ),
-    argument(
-        "--budget",
-        metavar="N",
-        help="Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
-        "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
-        "the whole path; default: TreeChat.context_budget).",
-    ),
-    argument("--new", action="store_true", help="Start a new root: a fresh conversation."),
-    argument(
-        "--from",
-        dest="from_node",
-        metavar="ID",
-        help="Fork: ask under node ID (an id prefix or a label) instead of the rule's choice.",
-    ),
-    argument(
-        "--continue",
-        dest="continue_leaf",
-        action="store_true",
-        help="Append under the current leaf, whatever the cell rule would do.",
-    ),
-    argument(
-        "--tools",
-        metavar="NAMES",
-        help="Comma-separated tools the model may use: registered functions, MCP tools as "
-        "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
-        "(default: TreeChat.tools, else every registered function).",
-    ),
-    argument(
-        "--allow-destructive",
-        action="store_true",
-        help="Let MCP tools annotated destructive run in this cell "
-        "(default: TreeChat.allow_destructive).",
-    ),
-    argument("--provider", choices=PROVIDER_NAMES, help="Provider for this cell."),
-    argument("--raw", action="store_true", help="Send the text as is: no {name} substitution."),
-    argument(
-        "--attach",
-        action="append",
-        metavar="PATH",
-        help="Attach a file (text, PDF or image; relative to the notebook's folder). Repeatable.",
-    ),
-    argument(
-        "--with",
-        dest="with_refs",
-        action="append",
-        metavar="ID",
-        help="Quote node ID (say, an answer on another branch) in the question. Repeatable.",
-    ),
-    argument("--with-path", action="store_true", help="--with brings ID's whole path."),
-)
+
+def _arguments() -> tuple[argument, ...]:
+    """``%%chat``'s options, their help in the current language (``%%chat?`` shows it)."""
+    return (
+        argument(
+            "-s", "--session", metavar="NAME", help=_("Use the named session of this notebook.")
+        ),
+        argument(
+            "-m",
+            "--model",
+            help=_(
+                "Model for this cell; ENDPOINT:MODEL asks another endpoint, e.g. local:smollm2 "
+                "(default: TreeChat.model; `%%chat models` lists them)."
+            ),
+        ),
+        argument("--system", metavar="TEXT", help=_("System prompt for this cell (quote it).")),
+        argument("--max-tokens", type=int, metavar="N", help=_("Most tokens in the reply.")),
+        argument("--temperature", type=float, metavar="T", help=_("Sampling temperature.")),
+        argument(
+            "--thinking",
+            metavar="N",
+            help=_(
+                "Extended thinking: a budget of N tokens (at least 1024, below --max-tokens), "
+                "'adaptive' (the model decides how much), or 'off' (default: TreeChat.thinking)."
+            ),
+        ),
+        argument(
+            "--n",
+            type=int,
+            metavar="N",
+            help=_(
+                "Ask for N answers at once, side by side (siblings; at most {count} in all with "
+                "--models and --temperatures)."
+            ).format(count=MAX_VARIANTS),
+        ),
+        argument(
+            "--models",
+            metavar="A,B",
+            help=_(
+                "Ask each of these models (comma-separated, ENDPOINT:MODEL for other endpoints); "
+                "combines with --n and --temperatures."
+            ),
+        ),
+        argument(
+            "--temperatures",
+            metavar="T1,T2",
+            help=_(
+                "Ask at each of these temperatures (comma-separated; 0 to 1 for Claude, each "
+                "endpoint's own range for the others)."
+            ),
+        ),
+        argument(
+            "--budget",
+            metavar="N",
+            help=_(
+                "Tokens this cell's request may hold: the path is cut to fit, whole exchanges, "
+                "newest first ('window': the model's window less --max-tokens and a margin; 'off': "
+                "the whole path; default: TreeChat.context_budget)."
+            ),
+        ),
+        argument("--new", action="store_true", help=_("Start a new root: a fresh conversation.")),
+        argument(
+            "--from",
+            dest="from_node",
+            metavar="ID",
+            help=_(
+                "Fork: ask under node ID (an id prefix or a label) instead of the rule's choice."
+            ),
+        ),
+        argument(
+            "--continue",
+            dest="continue_leaf",
+            action="store_true",
+            help=_("Append under the current leaf, whatever the cell rule would do."),
+        ),
+        argument(
+            "--tools",
+            metavar="NAMES",
+            help=_(
+                "Comma-separated tools the model may use: registered functions, MCP tools as "
+                "server:tool or server:* (from .mcp.json or TreeChat.mcp_servers); 'none' for none "
+                "(default: TreeChat.tools, else every registered function)."
+            ),
+        ),
+        argument(
+            "--allow-destructive",
+            action="store_true",
+            help=_(
+                "Let MCP tools annotated destructive run in this cell "
+                "(default: TreeChat.allow_destructive)."
+            ),
+        ),
+        argument("--provider", choices=PROVIDER_NAMES, help=_("Provider for this cell.")),
+        argument(
+            "--raw", action="store_true", help=_("Send the text as is: no {name} substitution.")
+        ),
+        argument(
+            "--attach",
+            action="append",
+            metavar="PATH",
+            help=_(
+                "Attach a file (text, PDF or image; relative to the notebook's folder). Repeatable."
+            ),
+        ),
+        argument(
+            "--with",
+            dest="with_refs",
+            action="append",
+            metavar="ID",
+            help=_("Quote node ID (say, an answer on another branch) in the question. Repeatable."),
+        ),
+        argument("--with-path", action="store_true", help=_("--with brings ID's whole path.")),
+    )
 
 
 def chat_arguments(func: F) -> F:
     """Declare ``%%chat``'s options on ``func`` (its ``?`` help then lists them)."""
-    for declare in reversed(_ARGUMENTS):
+    for declare in reversed(_arguments()):
         func = declare(func)
     func = magic_arguments(name="%chat")(func)  # the usage line then reads %%chat
     func.parser.allow_abbrev = False  # type: ignore[attr-defined]  # see the module docstring
@@ -133,6 +160,19 @@ def chat_arguments(func: F) -> F:
 @chat_arguments
 def _options(line: str) -> None:
     """Holds the parser: parsing needs no magic instance."""
+
+
+def chat_help(description: str) -> str:
+    """What ``%%chat?`` shows, in the current language: ``description`` and the options.
+
+    IPython builds a magic's help once, when its module loads; this builds it again now.
+    """
+
+    def chat(line: str) -> None:
+        pass
+
+    chat.__doc__ = description
+    return str(chat_arguments(chat).__doc__)
 
 
 @dataclass(frozen=True)
@@ -164,9 +204,13 @@ def parse_cell_line(line: str) -> CellOptions:
     try:
         args = _options.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]
     except UsageError as error:
-        raise UsageError(f"%%chat: {error}; `%%chat?` lists the options") from None
+        raise UsageError(
+            _("%%chat: {error}; `%%chat?` lists the options").format(error=error)
+        ) from None
     except ValueError as error:  # an unbalanced quote
-        raise UsageError(f"%%chat: cannot read the options ({error}); close the quote") from None
+        raise UsageError(
+            _("%%chat: cannot read the options ({error}); close the quote").format(error=error)
+        ) from None
     chosen = [
         flag
         for flag, on in (
@@ -177,16 +221,24 @@ def parse_cell_line(line: str) -> CellOptions:
         if on
     ]
     if len(chosen) > 1:
-        raise UsageError(f"%%chat: {' and '.join(chosen)} contradict; use only one of them")
+        raise UsageError(
+            _("%%chat: {options} contradict; use only one of them").format(
+                options=_(" and ").join(chosen)
+            )
+        )
     if args.max_tokens is not None and args.max_tokens <= 0:
-        raise UsageError("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+        raise UsageError(
+            _("%%chat: --max-tokens must be a positive number, e.g. --max-tokens 1024")
+        )
     for single, many in (("model", "models"), ("temperature", "temperatures")):
         if getattr(args, single) is not None and getattr(args, many) is not None:
             raise UsageError(
-                f"%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
+                _(
+                    "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
+                ).format(single=single, many=many)
             )
     if args.with_path and not args.with_refs:
-        raise UsageError("%%chat: --with-path goes with --with ID; add the node to bring")
+        raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
     return CellOptions(
         session=args.session,
         model=args.model,
@@ -219,8 +271,10 @@ def parse_thinking(value: str | None) -> Thinking:
     if word.isdigit():
         return int(word)
     raise UsageError(
-        f"%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
-        "'adaptive' or 'off'"
+        _(
+            "%%chat --thinking {value}: give a budget of tokens (e.g. --thinking 2048), "
+            "'adaptive' or 'off'"
+        ).format(value=value)
     )
 
 
@@ -248,7 +302,9 @@ def parse_fanout(
     if n is None and models is None and temperatures is None:
         return None
     if n is not None and n < 1:
-        raise UsageError(f"{command} --n: ask for at least 1 answer, e.g. --n 3")
+        raise UsageError(
+            _("{command} --n: ask for at least 1 answer, e.g. --n 3").format(command=command)
+        )
     model_names = _listed(
         models, "--models", command, "--models claude-sonnet-4-6,claude-haiku-4-5"
     )
@@ -265,7 +321,11 @@ def _listed(value: str | None, flag: str, command: str, example: str) -> tuple[s
         return ()
     items = tuple(item.strip() for item in value.split(",") if item.strip())
     if not items:
-        raise UsageError(f"{command} {flag}: the list is empty; give it comma-separated, {example}")
+        raise UsageError(
+            _("{command} {flag}: the list is empty; give it comma-separated, {example}").format(
+                command=command, flag=flag, example=example
+            )
+        )
     return items
 
 
@@ -276,8 +336,10 @@ def _temperature(value: str, command: str) -> float:
         number = float("nan")
     if not 0 <= number < float("inf"):  # each endpoint's range is checked before asking
         raise UsageError(
-            f"{command} --temperatures: {value!r} is not a temperature (a number, 0 or more); "
-            "give them comma-separated, e.g. --temperatures 0,0.5,1"
+            _(
+                "{command} --temperatures: {value} is not a temperature (a number, 0 or more); "
+                "give them comma-separated, e.g. --temperatures 0,0.5,1"
+            ).format(command=command, value=repr(value))
         )
     return number
 
@@ -293,10 +355,14 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     found: dict[str, str] = {}
     rest = list(words)
     while rest and rest[0].split("=", 1)[0] in _FANOUT_FLAGS:
-        flag, _, value = rest.pop(0).partition("=")
+        flag, _equals, value = rest.pop(0).partition("=")
         if not value:
             if not rest:
-                raise UsageError(f"{command}: {flag} needs a value, e.g. {flag} 3")
+                raise UsageError(
+                    _("{command}: {flag} needs a value, e.g. {flag} 3").format(
+                        command=command, flag=flag
+                    )
+                )
             value = rest.pop(0)
         found[flag] = value
     if not found:
@@ -305,7 +371,10 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     try:
         count = int(n) if n is not None else None
     except ValueError:
-        raise UsageError(f"{command} --n: {n!r} is not a number; e.g. --n 3") from None
+        raise UsageError(
+            _("{command} --n: {n} is not a number; e.g. --n 3").format(command=command, n=repr(n))
+        ) from None
+
     return parse_fanout(count, found.get("--models"), found.get("--temperatures"), command), rest
 
 

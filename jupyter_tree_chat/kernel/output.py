@@ -43,10 +43,16 @@ from ..i18n import _
 from ..measures.compare import model_label
 from ..measures.seen import seen_label
 from ..measures.usage import dollars, meter, meter_label, node_cost
-from .columns import FanoutColumns
+from .columns import FanoutColumns, cache_read, interrupted
 from .safe_html import ThinkingSection, markdown_to_html
 
-INTERRUPTED_MARK = "*[cut short: what arrived is kept]*"
+
+def interrupted_mark() -> str:
+    """Under a reply the stop button cut short, in the reader's language."""
+    return _("*[cut short: what arrived is kept]*")
+
+
+INTERRUPTED_MARK = interrupted_mark()  # as written (English): what a reply ends with
 
 
 class ReplyView(Protocol):
@@ -110,7 +116,8 @@ class DisplayReply:
 
     def end(self, interrupted: bool = False, redacted: int = 0) -> None:
         text = self.text
-        shown = f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK
+        mark = interrupted_mark()
+        shown = f"{text}\n\n{mark}" if text else mark
         final = shown if interrupted else text
         if self._thinking_id is not None and self._answer_id is None:  # no answer came
             state = "cut" if interrupted else "done"
@@ -181,7 +188,8 @@ class PrintReply:
         sys.stdout.flush()
 
     def end(self, interrupted: bool = False, redacted: int = 0) -> None:
-        sys.stdout.write(f"\n{INTERRUPTED_MARK}\n" if interrupted else "\n")
+        sys.stdout.write(f"\n{interrupted_mark()}\n" if interrupted else "\n")
+
         sys.stdout.flush()
 
 
@@ -338,30 +346,32 @@ def footer(session: Session, node: Node) -> str:
         parts.append(model_label(meta))
     usage: dict[str, Any] = meta.get("usage") or {}
     if usage:
-        parts.append(f"{_n(usage.get('input_tokens'))} in")
-        parts.append(f"{_n(usage.get('output_tokens'))} out")
+        parts.append(_("{tokens} in").format(tokens=_n(usage.get("input_tokens"))))
+        parts.append(_("{tokens} out").format(tokens=_n(usage.get("output_tokens"))))
         if usage.get("cache_read_input_tokens"):
-            parts.append(f"{_n(usage['cache_read_input_tokens'])} cache read")
+            parts.append(cache_read(usage["cache_read_input_tokens"]))
         if usage.get("cache_creation_input_tokens"):
-            parts.append(f"{_n(usage['cache_creation_input_tokens'])} cache write")
+            parts.append(
+                _("{tokens} cache write").format(tokens=_n(usage["cache_creation_input_tokens"]))
+            )
         cost = node_cost(node, session.prices)
         if cost is not None:
             parts.append(dollars(cost))
     if meta.get("interrupted"):
-        parts.append(f"interrupted ({meta.get('error', 'cut short')})")
+        parts.append(interrupted(meta))
     parts.append(context_part(session, node))
     seen = seen_label(meta.get("context"))
     if seen:
         parts.append(seen)
     tree = session.tree
-    parts.append(f"reply {tree.sibling_position(node.id)}")
+    parts.append(_("reply {position}").format(position=tree.sibling_position(node.id)))
     if node.parent_id is not None:
         question = tree.sibling_position(node.parent_id)
         if question.count > 1:
-            parts.append(f"question {question}")
+            parts.append(_("question {position}").format(position=question))
     label = session.labels.get(node.id)
     if label:
-        parts.append(f"label {label!r}")
+        parts.append(_("label {label}").format(label=repr(label)))
     return " · ".join(parts)
 
 
@@ -370,7 +380,7 @@ def context_part(session: Session, node: Node) -> str:
     model = (node.meta or {}).get("model") or session.settings.model
     reading = meter(session.tree.path_nodes(node.id), model=model, windows=session.context_windows)
     label = meter_label(reading)
-    return f"{label}: `%chat compact` makes room" if reading.full else label
+    return _("{label}: `%chat compact` makes room").format(label=label) if reading.full else label
 
 
 def show_footer(line: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..i18n import _, ngettext
 from ..measures.diff import code_units, prose_units
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
@@ -152,11 +153,14 @@ class ThinkingSection:
         return bool(self.text or self.redacted)
 
     def summary(self) -> str:
-        words = {"streaming": "Thinking…", "cut": "Thinking (cut short)"}
-        label = words.get(self.state, "Thinking")
+        words = {"streaming": _("Thinking…"), "cut": _("Thinking (cut short)")}
+        label = words.get(self.state, _("Thinking"))
         if self.redacted:
-            noun = "block" if self.redacted == 1 else "blocks"
-            label += f" ({self.redacted} {noun} encrypted by the API, kept as they came)"
+            label += ngettext(
+                " ({count} block encrypted by the API, kept as they came)",
+                " ({count} blocks encrypted by the API, kept as they came)",
+                self.redacted,
+            ).format(count=self.redacted)
         return label
 
     def html(self) -> str:

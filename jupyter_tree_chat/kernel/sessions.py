@@ -88,8 +88,10 @@ class KernelSessions:
         fallback = fallback_notebook()
         self._say_once(
             "no-notebook",
-            f"No notebook path reached this kernel; sessions are saved in "
-            f"{session_path(fallback)} (and NAME sessions beside it).",
+            _(
+                "No notebook path reached this kernel; sessions are saved in {path} (and NAME "
+                "sessions beside it)."
+            ).format(path=session_path(fallback)),
         )
         return fallback
 
@@ -238,8 +240,10 @@ class KernelSessions:
                 first = session.problems[0]
                 self._say_once(
                     f"problems:{path}",
-                    f"{path.name}: {len(session.problems)} damaged or unknown line(s) skipped "
-                    f"(first: {first}); `jupyter-tree-chat check {path}` lists them.",
+                    _(
+                        "{name}: {count} damaged or unknown line(s) skipped (first: {first}); "
+                        "`jupyter-tree-chat check {path}` lists them."
+                    ).format(name=path.name, count=len(session.problems), first=first, path=path),
                 )
         session.provider = provider
         session.refill = self.refill
@@ -303,7 +307,7 @@ def registry() -> KernelSessions:
 
         shell = get_ipython()
         if shell is None:
-            raise RuntimeError("not in IPython; run `%load_ext jupyter_tree_chat` in a notebook")
+            raise RuntimeError(_("not in IPython; run `%load_ext jupyter_tree_chat` in a notebook"))
         shell.extension_manager.load_extension("jupyter_tree_chat")
     assert _registry is not None
     return _registry

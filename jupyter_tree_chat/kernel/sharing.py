@@ -45,10 +45,10 @@ class ShareCommands:
 
     def do_export(self, args: list[str]) -> None:
         if not args or args[0] not in ("md", "html", "ipynb") or len(args) > 2:
-            raise UsageError(f"usage: %chat {EXPORT_USAGE}")
+            raise UsageError(_("usage: %chat {usage}").format(usage=EXPORT_USAGE))
         session = self.session
         if session.leaf is None:
-            raise UsageError("the session is empty; run a %%chat cell first")
+            raise UsageError(_("the session is empty; run a %%chat cell first"))
         kind = args[0]
         if kind == "md":
             markdown = path_markdown(session.tree, session.leaf)
@@ -57,7 +57,12 @@ class ShareCommands:
                 return
             target = _target(args[1])
             _write(target, markdown, ".md")
-            print(f"Wrote the current path ({len(session.path())} messages) to {target}.")
+            print(
+                _("Wrote the current path ({count} messages) to {path}.").format(
+                    count=len(session.path()), path=target
+                )
+            )
+
             return
         location = Path(session.location) if session.location else self.sessions.session_file()
         if kind == "html":

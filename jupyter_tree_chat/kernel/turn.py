@@ -89,10 +89,11 @@ def run_turn(
     except TurnInterrupted as stop:
         _leave_for_python(shell, stop.turn)
         kept = stop.turn.replies[-1] if stop.turn.replies else None
+        nothing = _("nothing had arrived; the question is kept, unanswered")
         where = (
-            f"the partial reply is kept as {kept.id[:7]}"
+            _("the partial reply is kept as {id}").format(id=kept.id[:7])
             if kept is not None
-            else "nothing had arrived; the question is kept, unanswered"
+            else nothing
         )
         if (
             kept is not None
@@ -105,13 +106,13 @@ def run_turn(
         if stop.turn.answers:
             kept_ids = ", ".join(a.head.id[:7] for a in stop.turn.answers if a.head is not None)
             where = (
-                f"what each answer had received is kept ({kept_ids})"
+                _("what each answer had received is kept ({ids})").format(ids=kept_ids)
                 if kept_ids
-                else "nothing had arrived; the question is kept, unanswered"
+                else nothing
             )
-        raise ChatInterrupted(f"Interrupted: {where}.") from None
+        raise ChatInterrupted(_("Interrupted: {where}.").format(where=where)) from None
     except ProviderError as error:  # raised before any turn existed (e.g. compaction)
-        raise ChatFailed(f"Model error: {error}") from None
+        raise ChatFailed(_("Model error: {error}").format(error=error)) from None
     except ChatError as error:
         raise UsageError(str(error)) from None
     _leave_for_python(shell, turn)
@@ -133,8 +134,14 @@ def run_turn(
         if line != shown:
             notice_line(line, "error")
     if turn.error is not None:
-        where = f" (the partial reply is kept as {last.id[:7]})" if last is not None else ""
-        raise ChatFailed(f"Model error: {turn.error}{where}")
+        if last is None:
+            raise ChatFailed(_("Model error: {error}").format(error=turn.error))
+        raise ChatFailed(
+            _("Model error: {error} (the partial reply is kept as {id})").format(
+                error=turn.error, id=last.id[:7]
+            )
+        )
+
     sys.stdout.flush()
 
 

@@ -14,12 +14,13 @@ siblings down. The layout is ``layout.tidy_tree`` on the items ``fold.fold`` cho
 from __future__ import annotations
 
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..history.tree import SessionTree, compaction_links, node_kind
-from ..i18n import _
+from ..i18n import _, ngettext
 from ..textview import short_id_length, summary
 from .fold import Folded, Item
 
@@ -69,7 +70,10 @@ def write_svg(
     svg.set("font-family", "sans-serif")
     svg.set("font-size", "10")
     shown = sum(1 for item in items if item.kind == "node")
-    _text(ET.SubElement(svg, "title"), f"Session tree: {shown} of {len(tree)} messages shown")
+    _text(
+        ET.SubElement(svg, "title"),
+        _("Session tree: {shown} of {total} messages shown").format(shown=shown, total=len(tree)),
+    )
 
     def at(index: int) -> tuple[float, float]:
         return MARGIN + items[index].depth * DEPTH_STEP, MARGIN + (x[index] - top) * BREADTH_STEP
@@ -144,7 +148,7 @@ def _compaction_links(svg: ET.Element, items: Sequence[Item], tree: SessionTree,
             path.set("fill", "none")
             path.set("stroke", "#7f7f7f")
             path.set("stroke-dasharray", "5 3")
-            _text(ET.SubElement(path, "title"), "compacted: the summary of this branch")
+            _text(ET.SubElement(path, "title"), _("compacted: the summary of this branch"))
 
 
 def _node(
@@ -176,9 +180,9 @@ def _node(
         f"{kind} · {node.id}" + (f" · {model}" if model else ""),
     ]
     if meta.get("interrupted"):
-        about.append("interrupted: the reply was cut short")
+        about.append(_("interrupted: the reply was cut short"))
     if isinstance(meta.get("compacted_from"), str):
-        about.append(f"compaction of {meta['compacted_from']}")
+        about.append(_("compaction of {node}").format(node=meta["compacted_from"]))
     _text(ET.SubElement(group, "title"), "\n".join(about))
     if node.id == leaf:
         ring = ET.SubElement(group, "circle", {"class": "current-ring", "r": "12"})
@@ -222,22 +226,28 @@ def _tag(group: ET.Element, label: str) -> None:
     text = ET.SubElement(tag, "text", x="4", y="0.5")
     text.set("font-size", "9")
     _text(text, shown)
-    _text(ET.SubElement(tag, "title"), f"label: {label}")
+    _text(ET.SubElement(tag, "title"), _("label: {label}").format(label=label))
 
 
 def _fold(group: ET.Element, item: Item) -> None:
     group.set("class", f"fold {item.kind}")
     if item.kind == "chain":
-        shown, about = f"⋯ {item.count:,}", f"{item.count:,} messages folded"
+        shown = f"⋯ {item.count:,}"
+        about = _("{count} messages folded").format(count=f"{item.count:,}")
     elif item.kind == "more":
         shown = f"+{item.count:,}"
-        about = f"{item.branches:,} more branches ({item.count:,} messages) folded"
+        about = _("{branches} more branches ({count} messages) folded").format(
+            branches=f"{item.branches:,}", count=f"{item.count:,}"
+        )
     else:
-        shown = f"{item.branches:,} hidden"
-        about = f"{item.branches:,} hidden branches ({item.count:,} messages), not deleted"
+        shown = _("{branches} hidden").format(branches=f"{item.branches:,}")
+        about = _("{branches} hidden branches ({count} messages), not deleted").format(
+            branches=f"{item.branches:,}", count=f"{item.count:,}"
+        )
     _text(ET.SubElement(group, "title"), about)
     box = ET.SubElement(group, "rect", x="-8", y="-8", height="16", rx="8")
-    box.set("width", _num(CHAR_WIDTH * len(shown) + 16))
+    box.set("width", _num(CHAR_WIDTH * columns(shown) + 16))
+
     box.set("fill", "#f3f3f3")
     box.set("stroke", "#888888")
     if item.kind == "hidden":
@@ -247,16 +257,21 @@ def _fold(group: ET.Element, item: Item) -> None:
     _text(text, shown)
 
 
-LEGEND = (
-    ("user", "question"),
-    ("assistant", "answer"),
-    ("tool", "tool result"),
-    ("interrupted", "cut short"),
-    ("current", "current"),
-    ("path", "current path"),
-    ("fold", "folded"),
-    ("unseen", "not sent to the answer"),
-)
+LEGEND = ("user", "assistant", "tool", "interrupted", "current", "path", "fold", "unseen")
+
+
+def legend_meanings() -> dict[str, str]:
+    """What each drawn kind means, in the reader's language."""
+    return {
+        "user": _("question"),
+        "assistant": _("answer"),
+        "tool": _("tool result"),
+        "interrupted": _("cut short"),
+        "current": _("current"),
+        "path": _("current path"),
+        "fold": _("folded"),
+        "unseen": _("not sent to the answer"),
+    }
 
 
 def _legend(
@@ -269,9 +284,11 @@ def _legend(
     legend = ET.SubElement(svg, "g", {"class": "legend"})
     legend.set("transform", f"translate({_num(MARGIN)},{_num(top)})")
     offset = 0.0
-    for kind, meaning in LEGEND:
+    meanings = legend_meanings()
+    for kind in LEGEND:
         if kind not in present:
             continue
+        meaning = meanings[kind]
         key = ET.SubElement(legend, "g", {"transform": f"translate({_num(offset + 6)},0)"})
         if kind == "current":
             ring = ET.SubElement(key, "circle", r="6", fill="none", stroke=CURRENT)
@@ -288,8 +305,6 @@ def _legend(
         else:
             shape = "user" if kind == "interrupted" else kind
             _shape(key, shape, NO_MODEL, False, kind == "interrupted")
-        if kind == "unseen":
-            meaning = _("not sent to the answer")
         offset = _legend_text(legend, offset + 18, 0.0, meaning) + 12
     widest, y = offset, LEGEND_LINE
     if colours:
@@ -301,8 +316,12 @@ def _legend(
             offset = _legend_text(legend, offset + 16, y, model[:40]) + 14
         widest, y = max(widest, offset), y + LEGEND_LINE
     if hidden:
-        plural = "branch is" if hidden == 1 else "branches are"
-        note = f"{hidden} hidden {plural} not shown (nothing was deleted)"
+        note = ngettext(
+            "{count} hidden branch is not shown (nothing was deleted)",
+            "{count} hidden branches are not shown (nothing was deleted)",
+            hidden,
+        ).format(count=hidden)
+
         widest, y = max(widest, _legend_text(legend, 0.0, y, note)), y + LEGEND_LINE
     return widest, y
 
@@ -311,7 +330,12 @@ def _legend_text(legend: ET.Element, left: float, y: float, text: str) -> float:
     """One piece of legend text; returns where it ends (an estimate: no font metrics)."""
     element = ET.SubElement(legend, "text", x=_num(left), y=_num(y + 3.5), fill="#555555")
     _text(element, text)
-    return left + CHAR_WIDTH * len(text)
+    return left + CHAR_WIDTH * columns(text)
+
+
+def columns(text: str) -> int:
+    """How wide ``text`` is in character widths: a Han character is two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _model(tree: SessionTree, item: Item) -> str | None:

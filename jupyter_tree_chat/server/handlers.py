@@ -30,6 +30,7 @@ from tornado import web
 from .. import formats
 from ..errors import ChatError
 from ..history.store import parse_session
+from ..i18n import _
 from ..share.page import native_problems, page_html, page_path, source_problems
 
 
@@ -85,7 +86,7 @@ class ReadHandler(APIHandler):
     async def get(self) -> None:
         path = self.get_query_argument("path", "").strip("/")
         if not path:
-            raise web.HTTPError(400, "give the file as ?path=PATH")
+            raise web.HTTPError(400, _("give the file as ?path=PATH"))
         data = await _read_bytes(self, path)
         name = posixpath.basename(path)
         answer = await asyncio.get_running_loop().run_in_executor(None, read_for_viewer, name, data)
@@ -103,7 +104,7 @@ class ExportHandler(APIHandler):
     async def post(self) -> None:
         path = self.get_query_argument("path", "").strip("/")
         if not path:
-            raise web.HTTPError(400, "give the file as ?path=PATH")
+            raise web.HTTPError(400, _("give the file as ?path=PATH"))
         data = await _read_bytes(self, path)
         name = posixpath.basename(path)
         loop = asyncio.get_running_loop()

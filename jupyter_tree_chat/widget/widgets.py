@@ -261,7 +261,8 @@ class _SessionWidget(anywidget.AnyWidget):
         except ChatError as exc:
             error = str(exc)
         except TurnInterrupted:
-            error = "Interrupted; the partial reply was kept."
+            error = _("Interrupted; the partial reply was kept.")
+
         except Exception as exc:  # a view must report, not crash the comm
             log.exception("widget action %r failed", content.get("a"))
             error = f"{type(exc).__name__}: {exc}"
@@ -313,7 +314,7 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "edit":
             text = content.get("text")
             if not isinstance(text, str) or not text.strip():
-                raise TreeError("the edited message is empty; type something or press Escape")
+                raise TreeError(_("the edited message is empty; type something or press Escape"))
             raw = content.get("raw") is True  # the text that was sent, not as typed
             return edit_question(session, session.resolve(node_id), text, raw)
         if action == "switch":
@@ -325,7 +326,7 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "hide":
             session.hide(node_id, content.get("hidden", True) is not False)
             return None
-        raise TreeError(f"unknown widget action {action!r}")
+        raise TreeError(_("unknown widget action {action}").format(action=repr(action)))
 
 
 class TreePanel(_SessionWidget):
@@ -541,9 +542,9 @@ def fanout_of(content: dict[str, Any]) -> Fanout:
         models = tuple(str(m) for m in content.get("models") or () if str(m).strip())
         temperatures = tuple(float(t) for t in content.get("temperatures") or ())
     except (TypeError, ValueError):
-        raise TreeError("the fan-out asked for is not numbers and names; pick again") from None
+        raise TreeError(_("the fan-out asked for is not numbers and names; pick again")) from None
     if any(not 0 <= t < float("inf") for t in temperatures):  # each endpoint's range: later
-        raise TreeError("temperatures start at 0; pick again")
+        raise TreeError(_("temperatures start at 0; pick again"))
     return Fanout(n=n, models=models, temperatures=temperatures)
 
 
@@ -568,7 +569,7 @@ def _question_of(session: Session, node: Node) -> Node:
     for above in reversed(session.path(node.id)):
         if is_real_user_message(above.message):
             return above
-    raise TreeError(f"node {node.id[:7]} has no user message above it")
+    raise TreeError(_("node {id} has no user message above it").format(id=node.id[:7]))
 
 
 def _on_path(session: Session, node_id: str, leaf: str) -> bool:
