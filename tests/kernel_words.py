@@ -49,13 +49,14 @@ def literal_text(message: str) -> str:
         return message
 
 
-def pattern(message: str) -> re.Pattern[str]:
-    """Where ``message`` shows in a text: its words as written, each field filled."""
+def pattern(message: str, field: str = r"[^\n]+?") -> re.Pattern[str]:
+    """Where ``message`` shows in a text: its words as written, each field filled (by
+    ``field``: any run of characters on one line, unless told otherwise)."""
     pieces: list[str] = []
-    for literal, field, _spec, _conversion in string.Formatter().parse(message):
+    for literal, name, _spec, _conversion in string.Formatter().parse(message):
         pieces.append(re.escape(literal))
-        if field is not None:
-            pieces.append(r"[^\n]+?")
+        if name is not None:
+            pieces.append(field)
     body = "".join(pieces)
     starts = r"\b" if re.match(r"\w", message) else ""
     ends = r"\b" if re.search(r"\w$", message) else ""
@@ -86,23 +87,54 @@ def segments(text: str) -> list[str]:
     return [part for part in parts if part]
 
 
-def _found(candidates: tuple[str, ...], text: str, sentence: bool) -> bool:
-    """Whether one of ``candidates`` shows in ``text``: a sentence anywhere, a short
-    message (``{count} in``) only as a whole line or footer part, not inside other words."""
-    if sentence:
-        return any(pattern(c).search(text) for c in candidates)
-    parts = segments(text)
-    return any(pattern(c).fullmatch(part) for c in candidates for part in parts)
+def _spans(message: Message, candidates: tuple[str, ...], text: str) -> list[tuple[int, int]]:
+    """Where one of ``candidates`` shows in ``text``: a sentence anywhere, a short message
+    (``{count} in``) only as a whole line or footer part (see ``_field``)."""
+    if message.is_sentence:
+        return [m.span() for c in candidates for m in pattern(c).finditer(text)]
+    field = _field(message.english[0])  # the English decides, for its translations too
+    spans = []
+    offset = 0
+    for part in segments(text):
+        start = text.index(part, offset)
+        offset = start + len(part)
+        if any(pattern(c, field).fullmatch(part) for c in candidates):
+            spans.append((start, offset))
+    return spans
+
+
+def _field(message: str) -> str:
+    """What a field of a short message may hold: anything on the line when the message
+    has two words of its own (``→ leaf {leaf} (depth {depth})``), else one word, so that
+    ``check {variables}`` is not found in every line that starts with "check"."""
+    own = re.findall(r"[A-Za-z]{2,}", literal_text(message))
+    return r"[^\n]+?" if len(own) >= 2 else r"\S+"
 
 
 def shown(text: str, *, sentences_only: bool = False) -> list[Message]:
-    """The catalog's messages whose English ``text`` shows."""
+    """The catalog's messages whose English ``text`` shows; where two match the same
+    words (``No match for {query!r}.`` and ``{count} match for {query!r}.``), the one
+    with more words of its own."""
+    found = {
+        message: _spans(message, message.english, text)
+        for message in messages()
+        if (message.is_sentence or not sentences_only) and not message.unchanged
+    }
+    found = {message: spans for message, spans in found.items() if spans}
+
+    def covered(message: Message, span: tuple[int, int]) -> bool:
+        own = len(literal_text(message.english[0]))
+        return any(
+            len(literal_text(other.english[0])) > own and a <= span[0] and span[1] <= b
+            for other, spans in found.items()
+            for a, b in spans
+            if other is not message
+        )
+
     return [
         message
-        for message in messages()
-        if (message.is_sentence or not sentences_only)
-        and not message.unchanged
-        and _found(message.english, text, message.is_sentence)
+        for message, spans in found.items()
+        if not all(covered(message, span) for span in spans)
     ]
 
 
@@ -116,7 +148,7 @@ def translation_missing(english_text: str, chinese_text: str) -> list[str]:
     return [
         message.english[0]
         for message in shown(english_text)
-        if not _found(message.chinese, chinese_text, message.is_sentence)
+        if not _spans(message, message.chinese, chinese_text)
     ]
 
 

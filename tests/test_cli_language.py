@@ -18,7 +18,6 @@ import pytest
 from kernel_words import HAN, english_left, translation_missing
 from kernel_words import shown as shown_messages
 
-SCRIPT = Path(sys.executable).parent / "jupyter-tree-chat"
 JUPYTER = Path(sys.executable).parent / "jupyter"
 LOCALES = {
     "en": {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"},
@@ -46,19 +45,31 @@ def broken(tmp_path: Path) -> Path:
     return path
 
 
+#: each command with what it is given, and the status it ends with
+COMMANDS = {
+    "check": (["tree-chat", "check", "{broken}"], 1),  # the file's problems, by line
+    "missing file": (["tree-chat", "show", "{folder}/missing.chat.jsonl"], 2),
+    "output is a folder": (
+        ["tree-chat", "export", "{broken}", "--format", "md", "-o", "{folder}"],
+        2,
+    ),
+    "no match": (["tree-chat", "find", "{broken}", "zzzq"], 1),
+    "help": (["tree-chat", "--help"], 0),
+}
+
+
 @pytest.mark.parametrize("chinese", ["zh", "zh by LC_ALL"])
-def test_the_command_line_speaks_the_locales_language(broken: Path, chinese: str) -> None:
-    commands = [
-        [str(JUPYTER), "tree-chat", "check", str(broken)],
-        [str(SCRIPT), "show", str(broken.parent / "missing.chat.jsonl")],
-        [str(SCRIPT), "path", str(broken), "--leaf", "nope"],
-    ]
-    for command in commands:
-        en_status, english = run(command, "en")
-        zh_status, shown = run(command, chinese)
-        assert zh_status == en_status != 0, (command, shown)
-        assert "Traceback" not in shown
-        assert shown_messages(english), (command, english)  # it printed catalog messages
-        assert translation_missing(english, shown) == [], (command, shown)
-        assert english_left(shown) == [], (command, shown)
-        assert HAN.search(shown), (command, shown)
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_command_line_speaks_the_locales_language(
+    broken: Path, chinese: str, name: str
+) -> None:
+    words, status = COMMANDS[name]
+    command = [str(JUPYTER)] + [w.format(broken=broken, folder=broken.parent) for w in words]
+    en_status, english = run(command, "en")
+    zh_status, shown = run(command, chinese)
+    assert zh_status == en_status == status, (english, shown)
+    assert "Traceback" not in shown
+    assert shown_messages(english), english  # it printed the catalog's messages
+    assert translation_missing(english, shown) == [], shown
+    assert english_left(shown) == [], shown
+    assert HAN.search(shown), shown

@@ -283,26 +283,37 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     }
 
 
-#: the cells whose output holds the kernel's own texts: footers, notices, `%chat` output
+#: the Chinese lesson's cells that show the kernel's own texts (footers, notices, `%chat`
+#: output, the picture's caption), each with words a reader sees there
 KERNEL_CELLS = {
-    "chapter-36": "%chat use lesson",
-    "chapter-42": "%chat edit 2: the reply's footer",
-    "chapter-45-draw": "%chat tree --svg",
-    "chapter-55": "%%chat --new: the footer",
-    "chapter-56": "%chat retry: the footer",
-    "chapter-60": "%chat branches",
-    "chapter-61": "%chat switch",
-    "chapter-67": "%chat compact",
-    "chapter-69": "%%chat: the footer",
-    "chapter-75": "%chat tree",
-    "budget-03": "%chat use budget",
-    "budget-06": "%%chat --budget 1500: the footer says what the answer saw",
-    "budget-12": "%chat context",
+    "chapter-36": ["正在使用会话 'lesson'", "个节点"],  # %chat use lesson
+    "chapter-42": ["输入", "输出", "回复 1/1", "问题 2/2"],  # %chat edit 2: the footer
+    "chapter-45-draw": ["会话树：显示了 8 条消息"],  # %chat tree --svg
+    "chapter-53-draw": ["会话树：显示了 16 条消息"],
+    "chapter-55": ["输入", "输出", "回复 1/1"],  # %%chat --new
+    "chapter-56": ["回复 2/2"],  # %chat retry: a sibling answer
+    "chapter-57-draw": ["会话树：显示了 20 条消息"],
+    "chapter-60": ["→ 叶子", "深度"],  # %chat branches first-answer
+    "chapter-61": ["现在在"],  # %chat switch original
+    "chapter-67": ["已压缩成新的根", "旧分支仍在"],  # %chat compact
+    "chapter-69": ["输入", "输出"],  # %%chat after the compaction
+    "chapter-72": ["现在在"],  # %chat switch before-compaction
+    "chapter-73-draw": ["会话树：显示了 24 条消息", "标签：first-answer"],
+    "chapter-75": ["我在学 Python"],  # %chat tree
+    "budget-03": ["正在使用会话 'budget'"],  # %chat use budget
+    "budget-06": ["看到了", "轮问答"],  # %%chat --budget 1500: what the answer saw
+    "budget-12": ["当前路径的上下文", "预算", "已省去", "已发送"],  # %chat context
 }
+#: the words that stay English in Chinese: roles, the offline model's settings line, the
+#: chapter's own term (its replies say "active path"), units
+IDENTIFIERS = {"user", "assistant", "tool", "active", "path", "model", "temperature"}
+IDENTIFIERS |= {"system", "prompt", "token", "tokens"}
+_TOKEN = re.compile(r"[\w.\-/:$%<>]+(?:\s?…)?")
 
 
 def cell_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
-    """Cell id -> everything its outputs show as text (a picture's words included)."""
+    """Cell id -> what its outputs show as text: streams, errors, each display's plain
+    text (a widget's is only its repr: left out), a picture's words."""
     texts: dict[str, str] = {}
     for cell in nb.cells:
         parts: list[str] = []
@@ -313,28 +324,81 @@ def cell_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
                 parts.append(f"{output['ename']}: {output['evalue']}")
             elif "data" in output:
                 data = output["data"]
-                parts.append(data.get("text/plain") or "")
                 svg = data.get("image/svg+xml")
                 if svg:
-                    parts.extend(t.strip() for t in re.findall(r">([^<>]+)<", svg) if t.strip())
+                    parts.extend(re.findall(r"<(?:text|title)\b[^>]*>([^<]*)<", svg))
+                elif "application/vnd.jupyter.widget-view+json" not in data:
+                    parts.append(data.get("text/plain") or "")
         texts[cell.id] = "\n".join(parts)
     return texts
+
+
+def typed_words(nb: nbformat.NotebookNode) -> set[str]:
+    """The words of the questions and labels a lesson's cells type: a cell's output may
+    show them as they are (not the keys of JSON the cells read: those show nowhere)."""
+    typed: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if cell.source.startswith("%"):  # a %%chat cell's question; not a command's name
+            body = cell.source.partition("\n")[2] if cell.source.startswith("%%") else ""
+            typed.update(re.findall(r"[A-Za-z]+", body))
+            continue
+        tokens = tokenize.generate_tokens(io.StringIO(cell.source + "\n").readline)
+        for token in tokens:  # a question (it has Chinese in it), a label, a tool's default
+            said = kernel_words.HAN.search(token.string) or ".label(" in token.line
+            said = said or token.line.lstrip().startswith("def ")
+            if token.type == tokenize.STRING and said:
+                typed.update(re.findall(r"[A-Za-z]+", token.string))
+    return typed
+
+
+def english_words(text: str, allowed: set[str]) -> list[str]:
+    """The English words left in a Chinese cell's output: words of letters only that are
+    not ``allowed``, leaving out identifiers (ids, names joined by ``-``, ``_`` or ``.``,
+    paths, numbers, 'quoted' names), `code`, %chat commands and words cut short by ``…``."""
+    text = re.sub(r"`[^`]*`|%%?chat(?: [\w-]+)+|'[^'\s]+'", " ", text)
+    words = []
+    for token in _TOKEN.findall(text):
+        if token.endswith("…") or not re.fullmatch(r"[A-Za-z]{2,}", token):
+            continue
+        if token in allowed or re.fullmatch(r"[a-f]{7}|[a-f]{16}", token):
+            continue
+        words.append(token)
+    return words
 
 
 def check_the_kernels_words_cell_by_cell(
     english: nbformat.NotebookNode, chinese: nbformat.NotebookNode
 ) -> None:
-    """Each cell of the Chinese lesson shows the translation of every kernel message the
-    same cell of the English lesson shows, and no English sentence of the kernel."""
+    """Each cell of the Chinese lesson that shows the kernel's texts shows its Chinese
+    words and no English word but identifiers; every cell shows the translation of each
+    catalog message the same English cell shows, and no English sentence of the catalog."""
     en, zh = cell_texts(english), cell_texts(chinese)
     assert en.keys() == zh.keys()
-    kernel_cells = {cell for cell in en if kernel_words.shown(en[cell])}
-    assert set(KERNEL_CELLS) <= kernel_cells, set(KERNEL_CELLS) - kernel_cells
+    allowed = IDENTIFIERS | typed_words(chinese)
+    magic = {c.id for c in chinese.cells if c.cell_type == "code" and c.source.startswith("%")}
+    shown = {cell for cell in magic if zh[cell].strip()}
+    assert shown == set(KERNEL_CELLS), shown ^ set(KERNEL_CELLS)
+    for cell, words in KERNEL_CELLS.items():
+        assert all(word in zh[cell] for word in words), (cell, words, zh[cell])
+        assert english_words(zh[cell], allowed) == [], (cell, zh[cell])
+        assert kernel_words.shown(en[cell]), (cell, en[cell])  # and English in English,
+        assert not kernel_words.HAN.search(en[cell]), (cell, en[cell])  # its kernel's
+        # locale Chinese: the English lesson's TreeChat.language = "en" wins
     for cell in en:
         assert kernel_words.english_left(zh[cell]) == [], (cell, zh[cell])
         assert kernel_words.translation_missing(en[cell], zh[cell]) == [], (cell, zh[cell])
-        if cell in kernel_cells:
-            assert kernel_words.HAN.search(zh[cell]), (cell, zh[cell])
+
+
+def test_the_english_words_check_sees_a_footer_left_in_english() -> None:
+    allowed = IDENTIFIERS | {"Python"}
+    chinese = "f4d94b5 · offline-teacher · 输入 154 · 输出 90 · 回复 1/1"
+    assert english_words(chinese, allowed) == []
+    assert english_words(chinese.replace("输入 154", "154 in"), allowed) == ["in"]
+    assert english_words("我在学 Python `%chat switch abc` /tmp/a.chat.jsonl 200k …", allowed) == []
+    assert english_words("← current  [2 replies]", allowed) == ["current", "replies"]
+    assert english_words("正在使用会话 'budget'", allowed) == []
 
 
 SVG = "{http://www.w3.org/2000/svg}"
