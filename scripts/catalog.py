@@ -37,6 +37,7 @@ import string
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,32 @@ def json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 
+def message_problems(
+    messages: dict[tuple[str, str], Any],
+    path: Path,
+    locale: str,
+    check: Callable[[polib.POEntry], list[str]] | None = None,
+) -> tuple[list[str], polib.POFile | None]:
+    """What the .po at ``path`` lacks for ``messages`` (and holds in vain), and the .po."""
+    if not path.exists():
+        return [f"{path.relative_to(ROOT)}: missing; run scripts/catalog.py update"], None
+    po = polib.pofile(str(path))
+    entries = {message_key(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
+    found = []
+    for key, message in sorted(messages.items()):
+        place = "{}:{}".format(*message["places"][0])
+        entry = entries.get(key)
+        if entry is None:
+            found.append(f"{place}: {message['msgid']!r} is not in {path.name} ({locale})")
+        elif not (all(entry.msgstr_plural.values()) if entry.msgid_plural else entry.msgstr):
+            found.append(f"{place}: {message['msgid']!r} has no {locale} translation")
+        elif check is not None:
+            found += [f"{place}: {message['msgid']!r}: {p}" for p in check(entry)]
+    for key in sorted(set(entries) - set(messages)):
+        found.append(f"{path.name} ({locale}): {key[1]!r} is no longer used")
+    return found, po
+
+
 def problems(report: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Everything that keeps the UI from being fully translated, one line each."""
     found = [
@@ -157,21 +184,10 @@ def problems(report: dict[str, list[dict[str, Any]]]) -> list[str]:
         for d in report["dynamic"]
     ]
     for locale in LOCALES:
-        path = catalog_path(locale, ".po")
-        if not path.exists():
-            found.append(f"{path.relative_to(ROOT)}: missing; run scripts/catalog.py update")
+        listed, po = message_problems(source_messages(report), catalog_path(locale, ".po"), locale)
+        found += listed
+        if po is None:
             continue
-        po = polib.pofile(str(path))
-        entries = {message_key(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
-        for key, message in sorted(source_messages(report).items()):
-            place = "{}:{}".format(*message["places"][0])
-            entry = entries.get(key)
-            if entry is None:
-                found.append(f"{place}: {message['msgid']!r} is not in {path.name} ({locale})")
-            elif not (all(entry.msgstr_plural.values()) if entry.msgid_plural else entry.msgstr):
-                found.append(f"{place}: {message['msgid']!r} has no {locale} translation")
-        for key in sorted(set(entries) - set(source_messages(report))):
-            found.append(f"{path.name} ({locale}): {key[1]!r} is no longer used")
         want = json_text(compiled(locale, po, package_version()))
         json_path = catalog_path(locale, ".json")
         if not json_path.exists() or json_path.read_text(encoding="utf-8") != want:
@@ -395,27 +411,12 @@ def kernel_problems(report: dict[str, list[dict[str, Any]]]) -> list[str]:
         f"{d['call']}"
         for d in report["dynamic"]
     ]
-    messages = source_messages(report)
     for locale in LOCALES:
         path = kernel_catalog_path(locale, ".po")
-        if not path.exists():
-            found.append(f"{path.relative_to(ROOT)}: missing; run scripts/catalog.py update")
+        listed, po = message_problems(source_messages(report), path, locale, translation_problems)
+        found += listed
+        if po is None:
             continue
-        po = polib.pofile(str(path))
-        entries = {message_key(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
-        for key, message in sorted(messages.items()):
-            place = "{}:{}".format(*message["places"][0])
-            entry = entries.get(key)
-            if entry is None:
-                found.append(f"{place}: {message['msgid']!r} is not in {path.name} ({locale})")
-            elif not entry.translated():
-                found.append(f"{place}: {message['msgid']!r} has no {locale} translation")
-            else:
-                found += [
-                    f"{place}: {message['msgid']!r}: {p}" for p in translation_problems(entry)
-                ]
-        for key in sorted(set(entries) - set(messages)):
-            found.append(f"{path.name} ({locale}): {key[1]!r} is no longer used")
         mo = kernel_catalog_path(locale, ".mo")
         if not mo.exists() or mo.read_bytes() != compiled_mo(po):
             found.append(f"{mo.relative_to(ROOT)}: not compiled from the .po; run update")

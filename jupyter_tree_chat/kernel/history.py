@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..i18n import _
+
 log = logging.getLogger(__name__)
 
 #: the user-namespace name, like IPython's ``Out``
@@ -141,4 +143,4 @@ def cell_output(shell: Any, count: int) -> tuple[bool, Any]:
 def counts(mapping: Mapping[int, Any], most: int = 8) -> str:
     """``3, 5, 8`` (the newest ``most``) for a one-line hint."""
     shown = sorted(mapping)[-most:]
-    return ", ".join(map(str, shown)) if shown else "none yet"
+    return ", ".join(map(str, shown)) if shown else _("none yet")

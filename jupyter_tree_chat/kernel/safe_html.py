@@ -40,10 +40,11 @@ def _render_image(
 ) -> str:  # markdown-it's render-rule signature
     token = tokens[idx]
     src = str(token.attrGet("src") or "")
-    alt = escape("".join(child.content for child in token.children or []) or "image")
+    alt = "".join(child.content for child in token.children or []) or _("image")
+    shown = escape(_("[image: {alt}]").format(alt=alt))
     if not _link_is_safe(src):
-        return f"[image: {alt}]"
-    return f'<a href="{escape(src)}" rel="noopener noreferrer" target="_blank">[image: {alt}]</a>'
+        return shown
+    return f'<a href="{escape(src)}" rel="noopener noreferrer" target="_blank">{shown}</a>'
 
 
 def _build() -> MarkdownIt:
