@@ -14,7 +14,7 @@ from IPython.testing.globalipapp import start_ipython
 from kernel_harness import Kernel
 from llama_server import TestServer, running_server, server_factory
 
-from jupyter_tree_chat import load_ipython_extension
+from jupyter_tree_chat import i18n, load_ipython_extension
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 
 # -- the local fake Anthropic Messages API ---------------------------------------------
@@ -73,6 +73,7 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     shell.user_ns.pop("__session__", None)
     shell.config.pop("TreeChat", None)  # %config settings stay in the test that made them
     kernel_sessions.install(None)
+    i18n.forget_choices()  # and so does the language a test chose
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import kernel_words
 import nbformat
 import pytest
 
@@ -37,15 +38,22 @@ LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
 
 
-def kernel_env(notebook: Path) -> dict[str, str]:
-    """The environment a headless kernel gets: no API key, the notebook's path, this repo."""
+#: a kernel locale that names no language, and a Chinese one (LANG, as a shell sets it)
+ENGLISH_LOCALE = {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
+CHINESE_LOCALE = {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+
+
+def kernel_env(notebook: Path, locale: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a headless kernel gets: no API key, the notebook's path, this repo
+    (and ``locale``'s variables, if given)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(locale or {})
     env["JPY_SESSION_NAME"] = str(notebook)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 
 
-def execute(name: str, folder: Path) -> nbformat.NotebookNode:
+def execute(name: str, folder: Path, locale: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """Run notebooks/NAME.ipynb in ``folder`` (a copy); raise on the first failing cell."""
     from nbclient import NotebookClient
 
@@ -58,7 +66,7 @@ def execute(name: str, folder: Path) -> nbformat.NotebookNode:
         timeout=CELL_TIMEOUT,
         resources={"metadata": {"path": str(folder)}},
     )
-    client.execute(env=kernel_env(notebook))
+    client.execute(env=kernel_env(notebook, locale))
     nbformat.write(nb, notebook)
     return nb
 
@@ -156,9 +164,10 @@ def test_the_skeleton_sees_a_changed_code_cell_but_not_a_translated_one() -> Non
 
 @pytest.fixture(scope="module")
 def english_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The English lesson, run once: its folder and what its cells printed."""
+    """The English lesson, run once: its folder and what its cells printed. Its kernel's
+    locale is Chinese: the lesson's own ``TreeChat.language = "en"`` must win."""
     folder = tmp_path_factory.mktemp("lesson-en")
-    return folder, outputs_text(execute(LESSONS["en"], folder))
+    return folder, outputs_text(execute(LESSONS["en"], folder, CHINESE_LOCALE))
 
 
 @pytest.mark.kernel
@@ -245,8 +254,11 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     english_lesson: tuple[Path, str], tmp_path: Path
 ) -> None:
     english, _ = english_lesson
-    executed = execute(LESSONS["zh"], tmp_path)
+    executed = execute(LESSONS["zh"], tmp_path, ENGLISH_LOCALE)
     shown = outputs_text(executed)
+    check_the_kernels_words_cell_by_cell(
+        nbformat.read(english / f"{LESSONS['en']}.ipynb", as_version=4), executed
+    )
     assert "我在 active path 上收到了 **3 条消息**：user → assistant → user。" in shown
     assert "我只看得到这一条路径" in shown and "I was sent" not in shown
     for session in ("format", "lesson", "budget"):
@@ -269,6 +281,124 @@ def test_the_chinese_lesson_runs_and_builds_the_same_trees_as_the_english_one(
     assert {k: drawn(v) for k, v in zh_pictures.items()} == {
         k: drawn(v) for k, v in en_pictures.items()
     }
+
+
+#: the Chinese lesson's cells that show the kernel's own texts (footers, notices, `%chat`
+#: output, the picture's caption), each with words a reader sees there
+KERNEL_CELLS = {
+    "chapter-36": ["正在使用会话 'lesson'", "个节点"],  # %chat use lesson
+    "chapter-42": ["输入", "输出", "回复 1/1", "问题 2/2"],  # %chat edit 2: the footer
+    "chapter-45-draw": ["会话树：显示了 8 条消息"],  # %chat tree --svg
+    "chapter-53-draw": ["会话树：显示了 16 条消息"],
+    "chapter-55": ["输入", "输出", "回复 1/1"],  # %%chat --new
+    "chapter-56": ["回复 2/2"],  # %chat retry: a sibling answer
+    "chapter-57-draw": ["会话树：显示了 20 条消息"],
+    "chapter-60": ["→ 叶子", "深度"],  # %chat branches first-answer
+    "chapter-61": ["现在在"],  # %chat switch original
+    "chapter-67": ["已压缩成新的根", "旧分支仍在"],  # %chat compact
+    "chapter-69": ["输入", "输出"],  # %%chat after the compaction
+    "chapter-72": ["现在在"],  # %chat switch before-compaction
+    "chapter-73-draw": ["会话树：显示了 24 条消息", "标签：first-answer"],
+    "chapter-75": ["我在学 Python"],  # %chat tree
+    "budget-03": ["正在使用会话 'budget'"],  # %chat use budget
+    "budget-06": ["看到了", "轮问答"],  # %%chat --budget 1500: what the answer saw
+    "budget-12": ["当前路径的上下文", "预算", "已省去", "已发送"],  # %chat context
+}
+#: the words that stay English in Chinese: roles, the offline model's settings line, the
+#: chapter's own term (its replies say "active path"), units
+IDENTIFIERS = {"user", "assistant", "tool", "active", "path", "model", "temperature"}
+IDENTIFIERS |= {"system", "prompt", "token", "tokens"}
+_TOKEN = re.compile(r"[\w.\-/:$%<>]+(?:\s?…)?")
+
+
+def cell_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Cell id -> what its outputs show as text: streams, errors, each display's plain
+    text (a widget's is only its repr: left out), a picture's words."""
+    texts: dict[str, str] = {}
+    for cell in nb.cells:
+        parts: list[str] = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output["text"])
+            elif output.get("output_type") == "error":
+                parts.append(f"{output['ename']}: {output['evalue']}")
+            elif "data" in output:
+                data = output["data"]
+                svg = data.get("image/svg+xml")
+                if svg:
+                    parts.extend(re.findall(r"<(?:text|title)\b[^>]*>([^<]*)<", svg))
+                elif "application/vnd.jupyter.widget-view+json" not in data:
+                    parts.append(data.get("text/plain") or "")
+        texts[cell.id] = "\n".join(parts)
+    return texts
+
+
+def typed_words(nb: nbformat.NotebookNode) -> set[str]:
+    """The words of the questions and labels a lesson's cells type: a cell's output may
+    show them as they are (not the keys of JSON the cells read: those show nowhere)."""
+    typed: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if cell.source.startswith("%"):  # a %%chat cell's question; not a command's name
+            body = cell.source.partition("\n")[2] if cell.source.startswith("%%") else ""
+            typed.update(re.findall(r"[A-Za-z]+", body))
+            continue
+        tokens = tokenize.generate_tokens(io.StringIO(cell.source + "\n").readline)
+        for token in tokens:  # a question (it has Chinese in it), a label, a tool's default
+            said = kernel_words.HAN.search(token.string) or ".label(" in token.line
+            said = said or token.line.lstrip().startswith("def ")
+            if token.type == tokenize.STRING and said:
+                typed.update(re.findall(r"[A-Za-z]+", token.string))
+    return typed
+
+
+def english_words(text: str, allowed: set[str]) -> list[str]:
+    """The English words left in a Chinese cell's output: words of letters only that are
+    not ``allowed``, leaving out identifiers (ids, names joined by ``-``, ``_`` or ``.``,
+    paths, numbers, 'quoted' names), `code`, %chat commands and words cut short by ``…``."""
+    text = re.sub(r"`[^`]*`|%%?chat(?: [\w-]+)+|'[^'\s]+'", " ", text)
+    words = []
+    for token in _TOKEN.findall(text):
+        if token.endswith("…") or not re.fullmatch(r"[A-Za-z]{2,}", token):
+            continue
+        if token in allowed or re.fullmatch(r"[a-f]{7}|[a-f]{16}", token):
+            continue
+        words.append(token)
+    return words
+
+
+def check_the_kernels_words_cell_by_cell(
+    english: nbformat.NotebookNode, chinese: nbformat.NotebookNode
+) -> None:
+    """Each cell of the Chinese lesson that shows the kernel's texts shows its Chinese
+    words and no English word but identifiers; every cell shows the translation of each
+    catalog message the same English cell shows, and no English sentence of the catalog."""
+    en, zh = cell_texts(english), cell_texts(chinese)
+    assert en.keys() == zh.keys()
+    allowed = IDENTIFIERS | typed_words(chinese)
+    magic = {c.id for c in chinese.cells if c.cell_type == "code" and c.source.startswith("%")}
+    shown = {cell for cell in magic if zh[cell].strip()}
+    assert shown == set(KERNEL_CELLS), shown ^ set(KERNEL_CELLS)
+    for cell, words in KERNEL_CELLS.items():
+        assert all(word in zh[cell] for word in words), (cell, words, zh[cell])
+        assert english_words(zh[cell], allowed) == [], (cell, zh[cell])
+        assert kernel_words.shown(en[cell]), (cell, en[cell])  # and English in English,
+        assert not kernel_words.HAN.search(en[cell]), (cell, en[cell])  # its kernel's
+        # locale Chinese: the English lesson's TreeChat.language = "en" wins
+    for cell in en:
+        assert kernel_words.english_left(zh[cell]) == [], (cell, zh[cell])
+        assert kernel_words.translation_missing(en[cell], zh[cell]) == [], (cell, zh[cell])
+
+
+def test_the_english_words_check_sees_a_footer_left_in_english() -> None:
+    allowed = IDENTIFIERS | {"Python"}
+    chinese = "f4d94b5 · offline-teacher · 输入 154 · 输出 90 · 回复 1/1"
+    assert english_words(chinese, allowed) == []
+    assert english_words(chinese.replace("输入 154", "154 in"), allowed) == ["in"]
+    assert english_words("我在学 Python `%chat switch abc` /tmp/a.chat.jsonl 200k …", allowed) == []
+    assert english_words("← current  [2 replies]", allowed) == ["current", "replies"]
+    assert english_words("正在使用会话 'budget'", allowed) == []
 
 
 SVG = "{http://www.w3.org/2000/svg}"

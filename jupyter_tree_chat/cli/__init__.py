@@ -9,7 +9,8 @@ and Open WebUI files directly (detected, converted in memory). ``import`` writes
 unknown id, an output that exists) is one line on stderr and exit status 2; ``check``
 exits 1 when the file has problems, and ``find`` when nothing matched, so either can
 guard a script or CI. ``serve-local`` runs a small real model on this machine
-(serve_local.py) until Ctrl-C.
+(serve_local.py) until Ctrl-C. The messages follow the locale (``LC_ALL``,
+``LC_MESSAGES``, ``LANG``): ``LANG=zh_CN.UTF-8 jupyter tree-chat check FILE`` is Chinese.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import argparse
 import os
 import sys
 
-from .. import formats
+from .. import formats, i18n
 from ..errors import ChatError
 from ..i18n import _
 from . import serve_local
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None, *, quick: bool = True) -> int:
     ``quick=False`` makes ``path`` use the full loader (tests compare the two)."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")  # a tree drawing on a Latin-1 terminal
+    i18n.follow_environment(os.environ)  # LANG=zh_CN.UTF-8: the messages in Chinese
     try:
         status, out = run(sys.argv[1:] if argv is None else argv, quick=quick)
     except CliError as exc:

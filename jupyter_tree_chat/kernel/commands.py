@@ -36,6 +36,7 @@ from .columns import show_compare
 from .context import Question, QuestionBuilder
 from .endpoints import describe_model, models_lines
 from .importing import import_session
+from .language import LanguageCommands
 from .measures import MeasureCommands
 from .options import fanout_words
 from .output import show_markdown, show_svg
@@ -89,10 +90,14 @@ def help_text() -> str:
 
 After each turn, _chat holds the reply text and _chat_id its node id.
 """
+    ) + _(
+        """%chat language [zh_CN|en|auto]: the language of these texts and where it comes from, or
+set it (auto: JupyterLab's, else the kernel's locale, else English).
+"""
     )
 
 
-class Commands(MeasureCommands, ShareCommands):
+class Commands(MeasureCommands, ShareCommands, LanguageCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:

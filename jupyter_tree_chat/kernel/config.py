@@ -13,11 +13,12 @@ from typing import Any
 from traitlets import Bool, CFloat, CInt, Dict, Enum, Int, List, Unicode, Union, validate
 from traitlets.config import Configurable
 
+from .. import i18n
 from ..context import Limits
 from ..conversation.session import Session
 from ..conversation.settings import DEFAULT_MAX_TOOL_ROUNDS, ChatSettings
 from ..history.store import SESSION_SUFFIX, validate_session_name
-from ..i18n import _
+from ..i18n import AUTO, _
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
@@ -25,6 +26,20 @@ from ..providers.endpoints import Endpoint, endpoint_table, known_prices, known_
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"
+
+
+def check_language(value: str) -> str:
+    """``value`` if it names a language the kernel can show (or ``auto``), else a
+    ValueError that lists the choices."""
+    try:
+        i18n.explicit_locale(value)
+    except LookupError:
+        raise ValueError(
+            _("there is no catalog for {value!r}; give one of {choices}").format(
+                value=value, choices=", ".join(i18n.choices())
+            )
+        ) from None
+    return value.strip()
 
 
 class TreeChat(Configurable):
@@ -156,6 +171,14 @@ class TreeChat(Configurable):
         allow_none=True,
         help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
     ).tag(config=True)
+    language = Unicode(
+        AUTO,
+        help="The language of the kernel's texts (footers, notices, errors, %chat output): "
+        "'auto' follows the language JupyterLab shows (the panel and the turn controls tell "
+        "the kernel when they render), else the kernel's locale (LC_ALL, LC_MESSAGES, "
+        "LANG), else English; or a locale with a catalog ('zh_CN', 'en'). "
+        "`%chat language` shows where it comes from.",
+    ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
@@ -166,6 +189,10 @@ class TreeChat(Configurable):
         if value is None or value == DEFAULT_SESSION:
             return None
         return validate_session_name(value)
+
+    @validate("language")
+    def _valid_language(self, proposal: Any) -> str:
+        return check_language(str(proposal["value"]))
 
     @validate("session_file")
     def _valid_session_file(self, proposal: Any) -> str | None:

@@ -26,6 +26,7 @@ from .commands import Commands, help_text
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
+from .language import follow_settings
 from .notebook import current_cell_id
 from .options import THINKING_OFF, CellOptions, chat_arguments, chat_help, parse_cell_line
 from .sessions import KernelSessions
@@ -240,5 +241,6 @@ def _first_clause(error: Exception) -> str:
 def make_magics(shell: Any) -> tuple[ChatMagics, KernelSessions]:
     """The magics and the kernel's session registry for ``shell``."""
     config = TreeChat(parent=shell)
+    follow_settings(config)
     sessions = KernelSessions(shell, config)
     return ChatMagics(shell, sessions), sessions

@@ -30,7 +30,9 @@ Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry``
 ``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
 false to show the branch again), ``text`` (ids), ``rows`` (from), ``find`` (q, regex,
 case, role, all: a question, answered by ``{"t": "found", ...}`` alone, with no
-``ack`` or ``done``) and ``export`` (format ``html``),
+``ack`` or ``done``), ``language`` (code: the language JupyterLab shows, ``zh-CN``,
+sent by each view as it renders; no answer: the kernel speaks it from then on, see
+``i18n``) and ``export`` (format ``html``),
 both in ``sharing.py``. A view asks for
 ``rows`` once when it starts, and again if a row's number shows it missed one: messages
 sent before the front end had loaded are lost, and a panel displayed just before a

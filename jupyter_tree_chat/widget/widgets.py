@@ -28,6 +28,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from .. import i18n
 from ..context import with_text
 from ..conversation.events import (
     Event,
@@ -243,6 +244,9 @@ class _SessionWidget(anywidget.AnyWidget):
             return
         if content["a"] == "find":  # a question, not an action: one answer, no ack or done
             self.send(find_answer(self.session, content, self._row_positions()))
+            return
+        if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
+            i18n.front_end_said(str(content.get("code", "")))
             return
         req = content.get("req")
         self.send({"t": "ack", "req": req})

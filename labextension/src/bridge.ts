@@ -11,6 +11,10 @@
  *
  * - `trans`: the lab's `TranslationBundle` for the `jupyter_tree_chat` domain, so the
  *   widget speaks the language JupyterLab is set to, with the viewer's catalog.
+ * - `languageCode()`: that language's code (`translator.languageCode`: `zh-CN`, `en`),
+ *   which each view sends its kernel when it renders, so the kernel's own texts (footers,
+ *   notices, `%chat` output) follow it too. JupyterLab changes its language by reloading
+ *   the page, and the views render again then and say the new one.
  * - `hasCommand` / `execute`: run one of this extension's own lab commands (ids that
  *   start with `jupyter-tree-chat:`; others are refused), for widget buttons that act
  *   on the notebook (issue 13's "Insert code below").
@@ -38,6 +42,8 @@ export interface TreeChatHost {
   /** the shape's version: a widget checks it before using anything else */
   readonly version: 1;
   readonly trans: Translation;
+  /** the code of the language JupyterLab shows (`zh-CN`, `en`) */
+  languageCode(): string;
   /** whether the lab has this command (one of this extension's) */
   hasCommand(id: string): boolean;
   /** run this extension's lab command `id`; rejects for any other id */
@@ -55,10 +61,15 @@ function ours(id: string): boolean {
 }
 
 /** Put the bridge on the page (the lab extension, once, when it activates). */
-export function installHost(trans: Translation, commands: CommandRunner): TreeChatHost {
+export function installHost(
+  trans: Translation,
+  commands: CommandRunner,
+  languageCode: () => string = () => 'en'
+): TreeChatHost {
   const host: TreeChatHost = Object.freeze({
     version: 1 as const,
     trans,
+    languageCode,
     hasCommand: (id: string) => ours(id) && commands.hasCommand(id),
     execute: (id: string, args: Record<string, unknown> = {}) =>
       ours(id)
@@ -93,6 +104,13 @@ export function insertCodeBelow(cellOf: (answer: string) => string | undefined):
   return (code, answer, near) => {
     void host.execute(INSERT_CODE_COMMAND, { code, cellId: cellOf(answer) ?? '', near });
   };
+}
+
+/** The code of the lab's language when the bridge is there (`zh-CN`), else `null`. */
+export function hostLanguage(): string | null {
+  const host = findHost();
+  const code = typeof host?.languageCode === 'function' ? host.languageCode() : null;
+  return typeof code === 'string' && code ? code : null;
 }
 
 /** The lab's translation when the bridge is there, else English. */

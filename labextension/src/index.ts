@@ -56,7 +56,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (notebooks) {
       addInsertCodeCommand(app, notebooks, trans);
     }
-    installHost(trans, app.commands);
+    installHost(trans, app.commands, () => (translator ?? nullTranslator).languageCode);
     app.docRegistry.addFileType({
       name: FILE_TYPE,
       displayName: trans.__('Chat session'),

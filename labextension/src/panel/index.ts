@@ -6,10 +6,11 @@
  * `initialize` runs once per model and owns the store, so every view of one widget
  * shares what the kernel sent; `render` draws one view (the session view with its
  * actions, or the per-turn control, by the `mode` trait), speaking the lab's language
- * when the lab extension's bridge is there (bridge.ts). Both return their cleanup.
+ * when the lab extension's bridge is there (bridge.ts), and tells the kernel that
+ * language, so its footers and notices follow. Both return their cleanup.
  */
 
-import { hostTranslation, insertCodeBelow } from '../bridge';
+import { hostLanguage, hostTranslation, insertCodeBelow } from '../bridge';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from '../sanitize/markdown';
@@ -69,6 +70,10 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   // a host that does not call `initialize` gets a store of the view's own
   const own = stores.has(model.get('uid')) ? null : initialize({ model });
   const store = stores.get(model.get('uid'))!;
+  const language = hostLanguage();
+  if (language) {
+    model.send({ a: 'language', code: language }); // the kernel speaks the lab's language too
+  }
   const trans = hostTranslation();
   const markdown = new Markdown(sanitizedMarkdown, trans);
   const code = { insert: insertCodeBelow(answer => store.text(answer)?.cell) };
