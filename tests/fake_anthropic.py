@@ -20,7 +20,7 @@ request so tests can check what was sent.
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)  # count_tokens gets these too
         server.tokens_per_second = 100                   # each text delta waits 10 ms
-        server.flowing.clear(); ...; server.flowing.set()  # streams held after one delta
+        server.flowing.clear(); ...; server.flowing.set()  # streams held after 2 deltas
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
@@ -187,9 +187,12 @@ class FakeAnthropic:
         self.tokens_per_second = tokens_per_second
         """Stream text deltas at this rate (one delta ≈ one token); None: at once."""
         self.flowing = threading.Event()
-        """While clear, streams stop after their first delta until it is set again: a test
-        holds answers mid-stream to look at what shows meanwhile, however slow the machine."""
+        """While clear, streams stop after ``held_after`` text deltas until it is set again:
+        a test holds answers mid-stream to look at what shows meanwhile, however slow the
+        machine. (The kernel sends streamed text on with the next delta, not on a timer:
+        give the stream a ``tokens_per_second`` and two deltas, and the first two show.)"""
         self.flowing.set()
+        self.held_after = 2
         self.requests: list[RecordedRequest] = []
         self.cache = PromptCache(clock)
         """The prompt cache; its ``clock`` is what a cache entry's time to live is read by."""
@@ -705,7 +708,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
                 return self._end_chunks()
             if payload.startswith(b"event: content_block_delta"):
-                if deltas:
+                if deltas >= self.fake.held_after:
                     self.fake.flowing.wait(HOLD_LIMIT)
                 deltas += 1
                 if pause:

@@ -268,6 +268,7 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
     view; once stored they are rendered, their differences a toggle, and "Use this" makes
     the chosen one current. "Ask other models…" asks the configured models."""
     fake.reset()
+    fake.tokens_per_second = 10  # a delta (16 characters) every 0.1 s: about 3 s an answer
     fake.enqueue("A first answer about **trees**.")
     for word in ("oaks", "elms", "yews"):
         fake.enqueue(
@@ -292,8 +293,9 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         panel = cells.nth(2).locator(".jtc-panel")
         expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(2, timeout=60_000)
         answer = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
-        # the three answers stop after their first words until they are seen streaming
-        # side by side (on a busy machine the page may show them later than they end)
+        # the three answers stop after their first words (two deltas, sent on by the
+        # kernel) until they are seen streaming side by side: on a busy machine the page
+        # may show them later than they would have ended
         fake.flowing.clear()
         answer.get_by_role("button", name="Retry ×3").click()
 
@@ -335,3 +337,4 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         assert not page_log.page_errors, page_log.page_errors
     finally:
         fake.flowing.set()
+        fake.tokens_per_second = None
