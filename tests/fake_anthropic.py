@@ -20,6 +20,7 @@ request so tests can check what was sent.
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)  # count_tokens gets these too
         server.tokens_per_second = 100                   # each text delta waits 10 ms
+        server.flowing.clear(); ...; server.flowing.set()  # streams held after 2 deltas
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
@@ -78,6 +79,8 @@ from fake_rules import (
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+HOLD_LIMIT = 300.0
+"""Seconds a held stream waits at most for ``flowing`` (a test that failed never sets it)."""
 _NO_VERSION = "anthropic-version: header is required"
 _WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 _ERROR_TYPES = {
@@ -183,6 +186,13 @@ class FakeAnthropic:
         self.api_key = api_key
         self.tokens_per_second = tokens_per_second
         """Stream text deltas at this rate (one delta ≈ one token); None: at once."""
+        self.flowing = threading.Event()
+        """While clear, streams stop after ``held_after`` text deltas until it is set again:
+        a test holds answers mid-stream to look at what shows meanwhile, however slow the
+        machine. (The kernel sends streamed text on with the next delta, not on a timer:
+        give the stream a ``tokens_per_second`` and two deltas, and the first two show.)"""
+        self.flowing.set()
+        self.held_after = 2
         self.requests: list[RecordedRequest] = []
         self.cache = PromptCache(clock)
         """The prompt cache; its ``clock`` is what a cache entry's time to live is read by."""
@@ -305,6 +315,7 @@ class FakeAnthropic:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.flowing.set()
             self.cache = PromptCache(self.cache.clock)
 
     @property
@@ -682,6 +693,7 @@ class _Handler(BaseHTTPRequestHandler):
         pause = 1 / rate if rate else 0.0
         if self.fake.first_event_delay:
             time.sleep(self.fake.first_event_delay)
+        deltas = 0
         for sent, payload in enumerate(payloads):
             if sent == reply.drop_after:
                 return self._drop()
@@ -695,8 +707,12 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == reply.malformed_after:
                 self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
                 return self._end_chunks()
-            if pause and payload.startswith(b"event: content_block_delta"):
-                time.sleep(pause)
+            if payload.startswith(b"event: content_block_delta"):
+                if deltas >= self.fake.held_after:
+                    self.fake.flowing.wait(HOLD_LIMIT)
+                deltas += 1
+                if pause:
+                    time.sleep(pause)
             self._write_chunk(payload)
             if sent == 0:
                 began()

@@ -52,7 +52,7 @@ def open_and_run_all(
         " && w.sessionContext.session && w.sessionContext.session.kernel;"
         " return k && k.status === 'idle'; }",
         arg=name,
-        timeout=90_000,
+        timeout=180_000,  # a ceiling: a kernel starts slowly on a loaded machine
     )
     widget_id = page.evaluate("window.jupyterapp.shell.currentWidget.id")
     run = "window.jupyterapp.commands.execute('notebook:run-all-cells')"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
 from lab_notebooks import open_and_run_all, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 from jupyter_tree_chat.history.store import load_file
@@ -79,7 +80,7 @@ def test_panel_and_viewer_grey_what_the_last_answer_did_not_see(lab, page, page_
     try:
         for theme in ("light", "dark"):
             set_theme(page, theme)
-            page.wait_for_timeout(400)  # the theme's CSS variables settle
+            wait_until_still(page)  # the theme's stylesheet and fonts are in
             screenshot(f"viewer-{theme}")
             greyed = viewer_unseen.evaluate(CONTRAST_JS)  # a message left out, all its text
             assert_readable(greyed, ["span.jtc-role", "span.jtc-unseen-badge", "p"])

@@ -83,7 +83,7 @@ def test_thumbnails_and_insert_below_from_the_control_and_the_panel(
     thumb = panel.locator(".jtc-msg.jtc-role-user img.jtc-thumb")
     expect(thumb).to_have_count(1)
     assert thumb.get_attribute("src").startswith("data:image/png;base64,")
-    size = thumb.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+    size = thumb.evaluate("img => img.decode().then(() => [img.naturalWidth, img.naturalHeight])")
     assert size == [160, 90]
     answer_bars = panel.locator(".jtc-msg.jtc-role-assistant .jtc-code-bar")
     expect(answer_bars).to_have_count(2)
@@ -94,10 +94,14 @@ def test_thumbnails_and_insert_below_from_the_control_and_the_panel(
     assert sources(page)[1:4] == [asking, SECOND, FIRST]  # below the cell that asked
 
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.url)
-    answer_bars.nth(0).get_by_role("button", name="Copy").click()
-    expect(answer_bars.nth(0).get_by_role("button", name="Copy")).to_have_class(
-        "jtc-button jtc-quiet jtc-done"
+    copy = answer_bars.nth(0).get_by_role("button", name="Copy")
+    # it says "Copied" for 1.2 s: a watcher notes it, so a poll slowed by load cannot miss it
+    copy.evaluate(
+        "b => { window.__copied = false; new MutationObserver(() => { window.__copied ||="
+        " b.className === 'jtc-button jtc-quiet jtc-done'; }).observe(b, {attributes: true}); }"
     )
+    copy.click()
+    page.wait_for_function("() => window.__copied")
     assert page.evaluate("navigator.clipboard.readText()") == FIRST
     assert page_log.page_errors == []
 

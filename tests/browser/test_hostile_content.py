@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -167,7 +168,7 @@ get_ipython().run_line_magic("load_ext", "jupyter_tree_chat")
 
 def assert_nothing_ran(page, page_log, selector: str) -> dict:
     """No __xss global, no sentinel request, no dialog, nothing active in ``selector``."""
-    page.wait_for_timeout(1500)  # let lazy loads, animations and autofocus happen
+    wait_until_still(page)  # every load has finished or failed: its handlers had their turn
     assert page.evaluate(GLOBALS, IDS) == [], "a payload ran or clobbered a global"
     sent = [url for url in page_log.requests if SENTINEL in url]
     assert sent == [], f"requests left for the sentinel host: {sent}"
@@ -299,7 +300,7 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
     page.goto(f"{lab.url}/lab/tree/corpus.chat.jsonl?reset")
     view = page.locator(".jtc-document:not(.lm-mod-hidden) .jtc-viewer .jtc-view")
     expect(view).to_be_visible(timeout=60_000)
-    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
     expect(view.locator(".jtc-tree .jtc-row")).to_have_count(2 * len(PAYLOADS))
     expect(view.locator(".jtc-conversation")).to_contain_text("Reply:")
     screenshot("viewer")
@@ -309,7 +310,7 @@ def test_hostile_session_file_in_the_viewer_runs_nothing(lab, page, page_log, sc
     for k in range(chips.count()):  # open what each typed question's chip stands for
         chips.nth(k).click()
     expect(view.locator(".jtc-chip-body:not([hidden])")).to_have_count(chips.count())
-    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
     assert_nothing_ran(page, page_log, ".jtc-viewer")
     view.get_by_role("button", name="Picture").click()  # the same file, drawn
     nodes = view.locator(".jtc-pnode")
@@ -410,7 +411,7 @@ def test_a_hostile_answer_in_the_viewers_compare_runs_nothing(lab, page, page_lo
     view.locator('.jtc-row[data-id="a2"] .jtc-row-main').click()
     columns = view.locator(".jtc-compare .jtc-compare-column")
     expect(columns).to_have_count(2)
-    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0, timeout=30_000)
+    expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
     expect(columns.nth(0).locator(".jtc-temperature")).to_have_text("temperature 1")
     view.locator('.jtc-compare [data-act="differences"]').click()
     expect(columns.nth(0).locator("mark.jtc-diff")).to_have_text(["A", "calm", "answer."])

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
 from lab_notebooks import open_and_run_all, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -181,7 +182,7 @@ def test_the_viewer_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log,
         expect(view.locator("mark.jtc-diff").first).to_be_visible()
         expect(view.locator(".jtc-markdown.jtc-pending")).to_have_count(0)
         view.locator('.jtc-row[data-id="u2"]').hover()  # a hovered row, as a user sees it
-        page.wait_for_timeout(400)  # the theme's CSS variables settle
+        wait_until_still(page)  # the theme's stylesheet and fonts are in
         screenshot(theme)
         surface = view.evaluate("e => getComputedStyle(e).backgroundColor")
         assert (surface == "rgb(255, 255, 255)") == (theme == "light"), surface

@@ -48,7 +48,7 @@ def test_the_notebook_reads_as_the_conversation_and_an_edited_cell_forks(lab, pa
         " && w.sessionContext.session && w.sessionContext.session.kernel;"
         " return k && k.status === 'idle'; }",
         arg=target.name,
-        timeout=90_000,
+        timeout=180_000,  # a ceiling: a kernel starts slowly on a loaded machine
     )
     cells = page.locator(".jp-Notebook .jp-Cell")
     expect(cells).to_have_count(4)

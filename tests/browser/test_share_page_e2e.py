@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 from test_hostile_content import GLOBALS, IDS, SENTINEL, assert_nothing_ran, hostile_session_file
 
@@ -326,6 +327,7 @@ def test_find_in_the_viewer_and_its_export_html(lab, page, page_log, tmp_path, s
     exported.on("request", lambda r: requests.append(r.url))
     view = open_page(exported, written)
     expect(view.locator(".jtc-tree .jtc-row")).to_have_count(7)
+    wait_until_still(exported)  # whatever it would load, it has tried
     assert requests == [written.as_uri()]
     exported.close()
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -165,7 +166,7 @@ def test_the_viewer_folds_thinking_and_redacted_thinking_and_runs_nothing_from_t
     expect(reply.locator(".jtc-msg-body > .jtc-markdown strong")).to_have_text("12,231")
     sections.first.locator("summary").click()
     expect(sections.first.locator("strong")).to_have_text("27")
-    page.wait_for_timeout(1000)  # time for an onerror to fire, had it been kept
+    wait_until_still(page)  # every image loaded or failed: a kept onerror would have run
     handlers = sections.first.evaluate(
         "d => [...d.querySelectorAll('*')].flatMap(e => [...e.attributes].map(a => a.name)"
         ".filter(n => /^on/i.test(n)).concat(e.tagName === 'SCRIPT' ? ['script'] : []))"

@@ -134,6 +134,7 @@ def test_panel_turn_control_and_viewer_are_in_the_labs_language(
     expect(panel).to_be_visible(timeout=60_000)
     expect(panel.get_by_role("tree", name=say("Session tree"))).to_be_visible()
     expect(panel.get_by_role("region", name=say("Conversation"))).to_be_visible()
+    expect(panel.locator(".jtc-pending")).to_have_count(0)  # its texts are in, not loading
     screenshot("notebook")
     seen = {"control": read(control), "panel": read(panel)}
 
@@ -150,6 +151,7 @@ def test_panel_turn_control_and_viewer_are_in_the_labs_language(
     expect(viewer).to_be_visible(timeout=60_000)
     expect(viewer.get_by_role("tree", name=say("Session tree"))).to_be_visible()
     expect(viewer.get_by_label(say("Problems in the file"))).to_be_visible()
+    expect(viewer.locator(".jtc-pending")).to_have_count(0)
     screenshot("viewer")
     seen["viewer"] = read(viewer)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
 from lab_notebooks import open_and_run_all, records, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 from jupyter_tree_chat.history.store import load_file, parse_session
@@ -120,7 +121,7 @@ def test_the_picture_reads_well_in_jupyterlab_light_and_dark(lab, page, screensh
     try:
         set_theme(page, theme)
         view.locator('.jtc-pnode[data-id="a1"] .jtc-shape').hover()  # with its tooltip
-        page.wait_for_timeout(400)  # the theme's CSS variables settle
+        wait_until_still(page)  # the theme's stylesheet and fonts are in
         screenshot(theme)
         needed = ["text", "div.jtc-picture-tip", "button.jtc-button.jtc-quiet.jtc-mode"]
         assert_readable(view.evaluate(CONTRAST_JS), needed)
@@ -158,7 +159,7 @@ def test_a_10000_node_session_folds_and_a_fold_opens_on_click(lab, page, page_lo
     expected = fold(tree, leaf=tree.leaf)
     shown = sum(1 for item in expected.items if item.kind == "node")
     view = open_picture(page, lab, name)
-    expect(view.locator(".jtc-pnode")).to_have_count(shown, timeout=30_000)
+    expect(view.locator(".jtc-pnode")).to_have_count(shown)
     expect(view.locator(".jtc-pfold")).to_have_count(len(expected.items) - shown)
     assert shown < 1_000  # a picture of 10,000 nodes, folded to a few hundred shapes
     screenshot("folded")

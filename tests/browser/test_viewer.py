@@ -10,6 +10,7 @@ import json
 
 import pytest
 from import_samples import chatgpt_export
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 from jupyter_tree_chat import formats
@@ -119,7 +120,7 @@ def test_viewer_reloads_when_the_file_changes_on_disk(lab, page):
     record = {"id": "a6", "parentId": "a4", "message": {"role": "user", "content": "appended"}}
     with (lab.root / name).open("a", encoding="utf-8") as f:
         f.write("\n" + json.dumps(record) + "\n")  # finishes the torn line, then a node
-    expect(rows).to_have_count(8, timeout=15_000)
+    expect(rows).to_have_count(8)
     expect(view.locator('.jtc-row[data-id="a6"]')).to_be_visible()
     expected = parse_session((lab.root / name).read_bytes())
     expect(view.locator(".jtc-problem")).to_have_text([str(p) for p in expected.problems])
@@ -204,7 +205,7 @@ def test_hostile_file_runs_no_script_and_loads_no_remote_image(lab, page, page_l
     markup_id.locator(".jtc-row-main").click()
     expect(view.locator(".jtc-conversation .jtc-msg")).to_have_count(len(path) + 1)
     rendered(view)
-    page.wait_for_timeout(1500)  # time for an onerror/onload/ontoggle to fire
+    wait_until_still(page)  # every load finished or failed: onerror/onload had their turn
     screenshot("rendered")
 
     assert page.evaluate("() => window.__xss") is None, "a payload ran"

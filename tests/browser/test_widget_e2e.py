@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, records, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -114,24 +115,32 @@ def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, s
     # widget messages during a cell; the "kernel busy" line shows when it does not)
     fake.enqueue("Fourteen again.", model="claude-a")
     kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-    # the cell's own iopub messages say when it started and ended (the kernel's status
-    # alone may be a widget message's busy)
+    # the cell runs until the test lets it end (a file appears), so the click comes while
+    # it runs however slow the machine; its own iopub messages say when it started and
+    # ended (the kernel's status alone may be a widget message's busy)
+    release = lab.root / "flow.release"
+    code = (
+        f"import pathlib, time\nwhile not pathlib.Path({str(release)!r}).exists(): time.sleep(0.05)"
+    )
     page.evaluate(
-        f"""() => {{
-        window.__cell = {{ busy: false, done: false }};
-        const future = {kernel}.requestExecute({{ code: 'import time; time.sleep(8)' }});
-        future.onIOPub = (msg) => {{
+        """code => {
+        window.__cell = { busy: false, done: false };
+        const future = KERNEL.requestExecute({ code });
+        future.onIOPub = (msg) => {
             if (msg.header.msg_type === 'status' && msg.content.execution_state === 'busy')
                 window.__cell.busy = true;
-        }};
-        future.done.then(() => {{ window.__cell.done = true; }});
-    }}"""
+        };
+        future.done.then(() => { window.__cell.done = true; });
+    }""".replace("KERNEL", kernel),
+        code,
     )
     page.wait_for_function("() => window.__cell.busy")  # the cell has started
     turn.get_by_role("button", name="Retry").click()
     assert page.evaluate("() => window.__cell.done") is False  # the click came while it ran
     screenshot("7-retry-while-kernel-runs")
-    expect(answer_pos).to_have_text("3/3", timeout=20_000)
+    release.touch()
+    page.wait_for_function("() => window.__cell.done")
+    expect(answer_pos).to_have_text("3/3")
     expect(turn.locator('[data-status="kernel-busy"]')).to_have_count(0)
 
     # the file on disk holds every branch; the leaf record follows the last action
@@ -210,7 +219,7 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     panel.get_by_role("button", name="Picture").click()  # the same text, drawn
     panel.locator(".jtc-pnode.jtc-role-assistant .jtc-shape").first.hover()
     expect(panel.locator(".jtc-picture-tip")).to_contain_text("Payloads follow.")
-    page.wait_for_timeout(500)
+    wait_until_still(page)  # every load finished or failed: onerror/onload had their turn
     screenshot("hostile")
 
     assert page.evaluate("window.__pwned") is None
@@ -284,14 +293,20 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         panel = cells.nth(2).locator(".jtc-panel")
         expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(2, timeout=60_000)
         answer = panel.locator(".jtc-conversation .jtc-msg.jtc-role-assistant")
+        # the three answers stop after their first words (two deltas, sent on by the
+        # kernel) until they are seen streaming side by side: on a busy machine the page
+        # may show them later than they would have ended
+        fake.flowing.clear()
         answer.get_by_role("button", name="Retry ×3").click()
 
         live = panel.locator(".jtc-compare.jtc-live .jtc-compare-column")
-        expect(live).to_have_count(3, timeout=30_000)  # the kernel may be slow to start them
-        expect(live.nth(2)).to_contain_text("Another answer")  # the third streams too
+        expect(live).to_have_count(3)
+        for k in range(3):
+            expect(live.nth(k)).to_contain_text("Another answer")  # each streams
         screenshot("1-streaming")
+        fake.flowing.set()
         columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")
-        expect(columns).to_have_count(4, timeout=30_000)
+        expect(columns).to_have_count(4)
         expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(5)
         expect(columns.nth(0).locator(".jtc-position")).to_have_text("2/4")  # the first new one
         expect(columns.nth(1).locator("strong")).to_have_text("trees")  # rendered Markdown
@@ -315,10 +330,11 @@ def test_the_panel_fans_out_into_its_compare_view_and_continues_from_the_chosen_
         form.get_by_label("model-y").check()
         form.get_by_role("button", name="Ask").click()
         columns = panel.locator(".jtc-compare:not(.jtc-live) .jtc-compare-column")
-        expect(columns).to_have_count(6, timeout=30_000)
+        expect(columns).to_have_count(6)
         expect(columns.nth(0)).to_contain_text("Answer from model-x.")
         expect(columns.nth(0).locator(".jtc-model")).to_have_text("model-x")
         screenshot("3-other-models")
         assert not page_log.page_errors, page_log.page_errors
     finally:
+        fake.flowing.set()
         fake.tokens_per_second = None

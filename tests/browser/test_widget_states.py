@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
 from lab_notebooks import open_and_run_all, records, write_notebook
+from page_state import wait_until_still
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -131,13 +132,19 @@ def test_a_failed_request_is_one_clear_line_in_the_widget(lab, page, page_log, s
     expect(answer).to_contain_text("A first answer.", timeout=60_000)
     answer.get_by_role("button", name="Retry", exact=True).click()
     error = panel.locator('.jtc-status [data-status="error"]')
-    expect(error).to_contain_text("The Anthropic API failed (500)", timeout=30_000)
+    expect(error).to_contain_text("The Anthropic API failed (500)")
     expect(error).to_contain_text("retry later")
-    text = error.inner_text()
+    # the action has ended (the status line is drawn anew on each change, so the line
+    # is read in one go once nothing is left to change it)
+    expect(panel.locator('.jtc-status [data-status="working"]')).to_have_count(0)
+    shown = error.evaluate(
+        "e => ({text: e.innerText, height: e.getBoundingClientRect().height,"
+        " line: parseFloat(getComputedStyle(e).lineHeight) || 16})"
+    )
+    text = shown["text"]
     assert "\n" not in text.strip() and len(text) < 200, text
     assert "Traceback" not in text and "sk-test" not in text
-    line_height = float(error.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 16"))
-    assert error.bounding_box()["height"] < 2.5 * line_height  # one line at this width
+    assert shown["height"] < 2.5 * shown["line"]  # one line at this width
     screenshot("failed")
     # nothing was stored for the failed reply; the next try works and clears the line
     assert len(nodes(lab.root / "fails.chat.jsonl")) == 2
@@ -212,7 +219,7 @@ def test_the_widget_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log,
     panel.locator('.jtc-compare [data-act="differences"]').click()
     expect(panel.locator("mark.jtc-diff").first).to_be_visible()
     panel.locator(".jtc-tree .jtc-row").nth(2).hover()  # a hovered row, as a user sees it
-    page.wait_for_timeout(400)  # the theme's CSS variables settle
+    wait_until_still(page)  # the theme's stylesheet and fonts are in
     screenshot(theme)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     area.locator(".jp-Cell").first.locator(".jp-OutputArea").screenshot(
