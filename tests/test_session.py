@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -106,6 +107,35 @@ def test_switch_is_remembered_across_a_restart(session_file, model):
     reopened = open_session(session_file, ScriptedProvider())
     assert reopened.leaf == first.replies[0].id
     assert [n.text for n in reopened.path()] == ["one", "echo: one"]
+
+
+def test_the_question_is_fsynced_before_the_request_and_the_reply_after_the_turn(
+    session_file, model, monkeypatch
+):
+    synced: list[tuple[str, int]] = []  # (thread, requests sent by then)
+    real = os.fsync
+    monkeypatch.setattr(
+        os,
+        "fsync",
+        lambda fd: (
+            synced.append((threading.current_thread().name, len(model.requests))),
+            real(fd),
+        )[1],
+    )
+    session = open_session(session_file, model)
+    session.ask("first")  # a new file: its folder is fsynced too
+    synced.clear()
+
+    turn = session.ask("second")
+    session.store.wait_for_sync()  # type: ignore[attr-defined]
+
+    here = threading.current_thread().name
+    assert synced == [(here, 1), ("session fsync", 2)]
+    on_disk = load_file(session_file).tree
+    assert [n.text for n in on_disk.path_nodes(turn.replies[0].id)][-2:] == [
+        "second",
+        "echo: second",
+    ]
 
 
 def test_switching_to_an_inner_node_goes_to_its_newest_deepest_leaf(model):

@@ -538,7 +538,7 @@ class Session:
                 {"role": "user", "content": results, "timestamp": self.now()},
                 {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
             )
-        self._sync()
+        self._sync(wait=False)  # the reply is written; the disk need not be waited for
         self.emit(LeafChanged(self.tree.leaf))
         return turn
 
@@ -866,12 +866,12 @@ class Session:
         self._sync()
         self.emit(LeafChanged(self.tree.leaf))
 
-    def _sync(self) -> None:
+    def _sync(self, *, wait: bool = True) -> None:
         if self.save_error is not None:
             self.notice(str(self.save_error), "error")
             return
         try:
-            self.store.sync()
+            self.store.sync(wait=wait)
         except SessionNotSaved as error:
             self.save_error = error
             self.notice(str(error), "error")
