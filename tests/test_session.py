@@ -124,6 +124,7 @@ def test_the_question_is_fsynced_before_the_request_and_the_reply_after_the_turn
     )
     session = open_session(session_file, model)
     session.ask("first")  # a new file: its folder is fsynced too
+    session.store.wait_for_sync()  # type: ignore[attr-defined]
     synced.clear()
 
     turn = session.ask("second")

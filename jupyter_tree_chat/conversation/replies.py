@@ -95,16 +95,20 @@ class DeltaBatch:
         self._thinking = False  # what the waiting pieces are
         self._last = float("-inf")
 
-    def text(self, text: str) -> None:
-        self._add(text, thinking=False)
+    def text(self, text: str) -> None:  # the hot path: one call a delta
+        if self._thinking:
+            self.flush()
+            self._thinking = False
+        self._pieces.append(text)
+        now = self._clock()
+        if now - self._last >= self._interval:
+            self._last = now
+            self.flush()
 
     def think(self, text: str) -> None:
-        self._add(text, thinking=True)
-
-    def _add(self, text: str, *, thinking: bool) -> None:
-        if self._pieces and self._thinking is not thinking:
+        if not self._thinking:
             self.flush()
-        self._thinking = thinking
+            self._thinking = True
         self._pieces.append(text)
         now = self._clock()
         if now - self._last >= self._interval:
