@@ -95,20 +95,19 @@ class DeltaBatch:
         self._thinking = False  # what the waiting pieces are
         self._last = float("-inf")
 
-    def text(self, text: str) -> None:  # the hot path: one call a delta
-        if self._thinking:
+    def text(self, text: str) -> None:
+        if self._thinking:  # the thinking so far goes first
             self.flush()
             self._thinking = False
-        self._pieces.append(text)
-        now = self._clock()
-        if now - self._last >= self._interval:
-            self._last = now
-            self.flush()
+        self._add(text)
 
     def think(self, text: str) -> None:
         if not self._thinking:
             self.flush()
             self._thinking = True
+        self._add(text)
+
+    def _add(self, text: str) -> None:
         self._pieces.append(text)
         now = self._clock()
         if now - self._last >= self._interval:
