@@ -53,7 +53,7 @@ for _e in _bench_client.messages.create(
 
 
 def cell_seconds(kernel: Kernel) -> float:
-    start, end = last_cell(kernel)
+    start, end, _ = last_cell(kernel)
     return end - start
 
 

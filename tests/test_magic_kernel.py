@@ -268,6 +268,21 @@ def test_after_an_unanswered_question_the_next_cell_asks_beside_it(claude, fake_
     ]
 
 
+def test_a_line_printed_before_the_reply_reaches_the_page_before_it(claude, fake_anthropic):
+    fake_anthropic.enqueue_error(400, message="bad things")
+    claude.chat("This one fails", "c0000001")
+    after = claude.chat("Asked again", "c0000002").check()
+
+    kinds = [
+        "notice"
+        if m["msg_type"] == "stream" and "got no answer" in m["content"]["text"]
+        else m["msg_type"]
+        for m in after.messages
+        if m["msg_type"] in ("stream", "display_data")
+    ]
+    assert kinds[:2] == ["notice", "display_data"]  # the line, then the reply's output
+
+
 def test_a_dropped_connection_keeps_the_cut_reply(claude, fake_anthropic):
     fake_anthropic.enqueue(text="word " * 200, drop_after=8)
     run = claude.chat("Talk", "c0000001")

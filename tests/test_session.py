@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +18,10 @@ from jupyter_tree_chat.conversation.events import (
     ReplyDelta,
     ReplyEnded,
     ReplyStarted,
+    ReplyThinking,
     TurnInterrupted,
 )
+from jupyter_tree_chat.conversation.replies import DeltaBatch
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.conversation.variants import Fanout
@@ -104,6 +107,36 @@ def test_switch_is_remembered_across_a_restart(session_file, model):
     reopened = open_session(session_file, ScriptedProvider())
     assert reopened.leaf == first.replies[0].id
     assert [n.text for n in reopened.path()] == ["one", "echo: one"]
+
+
+def test_the_question_is_fsynced_before_the_request_and_the_reply_after_the_turn(
+    session_file, model, monkeypatch
+):
+    synced: list[tuple[str, int]] = []  # (thread, requests sent by then)
+    real = os.fsync
+    monkeypatch.setattr(
+        os,
+        "fsync",
+        lambda fd: (
+            synced.append((threading.current_thread().name, len(model.requests))),
+            real(fd),
+        )[1],
+    )
+    session = open_session(session_file, model)
+    session.ask("first")  # a new file: its folder is fsynced too
+    session.store.wait_for_sync()  # type: ignore[attr-defined]
+    synced.clear()
+
+    turn = session.ask("second")
+    session.store.wait_for_sync()  # type: ignore[attr-defined]
+
+    here = threading.current_thread().name
+    assert synced == [(here, 1), ("session fsync", 2)]
+    on_disk = load_file(session_file).tree
+    assert [n.text for n in on_disk.path_nodes(turn.replies[0].id)][-2:] == [
+        "second",
+        "echo: second",
+    ]
 
 
 def test_switching_to_an_inner_node_goes_to_its_newest_deepest_leaf(model):
@@ -199,6 +232,97 @@ def test_keyboard_interrupt_keeps_what_arrived_and_says_so(session_file, model):
     on_disk = load_file(session_file).tree.get(kept.id)
     assert on_disk.meta["interrupted"] is True
     assert load_file(session_file).tree.leaf == kept.id
+
+
+def announced(events: list[object]) -> list[tuple[str, str]]:
+    """The streamed pieces the listeners were told, in order: ("text" | "thinking", text)."""
+    return [
+        ("text" if isinstance(e, ReplyDelta) else "thinking", e.text)
+        for e in events
+        if isinstance(e, (ReplyDelta, ReplyThinking))
+    ]
+
+
+def test_a_fast_stream_is_announced_in_batches_with_all_its_text_in_order(model):
+    session = Session.in_memory(model)
+    session.delta_interval = 60.0  # nothing but the first piece goes out before the end
+    events: list[object] = []
+    session.subscribe(events.append)
+    model.enqueue("one two three four five", thinking="hmm")
+
+    turn = session.ask("count", settings=ChatSettings(thinking=2048))
+
+    assert announced(events) == [("thinking", "hmm"), ("text", "one two three four five")]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ReplyDelta") < kinds.index("ReplyEnded")
+    assert turn.text == "one two three four five"
+
+
+def test_every_delta_is_announced_with_no_interval(model):
+    session = Session.in_memory(model)
+    session.delta_interval = 0
+    events: list[object] = []
+    session.subscribe(events.append)
+    model.enqueue("one two three")
+
+    session.ask("count")
+
+    assert announced(events) == [("text", "one "), ("text", "two "), ("text", "three")]
+
+
+def test_pieces_wait_for_the_interval_and_thinking_never_joins_the_answer():
+    now = [0.0]
+    events: list[object] = []
+    batch = DeltaBatch(events.append, "q1", interval=0.02, clock=lambda: now[0])
+    batch.think("a")  # the first piece: at once
+    batch.think("b")
+    now[0] = 0.01
+    batch.think("c")  # still within the interval: waits
+    batch.text("X")  # the answer begins: the thinking so far goes first
+    now[0] = 0.03
+    batch.text("Y")  # the interval has passed: out, with what waited
+    batch.text("Z")
+    batch.flush()
+    batch.flush()  # nothing left: says nothing
+
+    assert announced(events) == [
+        ("thinking", "a"),
+        ("thinking", "bc"),
+        ("text", "XY"),
+        ("text", "Z"),
+    ]
+    assert all(getattr(e, "parent_id", None) == "q1" for e in events)
+
+
+def test_an_interrupted_stream_announces_all_it_kept_before_the_reply_ends(session_file, model):
+    session = open_session(session_file, model)
+    session.delta_interval = 60.0
+    events: list[object] = []
+    session.subscribe(events.append)
+    model.enqueue("one two three four", fail_after=3, fault=KeyboardInterrupt())
+
+    with pytest.raises(TurnInterrupted) as stopped:
+        session.ask("count")
+
+    kept = stopped.value.turn.replies[0]
+    assert kept.text == "one two three "
+    assert "".join(text for _, text in announced(events)) == kept.text
+    ended = next(i for i, e in enumerate(events) if isinstance(e, ReplyEnded))
+    assert all(i < ended for i, e in enumerate(events) if isinstance(e, ReplyDelta))
+    assert load_file(session_file).tree.get(kept.id).text == kept.text
+
+
+def test_a_stream_cut_by_an_error_announces_all_it_kept(model):
+    session = Session.in_memory(model)
+    session.delta_interval = 60.0
+    events: list[object] = []
+    session.subscribe(events.append)
+    model.enqueue("one two three four", fail_after=2)
+
+    turn = session.ask("count")
+
+    assert turn.error is not None and turn.replies[0].text == "one two "
+    assert "".join(text for _, text in announced(events)) == "one two "
 
 
 def test_tools_run_in_the_loop_and_their_results_become_nodes(model):

@@ -112,6 +112,7 @@ def ctrl_c_after(kind: type, count: int, seen: list[str]) -> Callable[[object], 
 def test_ctrl_c_mid_stream_keeps_what_arrived_from_the_real_sdk(session, fake_anthropic):
     fake_anthropic.enqueue("one two three four five six seven eight nine ten " * 20)
     seen: list[str] = []
+    session.delta_interval = 0  # every delta announced, so the third is mid-stream
     session.subscribe(ctrl_c_after(ReplyDelta, 3, seen))
     with pytest.raises(TurnInterrupted) as stopped:
         session.ask("count for me")
@@ -213,6 +214,7 @@ def test_interrupted_mid_thinking_keeps_the_thinking_unsigned_and_the_next_quest
     session.ask("first")
     fake_anthropic.enqueue("Never sent.", thinking="A long line of thought that is cut " * 3)
     seen: list[str] = []
+    session.delta_interval = 0  # every delta announced, so the second is mid-thought
     unsubscribe = session.subscribe(ctrl_c_after(ReplyThinking, 2, seen))
     with pytest.raises(TurnInterrupted) as stopped:
         session.ask("think hard", settings=THINKING)

@@ -581,3 +581,44 @@ def test_a_new_session_file_cut_by_a_full_disk_leaves_nothing_behind():
                 create_session_file(fault.path / "new.chat.jsonl", b"x" * 200_000, replace=replace)
             assert caught.value.errno == errno.ENOSPC
             assert sorted(p.name for p in fault.path.iterdir()) == before
+
+
+def test_a_sync_that_does_not_wait_fsyncs_on_a_thread_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    synced_on: list[str] = []
+    real = os.fsync
+    monkeypatch.setattr(
+        os, "fsync", lambda fd: (synced_on.append(threading.current_thread().name), real(fd))[1]
+    )
+    path = tmp_path / "s.chat.jsonl"
+    store = FileStore(path)
+    store.load()
+    store.append([orjson.loads(node("u1", None))], durable=True)  # the question: here
+    store.append([orjson.loads(node("a1", "u1", "assistant"))])  # the answer: written
+    assert load_file(path).tree.leaf == "a1"  # another reader sees it before any fsync
+
+    store.sync(wait=False)  # the end of a turn
+    store.wait_for_sync()
+    store.sync(wait=False)  # nothing new: nothing to do
+
+    here = threading.current_thread().name
+    assert synced_on[-1] == "session fsync"  # once, the answer's
+    assert synced_on[:-1] and set(synced_on[:-1]) == {here}  # the question's (and folder's)
+
+
+def test_what_a_sync_that_did_not_wait_met_is_raised_by_the_next_append(tmp_path: Path) -> None:
+    path = tmp_path / "s.chat.jsonl"
+    store = FileStore(path)
+    store.load()
+    store.append([orjson.loads(node("u1", None))])
+    path.unlink()
+    store.sync(wait=False)
+    store.wait_for_sync()
+    with pytest.raises(SessionNotSaved, match=r"NOT being saved.*deleted, moved or replaced"):
+        store.sync()
+    with pytest.raises(SessionNotSaved, match=r"NOT being saved.*deleted"):
+        store.append([orjson.loads(node("a1", "u1", "assistant"))])
+    assert not path.exists()

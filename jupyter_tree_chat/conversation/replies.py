@@ -14,6 +14,8 @@ find it; ``meta.endpoint`` names its endpoint, and a different name the server r
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ChatError, MaxTokensReached, Refused
@@ -21,19 +23,27 @@ from ..history.tree import Message
 from ..i18n import _
 from ..providers.base import Finished, Route, TextDelta, ThinkingDelta, ThinkingReady
 from ..providers.toolbox import Toolbox
+from .events import Event, ReplyDelta, ReplyThinking
 from .settings import ChatSettings
+
+DELTA_INTERVAL_S = 0.02
+"""The least time between two announced pieces of one reply (``DeltaBatch``)."""
 
 
 class PartialReply:
     """Collects streamed pieces so a cut reply can still be stored."""
 
     def __init__(self) -> None:
-        self.texts: dict[int, str] = {}
+        self.texts: dict[int, list[str]] = {}  # joined once, at the end: no copy per delta
         self.thinking: dict[int, dict[str, Any]] = {}
         self.tools: list[dict[str, Any]] = []
 
     def add(self, delta: TextDelta) -> None:
-        self.texts[delta.index] = self.texts.get(delta.index, "") + delta.text
+        pieces = self.texts.get(delta.index)
+        if pieces is None:
+            self.texts[delta.index] = [delta.text]
+        else:
+            pieces.append(delta.text)
 
     def think(self, delta: ThinkingDelta) -> None:
         """Thinking so far, unsigned until its block completes (``ThinkingReady``)."""
@@ -50,12 +60,69 @@ class PartialReply:
 
         Thinking cut short keeps an empty signature, so it is never sent back."""
         blocks: dict[int, dict[str, Any]] = dict(self.thinking)
-        for index, text in self.texts.items():
+        for index, pieces in self.texts.items():
+            text = "".join(pieces)
             if text:
                 blocks[index] = {"type": "text", "text": text}
         if not blocks:
             return None
         return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
+
+
+class DeltaBatch:
+    """Announces a reply's streamed pieces (``ReplyDelta``, ``ReplyThinking``) in batches.
+
+    A fast stream brings thousands of deltas a second, and every listener (the cell, the
+    panel, each turn control) would otherwise be called for each one. The first piece
+    goes out at once; later ones are joined until ``interval`` has passed since the last
+    announcement, and ``flush()`` (the reply's end, an error, Ctrl-C) sends the rest, so
+    the listeners get all the text, in order, thinking and answer never mixed. There is
+    no timer (the kernel runs no event loop during a cell): the next delta, or the end,
+    sends what waits. ``interval`` 0 announces every delta.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[Event], None],
+        parent_id: str,
+        interval: float = DELTA_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._emit = emit
+        self._parent_id = parent_id
+        self._interval = interval
+        self._clock = clock
+        self._pieces: list[str] = []
+        self._thinking = False  # what the waiting pieces are
+        self._last = float("-inf")
+
+    def text(self, text: str) -> None:
+        if self._thinking:  # the thinking so far goes first
+            self.flush()
+            self._thinking = False
+        self._add(text)
+
+    def think(self, text: str) -> None:
+        if not self._thinking:
+            self.flush()
+            self._thinking = True
+        self._add(text)
+
+    def _add(self, text: str) -> None:
+        self._pieces.append(text)
+        now = self._clock()
+        if now - self._last >= self._interval:
+            self._last = now
+            self.flush()
+
+    def flush(self) -> None:
+        """Announce what waits (cleared first: a listener may raise, e.g. Ctrl-C)."""
+        if not self._pieces:
+            return
+        text = "".join(self._pieces)
+        self._pieces = []
+        kind = ReplyThinking if self._thinking else ReplyDelta
+        self._emit(kind(self._parent_id, text))
 
 
 def reply_meta(

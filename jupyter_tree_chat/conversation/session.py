@@ -15,6 +15,7 @@ question over the context window) is refused before anything is stored or sent.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
@@ -87,15 +88,15 @@ from .events import (
     Listener,
     NodeAdded,
     Notice,
-    ReplyDelta,
     ReplyEnded,
     ReplyStarted,
-    ReplyThinking,
     Turn,
     TurnInterrupted,
 )
 from .fanout import answer_all
 from .replies import (
+    DELTA_INTERVAL_S,
+    DeltaBatch,
     PartialReply,
     partial_meta,
     reply_meta,
@@ -188,6 +189,9 @@ class Session:
         self._clock = clock
         self._new_id = new_id
         self._listeners: list[Listener] = []
+        #: the least seconds between two announced pieces of a streaming reply
+        #: (``replies.DeltaBatch``); 0 announces every delta as it comes
+        self.delta_interval = DELTA_INTERVAL_S
         self._lock = threading.RLock()
         self._depth = 0  # actions running on this thread (one may call another)
 
@@ -548,7 +552,7 @@ class Session:
                 {"role": "user", "content": results, "timestamp": self.now()},
                 {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
             )
-        self._sync()
+        self._sync(wait=False)  # the reply is written; the disk need not be waited for
         self.emit(LeafChanged(self.tree.leaf))
         return turn
 
@@ -559,16 +563,17 @@ class Session:
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()
+        pieces = DeltaBatch(self.emit, parent.id, self.delta_interval)
         finished: Finished | None = None
         started = time.monotonic()
         try:
             for event in self.provider.stream(request):
                 if isinstance(event, TextDelta):
                     partial.add(event)
-                    self.emit(ReplyDelta(parent.id, event.text))
+                    pieces.text(event.text)
                 elif isinstance(event, ThinkingDelta):
                     partial.think(event)
-                    self.emit(ReplyThinking(parent.id, event.text))
+                    pieces.think(event.text)
                 elif isinstance(event, ThinkingReady):
                     partial.thought(event)
                 elif isinstance(event, ToolUseReady):
@@ -576,10 +581,15 @@ class Session:
                 elif isinstance(event, Finished):
                     finished = event
                 elif isinstance(event, Degraded):
+                    pieces.flush()
                     self.notice(event.message, "warning", turn)
+            pieces.flush()
         except ProviderError as failure:
+            pieces.flush()
             turn.error = self.explained(failure, request.messages, settings)
         except KeyboardInterrupt:
+            with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C: store first
+                pieces.flush()  # the views show all that is kept
             why = "interrupted by the user"
             node = self._store_partial(parent, partial, settings, started, why, request.context)
             if node is not None:
@@ -871,12 +881,12 @@ class Session:
         self._sync()
         self.emit(LeafChanged(self.tree.leaf))
 
-    def _sync(self) -> None:
+    def _sync(self, *, wait: bool = True) -> None:
         if self.save_error is not None:
             self.notice(str(self.save_error), "error")
             return
         try:
-            self.store.sync()
+            self.store.sync(wait=wait)
         except SessionNotSaved as error:
             self.save_error = error
             self.notice(str(error), "error")

@@ -14,6 +14,7 @@ import fcntl
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -161,7 +162,7 @@ class Store(Protocol):
 
     def read_new(self) -> NewRecords: ...
 
-    def sync(self) -> None: ...
+    def sync(self, *, wait: bool = True) -> None: ...
 
     @property
     def location(self) -> str: ...
@@ -191,7 +192,7 @@ class MemoryStore:
     def read_new(self) -> NewRecords:
         return NewRecords()  # no other process writes here
 
-    def sync(self) -> None:
+    def sync(self, *, wait: bool = True) -> None:
         pass
 
 
@@ -226,8 +227,9 @@ class FileStore:
         self._dirty = False
         self._reader: Reader | None = None
         self._own: list[tuple[int, int, int]] = []  # (start, end, lines) of our appends
-        # why appends refuse, "truncated" or "replaced": the file changed under us
-        self._broken: str | None = None
+        self._broken: str | None = None  # why appends refuse: the file changed under us
+        self._syncing: threading.Thread | None = None  # a sync(wait=False) still running
+        self._late_error: SessionNotSaved | None = None  # what that one met
 
     @property
     def location(self) -> str:
@@ -316,6 +318,7 @@ class FileStore:
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None:
         lines = [encode_record(r) for r in records]
+        self._raise_late_error()
         if self._broken is not None:
             raise self._not_saved(OSError(errno.ESTALE, self._broken))
         try:
@@ -353,19 +356,56 @@ class FileStore:
         finally:
             os.close(fd)  # closing releases the lock
 
-    def sync(self) -> None:
-        """Make every append so far durable (called at the end of each turn)."""
+    def sync(self, *, wait: bool = True) -> None:
+        """Make every append so far durable (called at the end of each turn).
+
+        With ``wait=False`` the fsync runs on a thread of its own, so the cell does not
+        wait for the disk: what was appended is already written (a killed process loses
+        none of it), and the next durable append's fsync covers it anyway. What that
+        thread meets is raised by the next ``append`` or ``sync``."""
+        self._raise_late_error()
         if not self._dirty:
             return
+        if wait:
+            self._fsync()
+            return
+        self._dirty = False
+        self._syncing = threading.Thread(
+            target=self._fsync_later, name="session fsync", daemon=True
+        )
+        self._syncing.start()
+
+    def wait_for_sync(self) -> None:
+        """Wait for a ``sync(wait=False)`` still running (what it met waits for the next
+        ``append`` or ``sync``)."""
+        syncing = self._syncing
+        if syncing is not None:
+            syncing.join()
+
+    def _fsync(self) -> None:
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise self._not_saved(exc) from None
         try:
             os.fsync(fd)
             self._dirty = False
+        except OSError as exc:
+            raise self._not_saved(exc) from None
         finally:
             os.close(fd)
+
+    def _fsync_later(self) -> None:
+        try:
+            self._fsync()
+        except SessionNotSaved as error:
+            self._late_error = error
+
+    def _raise_late_error(self) -> None:
+        error, self._late_error = self._late_error, None
+        if error is not None:
+            self._dirty = True  # not known to be on disk
+            raise error
 
     def _open(self) -> int:
         if self._identity is None:

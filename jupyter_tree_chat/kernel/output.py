@@ -18,10 +18,11 @@ position.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any, Protocol
 
@@ -200,6 +201,41 @@ def _bundle(markdown: str, plain: str, thinking: ThinkingSection | None = None) 
         html = thinking.html() + html
         plain = f"[{thinking.summary()}]\n{plain}" if plain else f"[{thinking.summary()}]"
     return {"text/html": html, "text/plain": plain}
+
+
+def flush_waiting_streams() -> None:
+    """Flush stdout and stderr if they hold text not yet sent, and only then.
+
+    ipykernel's flush is a round trip to its I/O thread (two, with stderr) even when
+    nothing waits; its streams say whether anything does (``_flush_pending``). A stream
+    that does not say is flushed."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "_flush_pending", True) or getattr(
+            stream, "_subprocess_flush_pending", False
+        ):
+            stream.flush()
+
+
+@contextlib.contextmanager
+def quick_displays(shell: Any) -> Iterator[None]:
+    """While a turn runs, each display (the reply, its updates, the footer, the control)
+    flushes the text streams only when they hold something, instead of always.
+
+    ipykernel flushes stdout and stderr before every display so that printed text comes
+    first; that still holds (``flush_waiting_streams``), without a wait for its I/O
+    thread per display when nothing was printed."""
+    publisher = getattr(shell, "display_pub", None)
+    if publisher is None or not callable(getattr(publisher, "_flush_streams", None)):
+        yield
+        return
+    if "_flush_streams" in vars(publisher):  # already quick (a turn inside a turn)
+        yield
+        return
+    publisher._flush_streams = flush_waiting_streams
+    try:
+        yield
+    finally:
+        del publisher._flush_streams
 
 
 def show_markdown(markdown: str, plain: str | None = None) -> None:

@@ -10,7 +10,6 @@ asking the next question on top of it.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +27,10 @@ from .output import (
     PrintReply,
     ReplyView,
     TurnOutput,
+    flush_waiting_streams,
     footer,
     notice_line,
+    quick_displays,
     show_footer,
 )
 from .sessions import KernelSessions
@@ -82,7 +83,19 @@ def run_turn(
     def make_columns(started: FanoutStarted) -> FanoutColumns:
         return FanoutColumns(started.variants, live=live, throttle=throttle, prices=session.prices)
 
-    output = TurnOutput(session, make_view, make_columns)
+    with quick_displays(shell):
+        _run_and_show(
+            sessions, session, action, shell, TurnOutput(session, make_view, make_columns)
+        )
+
+
+def _run_and_show(
+    sessions: KernelSessions,
+    session: Session,
+    action: Callable[[], Turn],
+    shell: Any,
+    output: TurnOutput,
+) -> None:
     try:
         with output:
             turn = action()
@@ -141,8 +154,7 @@ def run_turn(
                 error=turn.error, id=last.id[:7]
             )
         )
-
-    sys.stdout.flush()
+    flush_waiting_streams()
 
 
 def _question_of(session: Session, turn: Turn) -> dict[str, Any]:
