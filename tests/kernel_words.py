@@ -81,9 +81,15 @@ def messages(path: Path = PO_FILE) -> tuple[Message, ...]:
     return tuple(found)
 
 
-def segments(text: str) -> list[str]:
-    """A text's lines, and a footer's parts between `` · ``: where a short message stands."""
-    parts = (part.strip() for line in text.splitlines() for part in line.split(" · "))
+FOOTER_PARTS = re.compile(r" · ")
+COLUMNS = re.compile(r" · | {2,}")  # also the columns of `%chat tree`, two or more spaces apart
+
+
+def segments(text: str, splitter: re.Pattern[str] = FOOTER_PARTS) -> list[str]:
+    """A text's lines and a footer's parts between `` · `` (or, with ``COLUMNS``, a table's
+    columns too, as `%chat tree` sets ``[2 replies]`` and ``← current``): where a short
+    message stands."""
+    parts = (part.strip() for line in text.splitlines() for part in splitter.split(line))
     return [part for part in parts if part]
 
 
@@ -93,14 +99,15 @@ def _spans(message: Message, candidates: tuple[str, ...], text: str) -> list[tup
     if message.is_sentence:
         return [m.span() for c in candidates for m in pattern(c).finditer(text)]
     field = _field(message.english[0])  # the English decides, for its translations too
-    spans = []
-    offset = 0
-    for part in segments(text):
-        start = text.index(part, offset)
-        offset = start + len(part)
-        if any(pattern(c, field).fullmatch(part) for c in candidates):
-            spans.append((start, offset))
-    return spans
+    spans = set()
+    for splitter in (FOOTER_PARTS, COLUMNS):
+        offset = 0
+        for part in segments(text, splitter):
+            start = text.index(part, offset)
+            offset = start + len(part)
+            if any(pattern(c, field).fullmatch(part) for c in candidates):
+                spans.add((start, offset))
+    return sorted(spans)
 
 
 def _field(message: str) -> str:
