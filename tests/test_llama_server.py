@@ -54,7 +54,8 @@ def test_the_session_server_answers_the_sdk_and_keeps_each_prompt(
 def test_a_server_of_the_tests_own_can_die_mid_stream(
     llama_server_factory: Callable[..., TestServer],
 ) -> None:
-    server = llama_server_factory(parallel=1)
+    # the model never ends its reply by itself (--ignore-eos), so the kill lands mid-stream
+    server = llama_server_factory(parallel=1, extra=("--ignore-eos",))
     client = anthropic.Anthropic(api_key="any", base_url=server.base_url, max_retries=0)
     received = []
     with (
