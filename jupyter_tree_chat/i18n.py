@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DOMAIN = "jupyter_tree_chat_kernel"
+#: the front end's catalog (JupyterLab's JSON), beside the kernel's in LOCALE_DIR
+FRONT_END_DOMAIN = "jupyter_tree_chat"
 LOCALE_DIR = Path(__file__).parent / "locale"
 ENGLISH = "en"
 AUTO = "auto"

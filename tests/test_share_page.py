@@ -149,6 +149,28 @@ def test_the_page_stays_within_the_session_bytes_and_a_megabyte_and_a_half():
     assert len(big) < size <= len(big) + OVERHEAD_BUDGET
 
 
+def test_a_page_in_chinese_says_so_and_carries_the_front_ends_catalog():
+    from jupyter_tree_chat.i18n import language, set_language
+
+    result = parse_session((DATA / "branches.chat.jsonl").read_bytes())
+    english = Page(page_html(result, title="t"))
+    was = language()
+    set_language("zh_CN")
+    try:
+        text = page_html(result, title="t")
+    finally:
+        set_language(was)
+    chinese = Page(text)
+    assert dict(english.tags[0][1]) == {"lang": "en"} and dict(chinese.tags[0][1]) == {
+        "lang": "zh-CN"
+    }
+    meta = json.loads(chinese.scripts[0][1])
+    assert meta["catalog"]["Picture"] == ["图"] and meta["catalog"][""]["language"] == "zh-CN"
+    assert "会话" in meta["note"]  # the kernel's words and the page's own, one language
+    assert "catalog" not in json.loads(english.scripts[0][1])
+    assert len(text.encode()) <= len((DATA / "branches.chat.jsonl").read_bytes()) + OVERHEAD_BUDGET
+
+
 def test_a_branch_alone_leaves_the_other_branches_out():
     result = parse_session((DATA / "branches.chat.jsonl").read_bytes())
     text = page_html(result, title="t", branch="a2")

@@ -46,7 +46,7 @@ from ..history.store import (
     label_record,
     leaf_record,
 )
-from ..i18n import _
+from ..i18n import ENGLISH, FRONT_END_DOMAIN, LOCALE_DIR, _, language
 
 if TYPE_CHECKING:
     from ..conversation.session import Session
@@ -167,7 +167,7 @@ def page_html(
     else:
         shown = title
     generator = f"jupyter-tree-chat {package_version() if version is None else version}".strip()
-    data = {
+    data: dict[str, Any] = {
         "title": shown,
         "leaf": leaf,
         "problems": [p.as_json() for p in problems],
@@ -178,9 +178,13 @@ def page_html(
             "loads nothing and runs nothing but itself."
         ),
     }
+    catalog = front_end_catalog(language())
+    if catalog is not None:
+        data["catalog"] = catalog
     script = _inline_script(_built(SCRIPT))
     style = _ENDS_STYLE.sub(r"<\\/", _built(STYLE))  # a comment cannot end the element
     return _TEMPLATE.format(
+        lang=language().replace("_", "-"),
         csp=html.escape(content_security_policy(script, style), quote=False),
         title=html.escape(shown),
         generator=html.escape(generator),
@@ -210,6 +214,20 @@ def session_page(session: Session) -> str:
     )
 
 
+def front_end_catalog(locale: str) -> dict[str, Any] | None:
+    """The front end's catalog for ``locale`` (the one JupyterLab loads), which the page
+    carries so its own words are in the language of the title and note; ``None`` in
+    English or where there is none."""
+    if locale == ENGLISH:
+        return None
+    path = LOCALE_DIR / locale / "LC_MESSAGES" / f"{FRONT_END_DOMAIN}.json"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def package_version() -> str:
     """This package's version, for the page's generator line ('' in a bare checkout)."""
     try:
@@ -219,7 +237,7 @@ def package_version() -> str:
 
 
 _TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{csp}">

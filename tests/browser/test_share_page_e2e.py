@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,11 +77,11 @@ def sample_session() -> bytes:
     return b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in lines)
 
 
-def export(source: Path, target: Path, *options: str) -> Path:
+def export(source: Path, target: Path, *options: str, env: dict[str, str] | None = None) -> Path:
     subprocess.run(
         [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
          "-o", str(target), *options],
-        check=True,
+        check=True, env=None if env is None else {**os.environ, **env},
     )  # fmt: skip
     return target
 
@@ -373,6 +374,26 @@ def test_find_in_the_panel_asks_the_kernel_and_enter_switches_the_branch(lab, pa
     view = open_page(page.context.new_page(), written)  # (an http page may not open file://)
     expect(view.locator(".jtc-tree .jtc-row")).to_have_count(6)
     assert "needle" in view.locator(".jtc-conversation").inner_text()
+
+
+def test_a_page_exported_in_chinese_speaks_chinese_throughout(page, page_log, tmp_path):
+    source = tmp_path / "s.chat.jsonl"
+    source.write_bytes(sample_session())
+    chinese = {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    view = open_page(page, export(source, tmp_path / "s.html", env=chinese))
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    expect(page.locator(".jtc-page-note")).to_contain_text("会话")  # the kernel's words
+    expect(view.get_by_role("button", name="Picture", exact=True)).to_have_count(0)
+    view.get_by_role("button", name="显示 1 个隐藏的分支").click()  # a plural, too
+    view.get_by_role("button", name="图", exact=True).click()  # the front end's words
+    expect(view.locator(".jtc-pnode").first).to_be_visible()
+    view.get_by_role("button", name="列表", exact=True).click()
+    expect(view.locator(".jtc-tree .jtc-row").first).to_be_visible()
+    english = open_page(page.context.new_page(), export(source, tmp_path / "en.html"))
+    assert english.page.locator("html").get_attribute("lang") == "en"
+    expect(english.get_by_role("button", name="Picture", exact=True)).to_be_visible()
+    assert page_log.requests == [(tmp_path / "s.html").as_uri()]  # the catalog is inside
+    assert page_log.page_errors == []
 
 
 def test_an_image_is_a_thumbnail_and_base64_is_kept_whole(page, tmp_path):

@@ -3,8 +3,9 @@
  * `Translation`, the part of JupyterLab's `TranslationBundle` they use (`__`, `_n`, `_p`,
  * with `%1`, `%2` ... placeholders; `_n` passes the count as `%1`). In JupyterLab it is
  * `translator.load('jupyter_tree_chat')`, which uses the package's catalog for the lab's
- * language (jupyter_tree_chat/locale/, see scripts/catalog.py); on a page without
- * JupyterLab it is `english`, which returns the English text itself. The msgids must be
+ * language (jupyter_tree_chat/locale/, see scripts/catalog.py); on an exported page it is
+ * `fromCatalog` over the catalog the page carries, or `english`, which returns the English
+ * text itself. The msgids must be
  * literals: scripts/catalog.py reads them from the source.
  */
 
@@ -36,3 +37,29 @@ export const english: Translation = {
   _n: (msgid, msgidPlural, n, ...args) => fill(n === 1 ? msgid : msgidPlural, [n, ...args]),
   _p: (_msgctxt, msgid, ...args) => fill(msgid, args)
 };
+
+/** A catalog as JupyterLab's language packs hold it (jupyter_tree_chat/locale/…/*.json):
+ * `msgid` (or `context\u0004msgid`) → its forms; `""` → the header. */
+export type Catalog = Record<string, unknown>;
+
+/**
+ * A `Translation` from a catalog, where there is no JupyterLab to load one: an exported
+ * page carries its language's catalog. A message the catalog lacks stays English.
+ */
+export function fromCatalog(catalog: Catalog): Translation {
+  const header = (catalog[''] ?? {}) as { plural_forms?: unknown };
+  const oneForm = /nplurals\s*=\s*1\b/.test(String(header.plural_forms ?? ''));
+  const forms = (key: string): string[] => {
+    const found = catalog[key];
+    return Array.isArray(found) ? found.map(String) : [];
+  };
+  const single = (key: string, msgid: string): string => forms(key)[0] || msgid;
+  return {
+    __: (msgid, ...args) => fill(single(msgid, msgid), args),
+    _n: (msgid, msgidPlural, n, ...args) => {
+      const form = forms(msgid)[oneForm || n === 1 ? 0 : 1];
+      return fill(form || (n === 1 ? msgid : msgidPlural), [n, ...args]);
+    },
+    _p: (msgctxt, msgid, ...args) => fill(single(`${msgctxt}\u0004${msgid}`, msgid), args)
+  };
+}

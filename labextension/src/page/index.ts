@@ -14,7 +14,7 @@ import { FileSource } from '../components/filesource';
 import { h } from '../components/dom';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
-import { english } from '../components/translate';
+import { Catalog, english, fromCatalog } from '../components/translate';
 import { Problem, parseSession } from '../format/parse';
 import { sanitizedMarkdown } from '../sanitize/markdown';
 
@@ -27,6 +27,8 @@ interface PageData {
   branch: string | null;
   generator: string;
   note: string;
+  /** the front end's catalog for the page's language (none in English) */
+  catalog?: Catalog;
 }
 
 function textOf(id: string): string {
@@ -38,8 +40,8 @@ function start(): void {
   if (!host) {
     return;
   }
-  const trans = english;
   const data = JSON.parse(textOf('jtc-page-data') || '{}') as PageData;
+  const trans = data.catalog ? fromCatalog(data.catalog) : english;
   const started = performance.now();
   const session = parseSession(textOf('jtc-records'), { written: true });
   session.problems = Array.isArray(data.problems) ? data.problems : [];
