@@ -41,6 +41,7 @@ from ..measures.budget import (
     Sizes,
     resolve_budget,
     select,
+    surely_within,
     with_texts_first,
 )
 from ..measures.models import by_model
@@ -118,6 +119,29 @@ def selection(
     )
 
 
+def fits_whole(
+    host: BudgetHost,
+    path: Sequence[Node],
+    settings: ChatSettings,
+    tools: tuple[Any, ...] = (),
+    extra: Sequence[Message] = (),
+) -> bool:
+    """True when the request surely sends the whole path (no budget, or a bound of the
+    path within it): then it is the unbudgeted request, and no node is counted. False:
+    ``selection`` decides."""
+    budget = budget_of(host, settings)
+    if budget is None:
+        return True
+    return surely_within(
+        path,
+        extra,
+        budget=budget,
+        system=with_root_system(settings, list(path[:1])).system,
+        tools=[tool.to_api() for tool in tools],
+        sizes=host.sizes,
+    )
+
+
 def summary_reserve(budget: Budget) -> int:
     """The room held for a summary: the book's 20 % of the budget."""
     return max(1, int(budget.tokens * SUMMARY_SHARE))
@@ -135,7 +159,8 @@ def request(
     """The request for ``path`` and ``extra`` under the settings' budget; with
     ``summarize`` and ``settings.summarize_dropped``, what it leaves out is summarised
     first (a model call, on the calling thread)."""
-    chosen = selection(host, path, settings, tools, extra)
+    whole = fits_whole(host, path, settings, tools, extra)
+    chosen = None if whole else selection(host, path, settings, tools, extra)
     if chosen is not None and summarize and settings.summarize_dropped and chosen.left_out:
         planned = selection(host, path, settings, tools, extra, reserve=True)
         if planned is not None and planned.summarise and summarise(host, path, planned, settings):
@@ -222,8 +247,11 @@ def check_fits(
     """Refuse a request that would not fit the window even as the budget builds it: the
     whole path (``whole``, the session's meter) when it is sent whole, else the newest
     exchange with what goes before it (``single_group_overflow``)."""
-    chosen = selection(host, path, settings, tools, extra)
     model = host.model_of(settings)
+    if fits_whole(host, path, settings, tools, extra):
+        preflight.check_fits(whole, model=model)
+        return
+    chosen = selection(host, path, settings, tools, extra)
     if chosen is None or chosen.within:
         preflight.check_fits(whole, model=model)
         return

@@ -201,6 +201,27 @@ class _Cover:
     excluded: int = -1  # a pi compaction's own position: sent as the summary, not in place
 
 
+def surely_within(
+    path: Sequence[Node],
+    extra: Sequence[Message] = (),
+    *,
+    budget: int | Budget,
+    system: str | None = None,
+    tools: Sequence[Mapping[str, Any]] = (),
+    sizes: Sizes | None = None,
+) -> bool:
+    """True when ``select`` would surely send the whole path (``within_budget``), found
+    from ``Sizes.bound`` without counting each node: a first request on a deep path that
+    fits pays an encoding, not the count. False says nothing: ask ``select``."""
+    tokens = budget.tokens if isinstance(budget, Budget) else budget
+    room = tokens - estimate_tokens(system or "") - (estimate_tokens(list(tools)) if tools else 0)
+    room -= sum(estimate_tokens(message) for message in extra)
+    if room < 0:
+        return False
+    bound = (Sizes() if sizes is None else sizes).bound(path, room)
+    return bound is not None and bound <= room
+
+
 def select(
     path: Sequence[Node],
     extra: Sequence[Message] = (),

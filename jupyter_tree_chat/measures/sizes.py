@@ -8,6 +8,17 @@ path counts every node, the next one only the nodes added since, and finding the
 is then a bisection over running sums. Counting is ``usage.estimate_tokens``'s, done in
 one pass over a message's blocks (``_scan``, checked against it).
 
+Before any of that, ``bound`` answers the commonest question cheaply: does the whole
+path surely fit? A message's estimate is at most 3/5 of its compact JSON bytes plus one
+(``BYTES_SHARE``): a Latin character is a quarter token and at least a byte, a CJK one a
+token and at least three bytes, each string's rounding up is paid by its two quotes, and
+a block counted as ``json.dumps`` text (a tool call, a number) is at most half a token a
+byte (its ", " and ": " add a character to at least two bytes). Images and documents are
+counted by size, not bytes: a path holding one is not bounded (None). The bound is found
+newest first, in pieces that double, and stops once it passes the limit; a whole path's
+is remembered at its end node and at each piece's, so the next turn encodes only the new
+nodes (the bound at a node covers the root up to it: any branch through it may use it).
+
 Also here: what an exchange must satisfy to be sent (``pairs_by_id``) and how an
 imported pi compaction node is read (its summary, and a question merged into it).
 """
@@ -16,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, NamedTuple
+
+import msgspec
 
 from ..history.tree import Message, Node, message_text
 from .usage import block_tokens, estimate_tokens, text_tokens
@@ -32,6 +45,14 @@ class Facts(NamedTuple):
     pi_compaction: int  # the path position of the newest pi compaction up to here, or -1
 
 
+BYTES_SHARE = (3, 5)
+"""A message's estimate is at most this share of its content's JSON bytes, plus one."""
+FIRST_PIECE = 64
+"""Nodes encoded together first by ``bound``; each next piece is twice as many."""
+_encode = msgspec.json.Encoder().encode
+_UNBOUNDED = (b'"type":"image"', b'"type":"document"')
+
+
 class Sizes:
     """``Facts`` by node id, computed the first time a path holds the node.
 
@@ -43,6 +64,7 @@ class Sizes:
     def __init__(self) -> None:
         self._facts: dict[str, Facts] = {}
         self._steps: dict[tuple[str, int], str] = {}
+        self._bounds: dict[str, int] = {}
 
     def next_step(self, node_id: str | None, step: int) -> str | None:
         """The exchange start a cut at ``node_id`` moves to next (``select``'s chain)."""
@@ -59,6 +81,55 @@ class Sizes:
 
     def of(self, node: Node) -> Facts:
         return self._facts[node.id]
+
+    def bound(self, path: Sequence[Node], limit: int) -> int | None:
+        """An upper bound of ``path``'s estimated tokens (each message's, added up), or any
+        figure above ``limit`` once the bound passes it; None when it cannot be bounded
+        (an image or a document, a value JSON cannot hold). Exact sums (``ensure``) known
+        for the end node are used as they are."""
+        known = self._facts.get(path[-1].id) if path else None
+        if known is not None:
+            return known.total
+        bounds = self._bounds
+        share, of = BYTES_SHARE
+        total = 0
+        stop = len(path)
+        size = FIRST_PIECE
+        pieces: list[tuple[int, int]] = []  # (end position, the piece's bound)
+        while stop > 0:
+            start = max(0, stop - size)
+            contents = []
+            for position in range(stop - 1, start - 1, -1):
+                node = path[position]
+                remembered = bounds.get(node.id)
+                if remembered is not None:
+                    start = position + 1
+                    break
+                message = node.message
+                if type(message) is not dict:
+                    return None
+                contents.append(message.get("content") if "role" in message else message)
+            try:
+                data = _encode(contents)
+            except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+                return None
+            if _UNBOUNDED[0] in data or _UNBOUNDED[1] in data:
+                return None
+            piece = len(data) * share // of + len(contents)
+            total += piece
+            pieces.append((stop, piece))
+            if remembered is not None:
+                total += remembered
+                break
+            if total > limit:
+                return total
+            stop = start
+            size *= 2
+        after = 0
+        for end, piece in pieces:  # the bound from the root to each piece's end node
+            bounds[path[end - 1].id] = total - after
+            after += piece
+        return total
 
     def ensure(self, path: Sequence[Node]) -> None:
         """Compute what is missing for ``path`` (root first): the known part is skipped."""
