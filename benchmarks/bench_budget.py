@@ -14,7 +14,7 @@
    cut moving in steps (this project), against a cut that slides one exchange a turn
    (the book's newest-first rule as it stands), and against no budget at all.
 
-    .venv/bin/python benchmarks/bench_budget.py [--runs 15] [--depth 10000]
+    .venv/bin/python benchmarks/bench_budget.py [--runs 15] [--rounds 5] [--depth 10000]
 """
 
 from __future__ import annotations
@@ -70,18 +70,20 @@ def deep_session(depth: int) -> tuple[Session, list[Node]]:
     return session, session.path()
 
 
-def median(work: Callable[[], object], runs: int) -> float:
-    """The median time of ``work``, the collector run before each so none lands inside."""
-    times = []
+def median(work: Callable[[], object], runs: int) -> tuple[float, float]:
+    """The median wall and CPU (``process_time``) times of ``work``, the collector run
+    before each so none lands inside: on shared cores the CPU figure is the steadier."""
+    walls, cpus = [], []
     for _ in range(runs):
         gc.collect()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
-def building(depth: int, runs: int) -> None:
+def building(depth: int, runs: int, rounds: int) -> None:
     session, path = deep_session(depth)
     off = ChatSettings(model=MODEL, context_budget="off")
     cutting = replace(off, context_budget=50_000)
@@ -108,18 +110,26 @@ def building(depth: int, runs: int) -> None:
         "within, cold": lambda: build(within, budget.Sizes()),
         "within, warm": lambda: build(within, warm),
     }
-    figures: dict[str, list[float]] = {name: [] for name in cases}
-    baseline: list[float] = []
-    for _ in range(3):  # interleaved rounds, so drift hits every case alike
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    baseline: list[tuple[float, float]] = []
+    for _ in range(rounds):  # interleaved rounds, so drift hits every case alike
         baseline.append(median(lambda: build(off), runs))
         for name, work in cases.items():
             figures[name].append(median(work, runs))
-    base = statistics.median(baseline)
-    print(f"Building a request on a {depth:,}-deep path (the cut keeps {kept:,} messages):")
-    print(f"  {'no budget (the whole path): baseline':<44} {base * 1000:8.2f} ms")
+    print(f"Building a request on a {depth:,}-deep path (the cut keeps {kept:,} messages);")
+    print(f"each round's median against that round's baseline, over {rounds} rounds:")
+    walls = [wall for wall, _ in baseline]
+    cpus = [cpu for _, cpu in baseline]
+    wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+    name = "no budget (the whole path): baseline"
+    print(f"  {name:<40} wall {wall_ms:7.2f} ms, CPU {cpu_ms:7.2f} ms")
     for name, times in figures.items():
-        value = statistics.median(times)
-        print(f"  {'budgeted, ' + name:<44} {value * 1000:8.2f} ms  {value / base:5.2f}×")
+        wall = [t[0] / b[0] for t, b in zip(times, baseline, strict=True)]
+        cpu = [t[1] / b[1] for t, b in zip(times, baseline, strict=True)]
+        print(
+            f"  {'budgeted, ' + name:<40} wall {min(wall):5.2f}×–{max(wall):5.2f}×"
+            f"  CPU {min(cpu):5.2f}×–{max(cpu):5.2f}× (median {statistics.median(cpu):.2f}×)"
+        )
 
 
 def cache_reads(turns: int, tokens: int) -> None:
@@ -159,11 +169,12 @@ def cache_reads(turns: int, tokens: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--depth", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--budget", type=int, default=3_000)
     args = parser.parse_args()
-    building(args.depth, args.runs)
+    building(args.depth, args.runs, args.rounds)
     cache_reads(args.turns, args.budget)
 
 
