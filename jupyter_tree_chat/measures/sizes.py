@@ -109,13 +109,15 @@ class Sizes:
                 if type(message) is not dict:
                     return None
                 contents.append(message.get("content") if "role" in message else message)
-            try:
-                data = _encode(contents)
-            except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-                return None
-            if _UNBOUNDED[0] in data or _UNBOUNDED[1] in data:
-                return None
-            piece = len(data) * share // of + len(contents)
+            piece = 0
+            if contents:  # none when the newest node's bound is remembered
+                try:
+                    data = _encode(contents)
+                except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+                    return None
+                if _UNBOUNDED[0] in data or _UNBOUNDED[1] in data:
+                    return None
+                piece = len(data) * share // of + len(contents)
             total += piece
             pieces.append((stop, piece))
             if remembered is not None:
