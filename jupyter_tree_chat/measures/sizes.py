@@ -26,6 +26,7 @@ imported pi compaction node is read (its summary, and a question merged into it)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import msgspec
@@ -50,6 +51,11 @@ BYTES_SHARE = (3, 5)
 FIRST_PIECE = 64
 """Nodes encoded together first by ``bound``; each next piece is twice as many."""
 _encode = msgspec.json.Encoder().encode
+_id, _message, _role_content = (
+    attrgetter("id"),
+    attrgetter("message"),
+    itemgetter("role", "content"),
+)
 _UNBOUNDED = (b'"type":"image"', b'"type":"document"')
 
 
@@ -98,26 +104,22 @@ class Sizes:
         pieces: list[tuple[int, int]] = []  # (end position, the piece's bound)
         while stop > 0:
             start = max(0, stop - size)
-            contents = []
-            for position in range(stop - 1, start - 1, -1):
-                node = path[position]
-                remembered = bounds.get(node.id)
-                if remembered is not None:
-                    start = position + 1
-                    break
-                message = node.message
-                if type(message) is not dict:
-                    return None
-                contents.append(message.get("content") if "role" in message else message)
+            nodes = path[start:stop]
+            remembered = None
+            if bounds and not bounds.keys().isdisjoint(map(_id, nodes)):
+                at = next(p for p in range(len(nodes) - 1, -1, -1) if nodes[p].id in bounds)
+                remembered = bounds[nodes[at].id]
+                start += at + 1
+                nodes = nodes[at + 1 :]
             piece = 0
-            if contents:  # none when the newest node's bound is remembered
-                try:
-                    data = _encode(contents)
-                except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+            if nodes:  # none when the newest node's bound is remembered
+                try:  # (role, content): a message without a role is counted whole, not bounded
+                    data = _encode(list(map(_role_content, map(_message, nodes))))
+                except (KeyError, TypeError, ValueError, OverflowError, msgspec.EncodeError):
                     return None
                 if _UNBOUNDED[0] in data or _UNBOUNDED[1] in data:
                     return None
-                piece = len(data) * share // of + len(contents)
+                piece = len(data) * share // of + len(nodes)
             total += piece
             pieces.append((stop, piece))
             if remembered is not None:
