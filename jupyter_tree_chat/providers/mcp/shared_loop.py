@@ -24,6 +24,8 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
+from ...i18n import _
+
 GRACE_S = 0.005
 #: how often the background thread looks while another thread runs the loop
 _IDLE_S = 0.05
@@ -74,7 +76,8 @@ class SharedLoop:
         deadline = None if timeout is None else time.monotonic() + timeout
         me = threading.get_ident()
         if self._owner == me:
-            raise RuntimeError("SharedLoop.wait called from inside its own loop")
+            # a task of the loop waiting for the loop would wait forever
+            raise RuntimeError(_("an MCP call cannot be waited for from inside the MCP loop"))
         interrupted: list[Any] = []
         swapped, previous = False, None
         try:
