@@ -51,12 +51,39 @@ class SharedLoop:
 
         When nobody runs the loop, its task is made at once (no wake-up of the loop's
         selector: the caller is about to run it, or the background thread soon will)."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         with self._cond:
             if self._owner is None:
-                future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-                asyncio.futures._chain_future(self.loop.create_task(coroutine), future)  # type: ignore[attr-defined]
+                self._start(coroutine, future)
                 return future
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        self.loop.call_soon_threadsafe(self._start, coroutine, future)
+        return future
+
+    def _start(
+        self, coroutine: Coroutine[Any, Any, Any], future: concurrent.futures.Future[Any]
+    ) -> None:
+        """The task for ``coroutine``; it sets ``future`` itself as it ends (a chained
+        future would take one more turn of the loop), and cancelling ``future`` cancels it."""
+        if future.cancelled():
+            coroutine.close()
+            return
+
+        async def run() -> None:
+            try:
+                result = await coroutine
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except BaseException as error:
+                _settle(future, error)
+                if not isinstance(error, Exception):
+                    raise
+            else:
+                _settle(future, None, result)
+
+        task = self.loop.create_task(run())
+        loop = self.loop
+        future.add_done_callback(lambda _f: None if task.done() else _cancel(loop, task))
 
     def wake(self) -> None:
         """Have the background thread run the loop now: something waits without
@@ -212,3 +239,20 @@ class SharedLoop:
                 with self._cond:
                     self._owner = None
                     self._cond.notify_all()
+
+
+def _cancel(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+    loop.call_soon_threadsafe(task.cancel)
+
+
+def _settle(
+    future: concurrent.futures.Future[Any], error: BaseException | None, result: Any = None
+) -> None:
+    """Set ``future`` unless it was cancelled meanwhile (from another thread, too)."""
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except concurrent.futures.InvalidStateError:
+        pass
