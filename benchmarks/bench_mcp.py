@@ -1,6 +1,6 @@
 """What does an MCP tool call cost through the project, against the bare ``mcp`` client?
 
-1. **A tool turn in a cell** (the target, at most 1.2×): on a real kernel, the model (the
+1. **A tool turn in a cell** (reported): on a real kernel, the model (the
    local fake Messages API, through the real SDK) asks for server-everything's ``echo``,
    the tool runs, the result goes back, the answer streams. Through the project that is a
    ``%%chat --tools everything:echo`` cell (cell rule, the question fsynced, three more
@@ -9,16 +9,16 @@
    tool_use, ``await ClientSession.call_tool`` on a session opened once in the kernel's
    own loop, ``messages.stream`` again with the result. Cells alternate; times are the
    kernel's own (``pre_run_cell`` → ``post_run_cell``).
-2. **The call alone** (reported): ``Toolbox.start(block).answer()`` (the wire name mapped
-   back, the destructive check, the hop to the background event loop, the per-server lock,
-   the result's conversion) against the SDK's ``call_tool`` awaited in a loop, each alone
-   in its own process, in alternating blocks. The hop to another thread costs two thread
-   wake-ups a call, which a CPU shared by many processes makes slow.
+2. **The call alone** (the target, at most 1.2×): ``Toolbox.start(block).answer()`` (the
+   wire name mapped back, the destructive check, the calling thread running the MCP event
+   loop while it waits, the per-server lock, the result's conversion) against the SDK's
+   ``call_tool`` awaited in a loop, each alone in a fresh process of its own, in alternating blocks;
+   wall time per call and CPU time per call (every thread of the side's process).
 3. **Before any use**: in fresh processes, ``%load_ext jupyter_tree_chat`` with
    ``-X importtime``: whether any module of the SDK or of ``providers/mcp/`` is imported
    (none should be), against what importing the SDK costs the first use.
 
-    .venv/bin/python benchmarks/bench_mcp.py [--cells 15] [--rounds 10] [--calls 50]
+    .venv/bin/python benchmarks/bench_mcp.py [--cells 15] [--rounds 10] [--calls 50] [--calls-only]
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ def tool_turns(cells: int) -> dict[str, list[float]]:
 
 def bare_worker() -> None:
     """The baseline, alone in its own process: on each line ``N`` from stdin, ``N`` calls of
-    the SDK's ``call_tool`` awaited in a loop; their times go back as a JSON line."""
+    the SDK's ``call_tool`` awaited in a loop; their times and the block's CPU time (all
+    threads) go back as a JSON line."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -154,21 +155,21 @@ def bare_worker() -> None:
             print("ready", flush=True)
             while line := await anyio.to_thread.run_sync(sys.stdin.readline):
                 times = []
+                cpu = time.process_time()
                 for _ in range(int(line)):
                     began = time.perf_counter()
                     result = await session.call_tool("echo", {"message": "hi"})
                     times.append(time.perf_counter() - began)
                     assert result.content[0].text == "Echo: hi"
-                print(json.dumps(times), flush=True)
+                cpu = time.process_time() - cpu
+                print(json.dumps({"times": times, "cpu": cpu}), flush=True)
 
     anyio.run(serve)
 
 
-def round_trips(rounds: int, calls: int) -> tuple[list[float], list[float], float]:
-    """(bare call times, project call times, the project's first start) in seconds.
-
-    Each side runs alone in its own process, in alternating blocks of ``calls``: the two
-    event loops never share a process, and the shared machine's drift hits both alike."""
+def our_worker() -> None:
+    """The project's side, alone in its own process the same way:
+    ``Toolbox.start(block).answer()`` in a loop (the first line out: the first use)."""
     from jupyter_tree_chat.providers.mcp.config import parse_servers
     from jupyter_tree_chat.providers.mcp.servers import McpServers
     from jupyter_tree_chat.providers.mcp.tools import McpTools
@@ -180,48 +181,79 @@ def round_trips(rounds: int, calls: int) -> tuple[list[float], list[float], floa
     box = Toolbox(ToolRegistry(), McpTools(servers, timeout=30))
     started = time.perf_counter()
     (spec,) = box.specs(["everything:echo"])
-    first_start = time.perf_counter() - started
+    print(f"ready {time.perf_counter() - started}", flush=True)
     block = {"type": "tool_use", "id": "t", "name": spec.name, "input": {"message": "hi"}}
-    worker = subprocess.Popen(
-        [sys.executable, __file__, "--bare-worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert worker.stdin is not None and worker.stdout is not None
-    assert worker.stdout.readline().strip() == "ready"
-
-    def bare_block(n: int) -> list[float]:
-        worker.stdin.write(f"{n}\n")  # type: ignore[union-attr]
-        worker.stdin.flush()  # type: ignore[union-attr]
-        return list(json.loads(worker.stdout.readline()))  # type: ignore[union-attr]
-
-    def our_block(n: int) -> list[float]:
-        times = []
-        for _ in range(n):
-            began = time.perf_counter()
-            answer = box.start(block).answer()
-            times.append(time.perf_counter() - began)
-            assert answer.result["content"][0]["text"] == "Echo: hi"
-        return times
-
-    bare: list[float] = []
-    ours: list[float] = []
     try:
-        bare_block(10), our_block(10)  # both warm
+        while line := sys.stdin.readline():
+            times = []
+            cpu = time.process_time()
+            for _ in range(int(line)):
+                began = time.perf_counter()
+                answer = box.start(block).answer()
+                times.append(time.perf_counter() - began)
+                assert answer.result["content"][0]["text"] == "Echo: hi"
+            cpu = time.process_time() - cpu
+            print(json.dumps({"times": times, "cpu": cpu}), flush=True)
+    finally:
+        servers.stop_all()
+
+
+class _Worker:
+    """A side of the call alone in a process of its own, asked for blocks of calls."""
+
+    def __init__(self, flag: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, flag],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        ready = self.stdout.readline().split()
+        assert ready and ready[0] == "ready", ready
+        self.first_start = float(ready[1]) if len(ready) > 1 else 0.0
+        self.cpu: list[float] = []  # CPU seconds per call, block by block
+
+    def block(self, n: int) -> list[float]:
+        self.stdin.write(f"{n}\n")
+        self.stdin.flush()
+        answer = json.loads(self.stdout.readline())
+        self.cpu.append(answer["cpu"] / n)
+        return list(answer["times"])
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.process.wait(10)
+
+
+def round_trips(
+    rounds: int, calls: int
+) -> tuple[list[float], list[float], list[float], list[float], float]:
+    """(bare call times, project call times, bare CPU per call by block, the project's, its
+    first start) in seconds.
+
+    Each side runs alone in a fresh process of its own, in alternating blocks of ``calls``:
+    the two event loops never share a process, and the shared machine's drift hits both
+    alike. CPU time counts every thread of the side's process (not the server's)."""
+    bare, ours = _Worker("--bare-worker"), _Worker("--our-worker")
+    bare_times: list[float] = []
+    our_times: list[float] = []
+    try:
+        bare.block(10), ours.block(10)  # both warm
+        bare.cpu.clear(), ours.cpu.clear()
         for round_number in range(rounds):
             if round_number % 2:
-                ours += our_block(calls)
-                bare += bare_block(calls)
+                our_times += ours.block(calls)
+                bare_times += bare.block(calls)
             else:
-                bare += bare_block(calls)
-                ours += our_block(calls)
+                bare_times += bare.block(calls)
+                our_times += ours.block(calls)
     finally:
-        worker.stdin.close()
-        worker.wait(10)
-        servers.stop_all()
-    return bare, ours, first_start
+        bare.close()
+        ours.close()
+    return bare_times, our_times, bare.cpu, ours.cpu, ours.first_start
 
 
 def import_costs() -> tuple[int, int, float, float, float]:
@@ -260,37 +292,54 @@ def _quartile(times: list[float]) -> float:
     return statistics.quantiles(times, n=4)[0]
 
 
+def tool_cells(cells: int) -> None:
+    """Print the cell part: a tool turn in a cell, by kind."""
+    turns = tool_turns(cells)
+    b, o, f = (statistics.median(turns[kind]) for kind in ("bare", "mcp", "function"))
+    print(f"a tool turn in a cell (tool_use, echo, the answer), median of {cells} each:")
+    print(f"  bare SDKs by hand, no output     {b * 1e3:7.1f} ms")
+    print(f"  %%chat --tools everything:echo   {o * 1e3:7.1f} ms  -> {o / b:.2f}x")
+    print(
+        f"  %%chat --tools echo (a function) {f * 1e3:7.1f} ms  -> the MCP cell is {o / f:.2f}x it"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cells", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--bare-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--our-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--calls-only", action="store_true", help="only the call alone")
     args = parser.parse_args()
     if args.bare_worker:
         bare_worker()
         return
+    if args.our_worker:
+        our_worker()
+        return
     if not EVERYTHING.exists():
         sys.exit("run scripts/setup.sh first: it installs tests/mcp_servers")
 
-    turns = tool_turns(args.cells)
-    b, o, f = (statistics.median(turns[kind]) for kind in ("bare", "mcp", "function"))
-    print(f"a tool turn in a cell (tool_use, echo, the answer), median of {args.cells} each:")
-    print(f"  bare SDKs by hand, no output     {b * 1e3:7.1f} ms")
-    print(f"  %%chat --tools everything:echo   {o * 1e3:7.1f} ms  -> {o / b:.2f}x (target <= 1.2x)")
-    print(
-        f"  %%chat --tools echo (a function) {f * 1e3:7.1f} ms  -> the MCP cell is {o / f:.2f}x it"
-    )
-
-    bare, ours, first_start = round_trips(args.rounds, args.calls)
+    if not args.calls_only:
+        tool_cells(args.cells)
+    bare, ours, bare_cpu, our_cpu, first_start = round_trips(args.rounds, args.calls)
     print(f"the call alone, {len(bare)} calls each, in {args.rounds} alternating blocks:")
     for what, pick in (("median", statistics.median), ("fastest quarter", _quartile)):
         b, o = pick(bare), pick(ours)
         print(
             f"  {what:>15}: bare ClientSession.call_tool {b * 1e3:.3f} ms,"
-            f" through the project {o * 1e3:.3f} ms -> {o / b:.2f}x"
+            f" through the project {o * 1e3:.3f} ms -> {o / b:.2f}x (target <= 1.2x)"
         )
+    b, o = statistics.median(bare_cpu), statistics.median(our_cpu)
+    print(
+        f"  CPU per call (median of blocks): bare {b * 1e3:.3f} ms, ours {o * 1e3:.3f} ms"
+        f" -> {o / b:.2f}x"
+    )
     print(f"  first use (server start, initialise, list tools): {first_start * 1e3:.0f} ms")
+    if args.calls_only:
+        return
 
     sdk_modules, our_modules, load_total, box, sdk = import_costs()
     print("%load_ext jupyter_tree_chat, fresh process, -X importtime:")

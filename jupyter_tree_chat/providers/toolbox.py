@@ -44,9 +44,14 @@ class PendingTool:
         self,
         future: concurrent.futures.Future[Any],
         finish: Callable[[Any], ToolAnswer] = lambda value: value,
+        *,
+        wait: Callable[[concurrent.futures.Future[Any]], Any] | None = None,
+        watch: Callable[[concurrent.futures.Future[Any]], None] | None = None,
     ) -> None:
         self._future = future
         self._finish = finish
+        self._wait = wait  # e.g. the MCP loop, run by the waiting thread itself
+        self._watch = watch  # told when the call is waited for by a callback instead
 
     @classmethod
     def ready(cls, answer: ToolAnswer) -> PendingTool:
@@ -58,6 +63,8 @@ class PendingTool:
         return self._future.done()
 
     def answer(self) -> ToolAnswer:
+        if self._wait is not None:
+            return self._finish(self._wait(self._future))
         while True:
             try:
                 return self._finish(self._future.result(_POLL_S))
@@ -71,6 +78,8 @@ class PendingTool:
     def when_done(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` (from any thread) once the call has ended."""
         self._future.add_done_callback(lambda _future: callback())
+        if self._watch is not None:
+            self._watch(self._future)
 
 
 class ToolSource(Protocol):

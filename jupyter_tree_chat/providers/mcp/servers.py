@@ -1,8 +1,9 @@
 """The kernel's MCP servers: started on first use, once each, stopped with the kernel.
 
 The official ``mcp`` SDK is asynchronous (anyio); the session's tool loop is not, and
-must not become so. So one background thread runs one asyncio event loop for every
-server of the kernel, and the loop's side is all this module does:
+must not become so. So one asyncio event loop serves every server of the kernel, run by
+the thread waiting for a call while it waits and by a background thread otherwise
+(shared_loop.py), and the loop's side is all this module does:
 
 - **A connection is one task.** The SDK's transports and ``ClientSession`` are context
   managers that must be entered and left in one task, so each server gets a task that
@@ -30,6 +31,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -45,6 +47,7 @@ from typing import IO, Any
 from ...errors import McpServerFailed, MissingExtra
 from ...i18n import _
 from .config import ServerConfig, ServerConfigs
+from .shared_loop import SharedLoop
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +58,6 @@ STOP_TIMEOUT_S = 5.0
 STDERR_LINES = 3
 _GUARD = Path(__file__).with_name("guard.py")
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
-_POLL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -135,8 +137,7 @@ class McpServers:
         self.startup_timeout = startup_timeout
         self._connections: dict[str, _Connection] = {}
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._shared: SharedLoop | None = None
 
     # -- asking ---------------------------------------------------------------------
 
@@ -146,7 +147,7 @@ class McpServers:
         ``McpServerFailed`` (one line, its stderr's tail) if it cannot start;
         ``MissingExtra`` without the ``mcp`` package.
         """
-        return _wait(self._connection(name).ready)
+        return self.wait(self._connection(name).ready)
 
     def running_tools(self, name: str) -> tuple[ServerTool, ...] | None:
         """Server ``name``'s tools if it is running now, else None (nothing starts)."""
@@ -168,14 +169,24 @@ class McpServers:
         if connection is None or connection.finished or connection.failure is not None:
             connection = self._connection(name)
         try:
-            _wait(connection.ready)
+            self.wait(connection.ready)
         except McpServerFailed as failure:
             done: concurrent.futures.Future[CallOutcome] = concurrent.futures.Future()
             done.set_result(CallOutcome(kind="crashed", message=str(failure)))
             return done
-        return asyncio.run_coroutine_threadsafe(
-            self._call(connection, tool, arguments, timeout), self._event_loop()
-        )
+        return self._event_loop().submit(self._call(connection, tool, arguments, timeout))
+
+    def wait(self, future: concurrent.futures.Future[Any], timeout: float | None = None) -> Any:
+        """A future of ``call`` (or a start's), the calling thread running the event loop
+        until it is done (shared_loop.py); Ctrl-C stops the wait."""
+        if future.done():
+            return future.result()
+        return self._event_loop().wait(future, timeout)
+
+    def when_done(self, future: concurrent.futures.Future[Any]) -> None:
+        """``future`` is waited for by a callback, not by ``wait``: the loop runs now."""
+        if self._shared is not None and not future.done():
+            self._shared.wake()
 
     def states(self) -> list[ServerState]:
         """Every configured server's state, in configuration order (nothing is started)."""
@@ -216,22 +227,20 @@ class McpServers:
         with self._lock:
             connections = list(self._connections.values())
             self._connections.clear()
-            loop, self._loop, thread, self._thread = self._loop, None, self._thread, None
-        if loop is None:
+            shared, self._shared = self._shared, None
+        if shared is None:
             return
-        self._close(connections, timeout, loop)
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(timeout)
+        self._close(connections, timeout, shared)
+        shared.close(timeout)
 
     def _close(
         self,
         connections: list[_Connection],
         timeout: float,
-        loop: asyncio.AbstractEventLoop | None = None,
+        shared: SharedLoop | None = None,
     ) -> None:
-        loop = loop or self._loop
-        if loop is None or not connections:
+        shared = shared or self._shared
+        if shared is None or not connections:
             return
 
         async def close_all() -> None:
@@ -241,9 +250,9 @@ class McpServers:
             while not all(c.finished for c in connections):
                 await asyncio.sleep(0.02)
 
-        future = asyncio.run_coroutine_threadsafe(close_all(), loop)
+        future = shared.submit(close_all())
         with contextlib.suppress(concurrent.futures.TimeoutError):
-            future.result(timeout)
+            shared.wait(future, timeout)
 
     # -- the loop's side --------------------------------------------------------------
 
@@ -278,24 +287,21 @@ class McpServers:
             connection.finished = True
             connection.ready.set_exception(error)
             return connection
-        asyncio.run_coroutine_threadsafe(self._run(connection, expanded), self._event_loop())
+        self._event_loop().submit(self._run(connection, expanded))
         return connection
 
     def _close_soon(self, connection: _Connection) -> None:
-        loop = self._loop
-        if loop is not None and connection.closed is not None:
-            loop.call_soon_threadsafe(connection.closed.set)
+        shared = self._shared
+        if shared is not None and connection.closed is not None:
+            shared.loop.call_soon_threadsafe(connection.closed.set)
+            shared.wake()
 
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
+    def _event_loop(self) -> SharedLoop:
         with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=self._loop.run_forever, name="jupyter-tree-chat MCP", daemon=True
-                )
-                self._thread.start()
+            if self._shared is None:
+                self._shared = SharedLoop("jupyter-tree-chat MCP")
                 atexit.register(self.stop_all)  # a kernel that exits stops its servers
-            return self._loop
+            return self._shared
 
     async def _run(self, connection: _Connection, config: ServerConfig) -> None:
         """One server's life: open, initialise, list, wait; then close, whatever happened."""
@@ -377,12 +383,7 @@ class McpServers:
     async def _call(
         self, connection: _Connection, tool: str, arguments: dict[str, Any], timeout: float | None
     ) -> CallOutcome:
-        import anyio
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
-        gone = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
-
+        MCPError, gone, CONNECTION_CLOSED, REQUEST_TIMEOUT = _call_errors()
         lock = connection.lock or contextlib.nullcontext()
         async with lock:
             session = connection.session
@@ -515,13 +516,15 @@ def _import_sdk() -> None:
     logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
-def _wait(future: concurrent.futures.Future[Any]) -> Any:
-    """The future's result, waited for in short steps so Ctrl-C stops the wait."""
-    while True:
-        try:
-            return future.result(_POLL_S)
-        except concurrent.futures.TimeoutError:
-            continue
+@functools.cache
+def _call_errors() -> tuple[Any, tuple[type[BaseException], ...], int, int]:
+    """The SDK's error types and codes a call tells apart (looked up once, not per call)."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    gone = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
+    return MCPError, gone, CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 
 def _unwrapped(error: BaseException) -> BaseException:

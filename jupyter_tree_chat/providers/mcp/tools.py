@@ -109,7 +109,7 @@ class McpTools:
         def finish(outcome: CallOutcome) -> ToolAnswer:
             return _answer(tool_use_id, shown, outcome, max_chars)
 
-        return PendingTool(future, finish)
+        return PendingTool(future, finish, wait=self.servers.wait, watch=self.servers.when_done)
 
     def _spec(self, tool: ServerTool) -> ToolSpec:
         wire = self._names.wire(tool.server, tool.name)

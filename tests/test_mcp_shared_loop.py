@@ -1,0 +1,71 @@
+"""The MCP event loop run by whoever waits on it (providers/mcp/shared_loop.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+
+import pytest
+
+from jupyter_tree_chat.providers.mcp.shared_loop import SharedLoop
+
+
+@pytest.fixture
+def shared():
+    loop = SharedLoop("test shared loop")
+    yield loop
+    loop.close(5)
+
+
+async def _ran_on(delay: float = 0.0) -> str:
+    await asyncio.sleep(delay)
+    return threading.current_thread().name
+
+
+def test_the_waiting_thread_runs_its_own_call(shared):
+    assert shared.wait(shared.submit(_ran_on(0.01))) == threading.current_thread().name
+
+
+def test_a_call_nobody_waits_for_is_run_by_the_background_thread(shared):
+    future = shared.submit(_ran_on())
+    shared.wake()
+    assert future.result(5) == "test shared loop"
+
+
+def test_threads_waiting_at_once_each_get_their_own_answer(shared):
+    def one(i: int) -> tuple[int, str]:
+        return i, shared.wait(shared.submit(_ran_on(0.02)))
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(one, range(8)))
+
+    assert [i for i, _name in answers] == list(range(8))
+    assert all(name for _i, name in answers)
+
+
+def test_a_wait_past_its_timeout_leaves_the_call_going_and_the_loop_usable(shared):
+    slow = shared.submit(_ran_on(0.5))
+    with pytest.raises(concurrent.futures.TimeoutError):
+        shared.wait(slow, timeout=0.05)
+    assert not slow.done()
+    assert shared.wait(shared.submit(_ran_on())) == threading.current_thread().name
+    assert slow.result(5)  # the background thread finished it
+
+
+def test_cancelling_a_call_cancels_its_task(shared):
+    cancelled = threading.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    future = shared.submit(forever())
+    with pytest.raises(concurrent.futures.TimeoutError):
+        shared.wait(future, timeout=0.05)
+    assert future.cancel()
+    shared.wake()
+    assert cancelled.wait(5)
