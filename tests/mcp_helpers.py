@@ -19,12 +19,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 HERE = Path(__file__).parent
 NPM_BIN = HERE / "mcp_servers" / "node_modules" / ".bin"
 EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 GIT = Path(sys.executable).with_name("mcp-server-git")
 HTTP_SERVER = HERE / "mcp_http_server.py"
+
+
+def require_reference_servers() -> None:
+    """Fail (never skip) a test that needs the npm reference servers when they are not
+    installed: a missing setup must not look green."""
+    missing = [path.name for path in (EVERYTHING, FILESYSTEM, GIT) if not path.exists()]
+    if missing:
+        pytest.fail(
+            f"the reference MCP servers are not installed ({', '.join(missing)}): "
+            "run bash scripts/setup.sh (it installs tests/mcp_servers)",
+            pytrace=False,
+        )
 
 
 def everything(*marks: str) -> dict[str, Any]:

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from kernel_harness import Kernel
 from mcp_helpers import (
-    EVERYTHING,
     everything,
     filesystem,
     garbage,
     http_server,
     processes_with,
+    require_reference_servers,
     wait_until,
     write_mcp_json,
 )
@@ -33,10 +33,13 @@ from mcp_helpers import (
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree
 
-pytestmark = [
-    pytest.mark.kernel,
-    pytest.mark.skipif(not EVERYTHING.exists(), reason="run scripts/setup.sh (tests/mcp_servers)"),
-]
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(autouse=True)
+def _reference_servers_installed() -> None:
+    require_reference_servers()
+
 
 TOKEN = "test-token"
 

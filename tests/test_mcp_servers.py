@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from mcp_helpers import (
-    EVERYTHING,
     everything,
     exits,
     filesystem,
@@ -29,6 +28,7 @@ from mcp_helpers import (
     git_repo,
     http_server,
     processes_with,
+    require_reference_servers,
     wait_until,
 )
 
@@ -41,9 +41,10 @@ from jupyter_tree_chat.providers.mcp.tools import McpTools
 from jupyter_tree_chat.providers.toolbox import Toolbox
 from jupyter_tree_chat.providers.tools import ToolRegistry
 
-pytestmark = pytest.mark.skipif(
-    not EVERYTHING.exists(), reason="run scripts/setup.sh: it installs tests/mcp_servers"
-)
+
+@pytest.fixture(autouse=True)
+def _reference_servers_installed() -> None:
+    require_reference_servers()
 
 
 class Servers:
