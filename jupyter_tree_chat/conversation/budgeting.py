@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..errors import ProviderError
 from ..history.tree import (
@@ -85,6 +85,26 @@ def budget_of(host: BudgetHost, settings: ChatSettings) -> Budget | None:
     return resolve_budget(settings.context_budget, window=window, max_tokens=settings.max_tokens)
 
 
+class RequestTerms(NamedTuple):
+    """What a request's path is measured against: its budget, and what else it holds."""
+
+    budget: Budget
+    system: str | None
+    tools: list[dict[str, Any]]
+
+
+def request_terms(
+    host: BudgetHost, path: Sequence[Node], settings: ChatSettings, tools: tuple[Any, ...] = ()
+) -> RequestTerms | None:
+    """The budget, system prompt and tool definitions of a request on ``path`` (None: no
+    budget), for ``selection`` and ``fits_whole`` alike."""
+    budget = budget_of(host, settings)
+    if budget is None:
+        return None
+    system = with_root_system(settings, list(path[:1])).system
+    return RequestTerms(budget, system, [tool.to_api() for tool in tools])
+
+
 def compactions(tree: SessionTree) -> dict[str, Node]:
     """Summarised node id -> the newest compaction root standing for the path up to it."""
     found: dict[str, Node] = {}
@@ -104,18 +124,18 @@ def selection(
 ) -> Selection | None:
     """What a request sends of ``path`` and ``extra`` under the settings' budget (None: no
     budget). ``reserve`` holds room for a summary of what is left out (see ``summarise``)."""
-    budget = budget_of(host, settings)
-    if budget is None:
+    terms = request_terms(host, path, settings, tools)
+    if terms is None:
         return None
     return select(
         path,
         extra,
-        budget=budget,
-        system=with_root_system(settings, list(path[:1])).system,
-        tools=[tool.to_api() for tool in tools],
+        budget=terms.budget,
+        system=terms.system,
+        tools=terms.tools,
         compactions=lambda: compactions(host.tree),
         sizes=host.sizes,
-        summary_reserve=summary_reserve(budget) if reserve else 0,
+        summary_reserve=summary_reserve(terms.budget) if reserve else 0,
     )
 
 
@@ -129,16 +149,11 @@ def fits_whole(
     """True when the request surely sends the whole path (no budget, or a bound of the
     path within it): then it is the unbudgeted request, and no node is counted. False:
     ``selection`` decides."""
-    budget = budget_of(host, settings)
-    if budget is None:
+    terms = request_terms(host, path, settings, tools)
+    if terms is None:
         return True
     return surely_within(
-        path,
-        extra,
-        budget=budget,
-        system=with_root_system(settings, list(path[:1])).system,
-        tools=[tool.to_api() for tool in tools],
-        sizes=host.sizes,
+        path, extra, budget=terms.budget, system=terms.system, tools=terms.tools, sizes=host.sizes
     )
 
 

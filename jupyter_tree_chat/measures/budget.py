@@ -201,6 +201,12 @@ class _Cover:
     excluded: int = -1  # a pi compaction's own position: sent as the summary, not in place
 
 
+def _held_tokens(system: str | None, tools: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """The system prompt's and the tool definitions' estimates: a request holds them
+    before any message."""
+    return estimate_tokens(system or ""), (estimate_tokens(list(tools)) if tools else 0)
+
+
 def surely_within(
     path: Sequence[Node],
     extra: Sequence[Message] = (),
@@ -214,7 +220,7 @@ def surely_within(
     from ``Sizes.bound`` without counting each node: a first request on a deep path that
     fits pays an encoding, not the count. False says nothing: ask ``select``."""
     tokens = budget.tokens if isinstance(budget, Budget) else budget
-    room = tokens - estimate_tokens(system or "") - (estimate_tokens(list(tools)) if tools else 0)
+    room = tokens - sum(_held_tokens(system, tools))
     room -= sum(estimate_tokens(message) for message in extra)
     if room < 0:
         return False
@@ -247,8 +253,7 @@ def select(
     held = (budget.reserved_output, budget.margin) if isinstance(budget, Budget) else (0, 0)
     budget = budget.tokens if isinstance(budget, Budget) else budget
     n = len(path)
-    system_tokens = estimate_tokens(system or "")
-    tool_tokens = estimate_tokens(list(tools)) if tools else 0
+    system_tokens, tool_tokens = _held_tokens(system, tools)
     extra_tokens = [estimate_tokens(message) for message in extra]
     extra_opens = [is_real_user_message(message) for message in extra]
     last = sizes.of(path[-1]) if n else None
