@@ -13,6 +13,7 @@ from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from kernel_harness import Kernel
 from llama_server import TestServer, running_server, server_factory
+from mcp_helpers import require_reference_servers
 
 from jupyter_tree_chat import i18n, load_ipython_extension
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
@@ -35,6 +36,16 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A started fake Chat Completions server; ``.base_url`` (ending in /v1) for the client."""
     with FakeOpenAI() as server:
         yield server
+
+
+# -- the reference MCP servers (npm, tests/mcp_servers) ---------------------------------------
+
+
+@pytest.fixture
+def reference_servers() -> None:
+    """Fails (never skips) when ``scripts/setup.sh`` has not installed them; a module
+    that needs them says ``pytest.mark.usefixtures("reference_servers")``."""
+    require_reference_servers()
 
 
 # -- a real model server: llama.cpp's llama-server with SmolLM2-135M ---------------------

@@ -25,7 +25,6 @@ from mcp_helpers import (
     garbage,
     http_server,
     processes_with,
-    require_reference_servers,
     wait_until,
     write_mcp_json,
 )
@@ -33,12 +32,7 @@ from mcp_helpers import (
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree
 
-pytestmark = pytest.mark.kernel
-
-
-@pytest.fixture(autouse=True)
-def _reference_servers_installed() -> None:
-    require_reference_servers()
+pytestmark = [pytest.mark.kernel, pytest.mark.usefixtures("reference_servers")]
 
 
 TOKEN = "test-token"

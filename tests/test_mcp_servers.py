@@ -28,7 +28,6 @@ from mcp_helpers import (
     git_repo,
     http_server,
     processes_with,
-    require_reference_servers,
     wait_until,
 )
 
@@ -41,10 +40,7 @@ from jupyter_tree_chat.providers.mcp.tools import McpTools
 from jupyter_tree_chat.providers.toolbox import Toolbox
 from jupyter_tree_chat.providers.tools import ToolRegistry
 
-
-@pytest.fixture(autouse=True)
-def _reference_servers_installed() -> None:
-    require_reference_servers()
+pytestmark = pytest.mark.usefixtures("reference_servers")
 
 
 class Servers:

@@ -178,13 +178,14 @@ def page_html(
             "loads nothing and runs nothing but itself."
         ),
     }
-    catalog = front_end_catalog(language())
+    locale = language()
+    catalog = front_end_catalog(locale)
     if catalog is not None:
         data["catalog"] = catalog
     script = _inline_script(_built(SCRIPT))
     style = _ENDS_STYLE.sub(r"<\\/", _built(STYLE))  # a comment cannot end the element
     return _TEMPLATE.format(
-        lang=language().replace("_", "-"),
+        lang=locale.replace("_", "-"),
         csp=html.escape(content_security_policy(script, style), quote=False),
         title=html.escape(shown),
         generator=html.escape(generator),
