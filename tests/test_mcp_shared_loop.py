@@ -69,3 +69,22 @@ def test_cancelling_a_call_cancels_its_task(shared):
     assert future.cancel()
     shared.wake()
     assert cancelled.wait(5)
+
+
+def test_a_call_cancelled_from_another_thread_ends_the_wait_at_once(shared):
+    future = shared.submit(_ran_on(60))
+    threading.Timer(0.05, future.cancel).start()
+    with pytest.raises(concurrent.futures.CancelledError):
+        shared.wait(future, timeout=30)
+    assert shared.wait(shared.submit(_ran_on())) == threading.current_thread().name
+
+
+def test_a_plain_future_set_by_a_task_of_the_loop_is_waited_for(shared):
+    plain: concurrent.futures.Future[str] = concurrent.futures.Future()
+
+    async def settle() -> None:
+        await asyncio.sleep(0.01)
+        plain.set_result("set")
+
+    shared.submit(settle())
+    assert shared.wait(plain, timeout=30) == "set"

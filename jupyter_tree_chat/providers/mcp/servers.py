@@ -166,22 +166,28 @@ class McpServers:
         """
         with self._lock:  # a running server is used as it is: the cell checked its config
             connection = self._connections.get(name)
+            shared = self._shared
         if connection is None or connection.finished or connection.failure is not None:
-            connection = self._connection(name)
-        try:
-            self.wait(connection.ready)
-        except McpServerFailed as failure:
-            done: concurrent.futures.Future[CallOutcome] = concurrent.futures.Future()
-            done.set_result(CallOutcome(kind="crashed", message=str(failure)))
-            return done
-        return self._event_loop().submit(self._call(connection, tool, arguments, timeout))
+            connection = self._connection(name)  # started (again)
+        if connection.session is None or shared is None:  # not running yet
+            try:
+                self.wait(connection.ready)
+            except McpServerFailed as failure:
+                done: concurrent.futures.Future[CallOutcome] = concurrent.futures.Future()
+                done.set_result(CallOutcome(kind="crashed", message=str(failure)))
+                return done
+            shared = self._event_loop()
+        return shared.submit(self._call(connection, tool, arguments, timeout))
 
     def wait(self, future: concurrent.futures.Future[Any], timeout: float | None = None) -> Any:
         """A future of ``call`` (or a start's), the calling thread running the event loop
         until it is done (shared_loop.py); Ctrl-C stops the wait."""
-        if future.done():
-            return future.result()
-        return self._event_loop().wait(future, timeout)
+        shared = self._shared
+        if shared is None:  # e.g. a start that failed before any loop was made
+            if future.done():
+                return future.result()
+            shared = self._event_loop()
+        return shared.wait(future, timeout)
 
     def when_done(self, future: concurrent.futures.Future[Any]) -> None:
         """``future`` is waited for by a callback, not by ``wait``: the loop runs now."""

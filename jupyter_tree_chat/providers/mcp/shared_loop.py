@@ -9,6 +9,11 @@ under ``_cond``): a waiter that finds the background thread running it asks it t
 and takes over once it has. The background thread takes the loop back ``GRACE_S`` after
 the last waiter, or at once when asked (``wake``), so calls in a row never wait for it.
 
+A call's own cost is kept to what it must pay: one task (it sets its ``LoopFuture`` and
+stops the loop itself when its thread waits for it), one entry into the loop, the
+SIGINT swap (below) through ``_signal`` directly, and sniffio told the task runs on
+asyncio as ``anyio.run`` tells it (benchmarks/bench_mcp.py measures the rest).
+
 Ctrl-C while the main thread runs the loop must not land inside the SDK's tasks (that
 would break the connection): SIGINT then only stops the loop, and ``KeyboardInterrupt``
 is raised once the loop has been left, with the loop intact.
@@ -16,20 +21,49 @@ is raised once the loop has been left, with the loop intact.
 
 from __future__ import annotations
 
+import _signal  # signal's own C module: see _SIGINT
 import asyncio
 import concurrent.futures
 import signal
 import threading
 import time
 from collections.abc import Coroutine
+from contextvars import ContextVar
 from typing import Any
 
 from ...i18n import _
 
+_SNIFFIO_CVAR: ContextVar[str | None] | None
+try:
+    from sniffio import current_async_library_cvar as _SNIFFIO_CVAR
+except ImportError:  # anyio works without sniffio; then there is nothing to tell
+    _SNIFFIO_CVAR = None
+
 GRACE_S = 0.005
+#: SIGINT is swapped around every wait; ``signal.signal`` and ``getsignal`` turn a
+#: handler into an enum member when they can, which costs more than the swap itself
+_SIGINT = int(signal.SIGINT)
 #: how often the background thread looks while another thread runs the loop
 _IDLE_S = 0.05
 _BACKGROUND = -1
+
+
+class LoopFuture(concurrent.futures.Future[Any]):
+    """The future of a coroutine run on a ``SharedLoop``: cancelling it cancels the task.
+
+    The task sets it as it ends and, when the thread running the loop waits for it,
+    stops the loop itself: no done-callbacks on the way of every call."""
+
+    def __init__(self, shared: SharedLoop) -> None:
+        super().__init__()
+        self.shared = shared
+        self.task: asyncio.Task[Any] | None = None
+
+    def cancel(self) -> bool:
+        if not super().cancel():
+            return False
+        self.shared.loop.call_soon_threadsafe(self.shared.cancel_task, self)
+        return True
 
 
 class SharedLoop:
@@ -43,36 +77,43 @@ class SharedLoop:
         self._turns = 0  # loop runs by waiters, so far
         self._woken = False
         self._closing = False
+        self._waited: concurrent.futures.Future[Any] | None = None  # by the loop's owner
+        self._main = threading.main_thread().ident
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> LoopFuture:
         """Schedule ``coroutine`` on the loop; whoever runs the loop next runs it.
 
         When nobody runs the loop, its task is made at once (no wake-up of the loop's
         selector: the caller is about to run it, or the background thread soon will)."""
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future = LoopFuture(self)
         with self._cond:
             if self._owner is None:
                 self._start(coroutine, future)
                 return future
-        self.loop.call_soon_threadsafe(self._start, coroutine, future)
+        self.loop.call_soon_threadsafe(self._start_unless_cancelled, coroutine, future)
         return future
 
-    def _start(
-        self, coroutine: Coroutine[Any, Any, Any], future: concurrent.futures.Future[Any]
+    def _start_unless_cancelled(
+        self, coroutine: Coroutine[Any, Any, Any], future: LoopFuture
     ) -> None:
-        """The task for ``coroutine``; it sets ``future`` itself as it ends (a chained
-        future would take one more turn of the loop), and cancelling ``future`` cancels it."""
         if future.cancelled():
             coroutine.close()
-            return
+        else:
+            self._start(coroutine, future)
+
+    def _start(self, coroutine: Coroutine[Any, Any, Any], future: LoopFuture) -> None:
+        """The task for ``coroutine``; it sets ``future`` itself as it ends (a chained
+        future would take one more turn of the loop)."""
+        loop = self.loop
 
         async def run() -> None:
+            _declare_asyncio()
             try:
                 result = await coroutine
             except asyncio.CancelledError:
-                future.cancel()
+                concurrent.futures.Future.cancel(future)  # not LoopFuture's: the task ends
                 raise
             except BaseException as error:
                 _settle(future, error)
@@ -80,10 +121,18 @@ class SharedLoop:
                     raise
             else:
                 _settle(future, None, result)
+            finally:
+                if self._waited is future:
+                    loop.stop()
 
-        task = self.loop.create_task(run())
-        loop = self.loop
-        future.add_done_callback(lambda _f: None if task.done() else _cancel(loop, task))
+        future.task = loop.create_task(run())
+
+    def cancel_task(self, future: LoopFuture) -> None:
+        """On the loop, after ``future`` was cancelled (from any thread)."""
+        if future.task is not None and not future.task.done():
+            future.task.cancel()
+        if self._waited is future:
+            self.loop.stop()
 
     def wake(self) -> None:
         """Have the background thread run the loop now: something waits without
@@ -98,34 +147,23 @@ class SharedLoop:
         ``concurrent.futures.TimeoutError`` past ``timeout``; Ctrl-C raises
         ``KeyboardInterrupt`` with the loop left usable (the call goes on until cancelled).
         """
-        if future.done():
-            return future.result()
-        deadline = None if timeout is None else time.monotonic() + timeout
         me = threading.get_ident()
         if self._owner == me:
             # a task of the loop waiting for the loop would wait forever
             raise RuntimeError(_("an MCP call cannot be waited for from inside the MCP loop"))
+        deadline = None if timeout is None else time.monotonic() + timeout
         interrupted: list[Any] = []
-        swapped, previous = False, None
-        try:
-            with self._cond:
-                self._wanted += 1
+        previous: Any = None
+        with self._cond:
+            self._wanted += 1
+            if self._owner is None:
+                self._owner = me
+            else:
                 self._take(future, deadline, me)
+        try:
             if self._owner == me:
-                if threading.current_thread() is threading.main_thread():
-                    previous = signal.getsignal(signal.SIGINT)
-                    if callable(previous):
-
-                        def on_sigint(signum: int, frame: Any) -> None:
-                            interrupted.append(frame)
-                            self.loop.call_soon_threadsafe(self.loop.stop)
-
-                        signal.signal(signal.SIGINT, on_sigint)
-                        swapped = True
-                self._run(future, deadline, me, interrupted)
+                previous = self._run(future, deadline, me, interrupted)
         finally:
-            if swapped:
-                signal.signal(signal.SIGINT, previous)
             with self._cond:
                 self._wanted -= 1
                 if self._owner == me:
@@ -138,9 +176,7 @@ class SharedLoop:
                 raise KeyboardInterrupt
             if callable(previous):
                 previous(signal.SIGINT, interrupted[0])
-        if not future.done():
-            raise concurrent.futures.TimeoutError
-        return future.result()
+        return future.result(0)  # concurrent.futures.TimeoutError if it is not done
 
     def close(self, timeout: float) -> None:
         """Stop the background thread (the loop is left as it is)."""
@@ -183,32 +219,52 @@ class SharedLoop:
         deadline: float | None,
         me: int,
         interrupted: list[Any],
-    ) -> None:
+    ) -> Any:
+        """Run the loop until ``future`` is done, ``deadline`` or Ctrl-C; the SIGINT
+        handler it set aside, if any."""
         loop = self.loop
-
-        def stop(_future: Any) -> None:
-            if threading.get_ident() == me:
-                loop.stop()
-            else:
-                loop.call_soon_threadsafe(loop.stop)
-
-        future.add_done_callback(stop)
+        if not (isinstance(future, LoopFuture) and future.shared is self):
+            future.add_done_callback(lambda _f: self._stop_from(me))
         timer = (
             None
             if deadline is None
             else loop.call_at(loop.time() + max(0.0, deadline - time.monotonic()), loop.stop)
         )
+        previous: Any = None
+        if me == self._main:
+            previous = _signal.getsignal(_SIGINT)
+            if callable(previous):
+
+                def on_sigint(signum: int, frame: Any) -> None:
+                    interrupted.append(frame)
+                    loop.call_soon_threadsafe(loop.stop)
+
+                _signal.signal(_SIGINT, on_sigint)
+            else:
+                previous = None
         kernel_loop = asyncio.events._get_running_loop()
         asyncio.events._set_running_loop(None)
+        self._waited = future
         try:
             while not future.done() and not interrupted:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                loop.run_forever()  # stopped by ``stop``, the timer, Ctrl-C, a stale stop
+                loop.run_forever()  # stopped by the task, the timer, Ctrl-C, a stale stop
         finally:
+            self._waited = None
+            asyncio.events._set_running_loop(kernel_loop)
+            if previous is not None:
+                _signal.signal(_SIGINT, previous)
             if timer is not None:
                 timer.cancel()
-            asyncio.events._set_running_loop(kernel_loop)
+        return previous
+
+    def _stop_from(self, me: int) -> None:
+        """Stop the loop (a waited future that is not a ``LoopFuture`` is done)."""
+        if threading.get_ident() == me:
+            self.loop.stop()
+        else:
+            self.loop.call_soon_threadsafe(self.loop.stop)
 
     def _serve(self) -> None:
         """The background thread: run the loop whenever nobody waits on it."""
@@ -241,8 +297,12 @@ class SharedLoop:
                     self._cond.notify_all()
 
 
-def _cancel(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
-    loop.call_soon_threadsafe(task.cancel)
+def _declare_asyncio() -> None:
+    """Tell sniffio that this task runs on asyncio, as ``anyio.run`` does for its own
+    tasks: the SDK's anyio code asks which library runs it at every step, and without
+    this each answer is sniffed from the running task."""
+    if _SNIFFIO_CVAR is not None:
+        _SNIFFIO_CVAR.set("asyncio")
 
 
 def _settle(
