@@ -13,18 +13,24 @@
    wire name mapped back, the destructive check, the calling thread running the MCP event
    loop while it waits, the per-server lock, the result's conversion) against the SDK's
    ``call_tool`` awaited in a loop, each alone in a fresh process of its own, in alternating blocks;
-   wall time per call and CPU time per call (every thread of the side's process).
+   wall time per call and CPU time per call (every thread of the side's process);
+   with ``--instructions`` also the instructions per call, counted by valgrind in each
+   side's process: exact, where the shared machine makes times noisy.
 3. **Before any use**: in fresh processes, ``%load_ext jupyter_tree_chat`` with
    ``-X importtime``: whether any module of the SDK or of ``providers/mcp/`` is imported
    (none should be), against what importing the SDK costs the first use.
 
-    .venv/bin/python benchmarks/bench_mcp.py [--cells 15] [--rounds 10] [--calls 50] [--calls-only]
+    .venv/bin/python benchmarks/bench_mcp.py [--cells 15] [--rounds 10] [--calls 50]
+        [--calls-only] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -256,6 +262,34 @@ def round_trips(
     return bare_times, our_times, bare.cpu, ours.cpu, ours.first_start
 
 
+def instructions_per_call(flag: str, calls: tuple[int, int] = (100, 300)) -> float | None:
+    """Instructions one call costs on a side, counted by valgrind (callgrind): the side's
+    process run twice, with ``calls[0]`` and ``calls[1]`` calls after ten to warm, the
+    difference divided. Exact where the shared machine makes times noisy; None without
+    valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+
+    worker = (sys.executable, __file__, flag)
+
+    def counted(n: int) -> int:
+        run = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *worker],
+            input=f"10\n{n}\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found = re.search(r"Collected : (\d+)", run.stderr)
+        assert found, run.stderr[-500:]
+        return int(found.group(1))
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # the machine's two cores
+        few, many = pool.map(counted, calls)
+    return (many - few) / (calls[1] - calls[0])
+
+
 def import_costs() -> tuple[int, int, float, float, float]:
     """(SDK modules and the project's MCP modules imported by %load_ext, %load_ext's import
     time, the tool box's share of it, importing the SDK) in seconds, in fresh processes."""
@@ -312,6 +346,11 @@ def main() -> None:
     parser.add_argument("--bare-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--our-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--calls-only", action="store_true", help="only the call alone")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the call's instructions with valgrind (about two minutes)",
+    )
     args = parser.parse_args()
     if args.bare_worker:
         bare_worker()
@@ -338,6 +377,16 @@ def main() -> None:
         f" -> {o / b:.2f}x"
     )
     print(f"  first use (server start, initialise, list tools): {first_start * 1e3:.0f} ms")
+    if args.instructions:
+        bare_ir = instructions_per_call("--bare-worker")
+        our_ir = instructions_per_call("--our-worker")
+        if bare_ir is None or our_ir is None:
+            print("  instructions per call: valgrind is not installed (apt-get install valgrind)")
+        else:
+            print(
+                f"  instructions per call (callgrind): bare {bare_ir / 1e3:.0f}k,"
+                f" ours {our_ir / 1e3:.0f}k -> {our_ir / bare_ir:.2f}x"
+            )
     if args.calls_only:
         return
 
