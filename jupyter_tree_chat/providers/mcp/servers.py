@@ -182,12 +182,9 @@ class McpServers:
     def wait(self, future: concurrent.futures.Future[Any], timeout: float | None = None) -> Any:
         """A future of ``call`` (or a start's), the calling thread running the event loop
         until it is done (shared_loop.py); Ctrl-C stops the wait."""
-        shared = self._shared
-        if shared is None:  # e.g. a start that failed before any loop was made
-            if future.done():
-                return future.result()
-            shared = self._event_loop()
-        return shared.wait(future, timeout)
+        if future.done():  # e.g. a start that failed before any loop was made
+            return future.result()
+        return self._event_loop().wait(future, timeout)
 
     def when_done(self, future: concurrent.futures.Future[Any]) -> None:
         """``future`` is waited for by a callback, not by ``wait``: the loop runs now."""

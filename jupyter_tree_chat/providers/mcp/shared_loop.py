@@ -147,6 +147,8 @@ class SharedLoop:
         ``concurrent.futures.TimeoutError`` past ``timeout``; Ctrl-C raises
         ``KeyboardInterrupt`` with the loop left usable (the call goes on until cancelled).
         """
+        if future.done():  # nothing to run the loop for: no SIGINT swap, no stale stop
+            return future.result()
         me = threading.get_ident()
         if self._owner == me:
             # a task of the loop waiting for the loop would wait forever
