@@ -41,8 +41,8 @@ from jupyter_tree_chat.conversation.session import Session  # noqa: E402
 from jupyter_tree_chat.conversation.settings import ChatSettings  # noqa: E402
 from jupyter_tree_chat.history.tree import Node  # noqa: E402
 from jupyter_tree_chat.measures import budget  # noqa: E402
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider, build_kwargs  # noqa: E402
-from jupyter_tree_chat.providers.offline import OfflineProvider  # noqa: E402
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider, build_kwargs  # noqa: E402
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider  # noqa: E402
 
 MODEL = "claude-sonnet-4-6"
 

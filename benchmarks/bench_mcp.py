@@ -176,11 +176,12 @@ def bare_worker() -> None:
 def our_worker() -> None:
     """The project's side, alone in its own process the same way:
     ``Toolbox.start(block).answer()`` in a loop (the first line out: the first use)."""
+    from jupyter_tree_chat.providers.tools.functions.toolbox import Toolbox
+
     from jupyter_tree_chat.providers.mcp.config import parse_servers
     from jupyter_tree_chat.providers.mcp.servers import McpServers
     from jupyter_tree_chat.providers.mcp.tools import McpTools
-    from jupyter_tree_chat.providers.toolbox import Toolbox
-    from jupyter_tree_chat.providers.tools import ToolRegistry
+    from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
     servers = McpServers(lambda: parse_servers({"everything": entry}, "bench"))
@@ -308,7 +309,7 @@ def import_costs() -> tuple[int, int, float, float, float]:
             continue
         self_us, name = int(parts[0]), parts[2]
         total += self_us
-        if name.startswith("jupyter_tree_chat.providers.toolbox"):
+        if name.startswith("jupyter_tree_chat.providers.tools.functions.toolbox"):
             ours += self_us
     sdk = min(
         float(

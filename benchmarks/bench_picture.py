@@ -46,7 +46,7 @@ from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.picture import draw, fold, place
 from jupyter_tree_chat.picture.layout import tidy_tree
 from jupyter_tree_chat.picture.svg import write_svg
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.textview import draw_tree
 from jupyter_tree_chat.widget import TreePanel
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from fake_rules import validate
 
-from jupyter_tree_chat.providers.anthropic import build_kwargs
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
 
 OFFERED = ToolSpec("lookup", "Look a word up.", {"type": "object", "properties": {}})

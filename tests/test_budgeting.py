@@ -22,8 +22,8 @@ from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import ContextWindowFull
 from jupyter_tree_chat.history.store import FileStore
 from jupyter_tree_chat.measures.budget import OVERFLOW, TRIMMED
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 WORDS = "word " * 100  # 125 tokens
 

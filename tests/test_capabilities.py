@@ -1,4 +1,5 @@
-"""providers/capabilities.py and build_kwargs: what an endpoint is never sent, and refuses."""
+"""providers/endpoints/capabilities.py and build_kwargs: what an endpoint is never sent, and
+refuses."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ from typing import Any
 
 import pytest
 from content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
-
-from jupyter_tree_chat.providers.anthropic import build_kwargs
-from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
-from jupyter_tree_chat.providers.capabilities import (
+from jupyter_tree_chat.providers.endpoints.config.capabilities import (
     THINKING_ALL,
     Supports,
     fitted_messages,
     refusal,
 )
-from jupyter_tree_chat.providers.endpoints import PRESETS
-from jupyter_tree_chat.providers.wire import api_messages
+
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
+from jupyter_tree_chat.providers.anthropic.wire import api_messages
+from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 IMAGE = image_block(tiny_png())
 PDF = pdf_block(TINY_PDF)

@@ -21,7 +21,7 @@ from fake_anthropic import FakeAnthropic
 from kernel_harness import CellRun, Kernel
 from llama_server import TestServer
 
-from jupyter_tree_chat.providers.endpoints import PRESETS
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 pytestmark = pytest.mark.kernel
 

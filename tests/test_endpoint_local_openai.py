@@ -17,7 +17,7 @@ import pytest
 from kernel_harness import Kernel
 from llama_server import TestServer
 
-from jupyter_tree_chat.providers.endpoints import PRESETS
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 pytestmark = pytest.mark.kernel
 

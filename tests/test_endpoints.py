@@ -1,12 +1,13 @@
-"""providers/endpoints.py: the presets, names split by endpoint, TreeChat.endpoints merged."""
+"""providers/endpoints/config.py: the presets, names split by endpoint, TreeChat.endpoints
+merged."""
 
 from __future__ import annotations
 
 import pytest
+from jupyter_tree_chat.providers.endpoints.config.capabilities import THINKING_ALL
 
 from jupyter_tree_chat.measures.models import CONTEXT_WINDOWS, Price, by_model
-from jupyter_tree_chat.providers.capabilities import THINKING_ALL
-from jupyter_tree_chat.providers.endpoints import (
+from jupyter_tree_chat.providers.endpoints.config import (
     PRESETS,
     SERVE_LOCAL,
     endpoint_table,

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from content_blocks import image_block, tiny_png
 from fake_anthropic import FakeAnthropic
+from jupyter_tree_chat.providers.tools.functions.toolbox import Toolbox
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import EndpointRefuses
 from jupyter_tree_chat.measures.compare import rows, sibling_answers
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.providers.endpoints import endpoint_table
-from jupyter_tree_chat.providers.router import Router
-from jupyter_tree_chat.providers.toolbox import Toolbox
-from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
+from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import Router
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 #: long enough (about 2,400 tokens) for the prefix to be cached
 QUESTION = "Explain prompt caching in two sentences. Context: " + "lorem ipsum " * 799 + "lorem."

@@ -27,7 +27,7 @@ from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import SessionBusy
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree, is_tool_result
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
 pytestmark = pytest.mark.kernel
 

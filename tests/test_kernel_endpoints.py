@@ -12,7 +12,7 @@ from fake_anthropic import FakeAnthropic
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
-from jupyter_tree_chat.providers.endpoints import PRESETS
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""``%chat find`` (kernel/finding.py) and ``%chat export html|ipynb`` (kernel/sharing.py)
-in an in-process IPython shell: what a user sees printed and written, every mistake one
-line with its fix, the session file untouched; ``TreeChat.session_file``, which an
-exported notebook's setup cell sets."""
+"""``%chat find`` (kernel/commands/finding.py) and ``%chat export html|ipynb``
+(kernel/commands/sharing.py) in an in-process IPython shell: what a user sees printed and
+written, every mistake one line with its fix, the session file untouched;
+``TreeChat.session_file``, which an exported notebook's setup cell sets."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import anthropic
 import pytest
 from llama_server import TestServer
 
-from jupyter_tree_chat.providers.anthropic import TRANSPORT_ERRORS
+from jupyter_tree_chat.providers.anthropic.provider import TRANSPORT_ERRORS
 
 
 def test_the_session_server_answers_the_sdk_and_keeps_each_prompt(

@@ -1,4 +1,4 @@
-"""Reading a Chat Completions stream (providers/openai_stream.py), on chunks as servers send them.
+"""Reading a Chat Completions stream (providers/openai/stream.py), on chunks as servers send them.
 
 The chunks here are plain dicts shaped as each server's are (docs/chat-completions.md,
 "How servers differ"); test_provider_openai.py runs the same reader on the SDK's objects
@@ -21,8 +21,8 @@ from jupyter_tree_chat.providers.base import (
     ThinkingReady,
     ToolUseReady,
 )
-from jupyter_tree_chat.providers.openai_stream import read_choices, read_chunks
-from jupyter_tree_chat.providers.openai_wire import WIRE
+from jupyter_tree_chat.providers.openai.stream import read_choices, read_chunks
+from jupyter_tree_chat.providers.openai.wire import WIRE
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict:

@@ -1,4 +1,4 @@
-"""The second wire's translation (providers/openai_wire.py), both ways, on constructed paths.
+"""The second wire's translation (providers/openai/wire.py), both ways, on constructed paths.
 
 Tree → wire is checked against the fake server's rules (``fake_openai_rules``: what
 OpenAI refuses), wire → tree by reading it back: a path sent and read again is the path
@@ -17,11 +17,13 @@ from fake_openai_rules import validate
 from fake_rules import validate as validate_messages_api
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jupyter_tree_chat.providers.endpoints.config.capabilities import Supports
+from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE
 
-from jupyter_tree_chat.providers.anthropic import build_kwargs
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
+from jupyter_tree_chat.providers.anthropic.wire import NO_RESULT
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
-from jupyter_tree_chat.providers.capabilities import Supports
-from jupyter_tree_chat.providers.openai_wire import (
+from jupyter_tree_chat.providers.openai.wire import (
     WIRE,
     assistant_message,
     build_params,
@@ -31,8 +33,6 @@ from jupyter_tree_chat.providers.openai_wire import (
     tree_messages,
     tree_usage,
 )
-from jupyter_tree_chat.providers.toolwire import NOT_CALLABLE
-from jupyter_tree_chat.providers.wire import NO_RESULT
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

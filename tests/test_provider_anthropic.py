@@ -21,7 +21,11 @@ from jupyter_tree_chat.errors import (
     ServerError,
     StreamError,
 )
-from jupyter_tree_chat.providers.anthropic import DEFAULT_MODEL, AnthropicProvider, build_kwargs
+from jupyter_tree_chat.providers.anthropic.provider import (
+    DEFAULT_MODEL,
+    AnthropicProvider,
+    build_kwargs,
+)
 from jupyter_tree_chat.providers.base import (
     Began,
     Finished,

@@ -20,8 +20,8 @@ from jupyter_tree_chat.providers.base import (
     ThinkingReady,
     ToolUseReady,
 )
-from jupyter_tree_chat.providers.offline import OfflineProvider, offline_notice
-from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider, offline_notice
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 
 def user(text: str) -> dict[str, Any]:

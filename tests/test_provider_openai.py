@@ -35,13 +35,13 @@ from jupyter_tree_chat.providers.base import (
     ToolSpec,
     ToolUseReady,
 )
-from jupyter_tree_chat.providers.endpoints import endpoint_table
-from jupyter_tree_chat.providers.openai_chat import (
+from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import service_for
+from jupyter_tree_chat.providers.openai.provider import (
     OpenAIChatProvider,
     endpoint_provider,
     make_client,
 )
-from jupyter_tree_chat.providers.router import service_for
 
 SENTINEL_KEY = "sk-proj-SENTINEL-never-show-me-0123456789"
 ADD = ToolSpec(
@@ -304,7 +304,7 @@ def test_without_the_openai_package_naming_the_wire_says_how_to_get_it():
         """
         import sys
         sys.modules["openai"] = None
-        from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider
+        from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
         try:
             OpenAIChatProvider(api_key="k")
         except ImportError as error:
@@ -320,7 +320,7 @@ def test_without_the_openai_package_naming_the_wire_says_how_to_get_it():
 
 def test_importing_the_providers_does_not_import_openai():
     code = (
-        "import sys, jupyter_tree_chat, jupyter_tree_chat.providers.openai_chat, "
+        "import sys, jupyter_tree_chat, jupyter_tree_chat.providers.openai.provider, "
         "jupyter_tree_chat.kernel.magics; print('openai' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

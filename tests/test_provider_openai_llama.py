@@ -23,8 +23,8 @@ from jupyter_tree_chat.providers.base import (
     TextDelta,
     ToolSpec,
 )
-from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider
-from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 ADD = ToolSpec(
     "add",

@@ -27,7 +27,7 @@ from scripted_provider import ScriptedProvider
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import load_file
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 
 QUESTION = "What does the model see on this branch?"
 TEXT = "The model sees one path: the root down to the current leaf, nothing else."

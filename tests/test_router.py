@@ -1,5 +1,5 @@
-"""providers/router.py: each request to its model's endpoint, keys at request time, what an
-endpoint lacks found out once. The real SDK over real HTTP, against the fake API's modes."""
+"""providers/endpoints/router.py: each request to its model's endpoint, keys at request time,
+what an endpoint lacks found out once. The real SDK over real HTTP, against the fake API's modes."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from jupyter_tree_chat.providers.base import (
     can_count,
     route_of,
 )
-from jupyter_tree_chat.providers.endpoints import endpoint_table
-from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.providers.router import WIRE_MODULES, Router
+from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import WIRE_MODULES, Router
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
 ANTHROPIC_SENTINEL = "sk-ant-sentinel-never-sent-elsewhere"
 

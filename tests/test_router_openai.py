@@ -26,9 +26,9 @@ from jupyter_tree_chat.providers.base import (
     route_of,
     takes_n,
 )
-from jupyter_tree_chat.providers.endpoints import PRESETS, endpoint_table
-from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.providers.router import Router
+from jupyter_tree_chat.providers.endpoints.config import PRESETS, endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import Router
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
 OPENAI_KEY = "sk-proj-ROUTER-SENTINEL-0123456789"
 ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {}})
@@ -205,9 +205,9 @@ def test_without_the_openai_package_naming_such_an_endpoint_is_one_line_before_s
         sys.modules["openai"] = None
         from jupyter_tree_chat.errors import EndpointRefuses
         from jupyter_tree_chat.providers.base import ReplyRequest
-        from jupyter_tree_chat.providers.endpoints import endpoint_table
-        from jupyter_tree_chat.providers.offline import OfflineProvider
-        from jupyter_tree_chat.providers.router import Router
+        from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+        from jupyter_tree_chat.providers.offline.provider import OfflineProvider
+        from jupyter_tree_chat.providers.endpoints.router import Router
         router = Router(OfflineProvider(), endpoint_table({}))
         try:
             router.check(ReplyRequest([{"role": "user", "content": "hi"}], "local-openai:smollm2"))

@@ -32,7 +32,7 @@ from test_reliability_provider import FAULTS, QUESTION, SENTINEL_KEY
 from jupyter_tree_chat.conversation.events import Notice
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import FileStore
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 
 #: pieces of the key that must not appear either (a key cut in half still leaks)
 KEY_PIECES = [SENTINEL_KEY, SENTINEL_KEY[:24], SENTINEL_KEY[-24:], "SENTINEL-9f8e7d6c5b4a"]

@@ -24,7 +24,7 @@ from jupyter_tree_chat.errors import ContextWindowFull, SettingsError
 from jupyter_tree_chat.history.store import FileStore, load_file
 from jupyter_tree_chat.history.tree import is_tool_result
 from jupyter_tree_chat.measures.usage import node_cost, totals
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 
 LONG = "Background for the whole conversation. " * 400  # well past the cacheable minimum
 

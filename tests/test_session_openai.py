@@ -20,9 +20,9 @@ from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import is_thinking
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider
-from jupyter_tree_chat.providers.tools import ToolRegistry
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
+from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 CLAUDE = ChatSettings(model="claude-sonnet-4-6")
 GPT = ChatSettings(model="gpt-5-mini")
@@ -156,9 +156,9 @@ def test_the_meter_counts_from_gpt_usage_and_estimates_the_rest(tmp_path, fake_o
 
 
 def routed_session(path: Path, server: FakeOpenAI, tools: ToolRegistry) -> Session:
-    from jupyter_tree_chat.providers.endpoints import endpoint_table
-    from jupyter_tree_chat.providers.offline import OfflineProvider
-    from jupyter_tree_chat.providers.router import Router
+    from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+    from jupyter_tree_chat.providers.endpoints.router import Router
+    from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
     table = endpoint_table({"local-openai": {"base_url": server.base_url}})
     router = Router(OfflineProvider(), table)

@@ -189,7 +189,7 @@ def test_a_session_request_that_surely_fits_is_the_unbudgeted_one_and_says_nothi
     from jupyter_tree_chat.conversation import budgeting
     from jupyter_tree_chat.conversation.session import Session
     from jupyter_tree_chat.conversation.settings import ChatSettings
-    from jupyter_tree_chat.providers.offline import OfflineProvider
+    from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
     session = Session.in_memory(OfflineProvider())
     for k in range(30):

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from import_samples import claude_code_session, jsonl
+from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE
 from kernel_harness import Kernel
 
 from jupyter_tree_chat.history.store import load_file
-from jupyter_tree_chat.providers.toolwire import NOT_CALLABLE
 
 pytestmark = pytest.mark.kernel
 

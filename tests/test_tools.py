@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_tree_chat.errors import ChatError, ToolError
 from jupyter_tree_chat.providers.base import ToolSpec
-from jupyter_tree_chat.providers.tools import (
+from jupyter_tree_chat.providers.tools.functions import (
     ToolRegistry,
     default_registry,
     parse_docstring,

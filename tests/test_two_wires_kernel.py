@@ -24,7 +24,7 @@ from fake_openai import ONE_CHOICE, FakeOpenAI
 from kernel_harness import Kernel
 
 from jupyter_tree_chat.history.store import load_file
-from jupyter_tree_chat.providers.endpoints import PRESETS
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 pytestmark = pytest.mark.kernel
 

@@ -1,4 +1,5 @@
-"""The send-side rules (providers/wire.py): what the Messages API is sent of a stored path.
+"""The send-side rules (providers/anthropic/wire.py): what the Messages API is sent of a stored
+path.
 
 Unit cases show each rule on a path as an import keeps it; the last test sends such a
 path through the real SDK to the fake server, which refuses what the real API refuses.
@@ -11,17 +12,17 @@ from typing import Any
 
 from fake_anthropic import FakeAnthropic
 from fake_rules import redacted_data, sign_thinking, validate
+from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE, request_tools
 
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
-from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
-from jupyter_tree_chat.providers.toolwire import NOT_CALLABLE, request_tools
-from jupyter_tree_chat.providers.wire import (
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.wire import (
     EMPTY,
     NO_RESULT,
     api_messages,
     api_tool_id,
     sends_thinking,
 )
+from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
 
 PI_ID = "call_abc|fc_123"
 

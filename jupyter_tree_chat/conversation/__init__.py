@@ -3,5 +3,8 @@
 ``session`` (``Session``: the single owner of state; ask, edit, retry, switch, compact),
 ``events`` (what a session announces and what an action returns), ``fanout`` (many
 answers to one question at once), ``cellrule`` (what running a ``%%chat`` cell does to
-the tree). Views use these; nothing here imports a view.
+the tree), ``variants`` (the models and temperatures a fan-out asks), ``choices`` and
+``replies`` (what a turn asks and gets), ``budgeting`` (what a request keeps of a long
+path), ``settings`` (``ChatSettings``). May import ``history``, ``providers``,
+``measures`` and the core below; views use these, and nothing here imports a view.
 """

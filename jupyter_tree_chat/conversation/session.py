@@ -73,14 +73,14 @@ from ..providers.base import (
     check_request,
     route_of,
 )
-from ..providers.endpoints import PRESETS, known_prices, known_windows
-from ..providers.toolbox import Toolbox
-from ..providers.tools import (
+from ..providers.endpoints.config import PRESETS, known_prices, known_windows
+from ..providers.tools.functions import (
     KEPT_DEFINITIONS,
     ToolRegistry,
     definitions_called,
     kept_definitions,
 )
+from ..providers.tools.toolbox import Toolbox
 from . import budgeting, cellrule
 from .events import (
     Event,

@@ -5,5 +5,6 @@ Everything here is about what was said and where it is kept, never about asking 
 the active path and every operation the chapter names: pure, no I/O), ``loader`` (reading
 a ``*.chat.jsonl`` file tolerantly, the lazy index) and ``store`` (the only code that
 writes session files: locked, durable appends beside the notebook). Imports go
-node ← tree ← loader ← store.
+node ← tree ← loader ← store. May import only ``errors`` and ``i18n`` of this package (and
+msgspec, orjson): the history knows nothing of models, sessions or views.
 """

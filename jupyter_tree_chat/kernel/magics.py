@@ -22,11 +22,11 @@ from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node
 from ..i18n import _
 from . import turn as _turn
-from .commands import Commands, help_text
+from .commands.chat import Commands, help_text
+from .commands.language import follow_settings
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
-from .language import follow_settings
 from .notebook import current_cell_id
 from .options import THINKING_OFF, CellOptions, chat_arguments, chat_help, parse_cell_line
 from .sessions import KernelSessions

@@ -21,7 +21,7 @@ from widget_page import open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import MemoryStore, encode_record
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import TreePanel
 
 pytestmark = pytest.mark.browser

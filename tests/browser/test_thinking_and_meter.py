@@ -30,7 +30,7 @@ from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import TreePanel
 from jupyter_tree_chat.widget.protocol import text_payload
 

@@ -14,16 +14,16 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..context import code_blocks, with_text
-from ..conversation.session import Session
-from ..conversation.variants import Fanout
-from ..errors import AmbiguousId, ChatError, NodeNotFound
-from ..history.store import list_sessions
-from ..history.tree import Node
-from ..i18n import _
-from ..measures.compare import question_of, sibling_answers
-from ..picture import draw
-from ..textview import (
+from ...context import code_blocks, with_text
+from ...conversation.session import Session
+from ...conversation.variants import Fanout
+from ...errors import AmbiguousId, ChatError, NodeNotFound
+from ...history.store import list_sessions
+from ...history.tree import Node
+from ...i18n import _
+from ...measures.compare import question_of, sibling_answers
+from ...picture import draw
+from ...textview import (
     draw_tree,
     hidden_branches,
     hidden_note,
@@ -31,16 +31,16 @@ from ..textview import (
     typed_pieces,
     typed_source,
 )
-from . import turn as _turn
-from .columns import show_compare
-from .context import Question, QuestionBuilder
+from .. import turn as _turn
+from ..columns import show_compare
+from ..context import Question, QuestionBuilder
+from ..options import fanout_words
+from ..output import show_markdown, show_svg
+from ..sessions import KernelSessions
 from .endpoints import describe_model, models_lines
 from .importing import import_session
 from .language import LanguageCommands
 from .measures import MeasureCommands
-from .options import fanout_words
-from .output import show_markdown, show_svg
-from .sessions import KernelSessions
 from .sharing import ShareCommands
 
 

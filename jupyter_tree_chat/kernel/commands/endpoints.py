@@ -16,15 +16,15 @@ import os
 
 from IPython.core.error import UsageError
 
-from ..conversation.session import Session
-from ..i18n import _
-from ..measures.models import Price, by_model
-from ..measures.usage import window_label
-from ..providers.base import route_of
-from ..providers.capabilities import CHAT_FEATURES, FEATURES
-from ..providers.endpoints import ANTHROPIC, OPENAI_CHAT, Endpoint
-from ..providers.probe import Probe, Served, probe_all
-from .config import TreeChat
+from ...conversation.session import Session
+from ...i18n import _
+from ...measures.models import Price, by_model
+from ...measures.usage import window_label
+from ...providers.base import route_of
+from ...providers.endpoints.capabilities import CHAT_FEATURES, FEATURES
+from ...providers.endpoints.config import ANTHROPIC, OPENAI_CHAT, Endpoint
+from ...providers.endpoints.probe import Probe, Served, probe_all
+from ..config import TreeChat
 
 
 def models_lines(session: Session, config: TreeChat, only: str | None = None) -> list[str]:

@@ -14,10 +14,10 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..errors import ChatError, StoreError
-from ..history.store import load_file, session_files
-from ..i18n import _
-from ..share.find import (
+from ...errors import ChatError, StoreError
+from ...history.store import load_file, session_files
+from ...i18n import _
+from ...share.find import (
     Found,
     Query,
     find_in,
@@ -28,7 +28,7 @@ from ..share.find import (
     summary_line,
     text_index,
 )
-from .sessions import KernelSessions
+from ..sessions import KernelSessions
 
 USAGE = (
     "find TEXT [--regex] [--all] [--role user|assistant|tool] [--case] [--sessions] "

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from IPython.core.error import UsageError
 
-from .. import formats
-from ..errors import ChatError
-from ..i18n import _
-from .sessions import KernelSessions
+from ... import formats
+from ...errors import ChatError
+from ...i18n import _
+from ..sessions import KernelSessions
 
 
 @dataclass

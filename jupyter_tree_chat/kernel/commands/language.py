@@ -14,9 +14,9 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from .. import i18n
-from ..i18n import _
-from .config import TreeChat, check_language
+from ... import i18n
+from ...i18n import _
+from ..config import TreeChat, check_language
 
 
 def follow_settings(config: TreeChat) -> None:

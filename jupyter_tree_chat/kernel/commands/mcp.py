@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from IPython.core.error import UsageError
 
-from ..i18n import _
-from ..providers.mcp.config import MCP_JSON
-from ..providers.mcp.servers import ServerState, ServerTool
-from .sessions import KernelSessions
+from ...i18n import _
+from ...providers.mcp.config import MCP_JSON
+from ...providers.mcp.servers import ServerState, ServerTool
+from ..sessions import KernelSessions
 
 USAGE = "mcp [NAME] | mcp stop [NAME]"
 _DESCRIPTION_CHARS = 100

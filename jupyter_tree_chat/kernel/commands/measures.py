@@ -15,14 +15,14 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..conversation import budgeting
-from ..conversation.session import Session
-from ..errors import ProviderError
-from ..history.tree import Message, Node
-from ..i18n import _
-from ..measures.models import PRICES_SOURCE, TAKEN
-from ..measures.seen import budget_line, exchange_lines, exchanges, selection_line
-from ..measures.usage import (
+from ...conversation import budgeting
+from ...conversation.session import Session
+from ...errors import ProviderError
+from ...history.tree import Message, Node
+from ...i18n import _
+from ...measures.models import PRICES_SOURCE, TAKEN
+from ...measures.seen import budget_line, exchange_lines, exchanges, selection_line
+from ...measures.usage import (
     FULL_AT,
     Meter,
     Tally,
@@ -32,10 +32,10 @@ from ..measures.usage import (
     totals,
     window_label,
 )
-from ..picture.svg import columns
-from ..providers.base import route_of
-from ..providers.endpoints import ANTHROPIC
-from ..textview import summary
+from ...picture.svg import columns
+from ...providers.base import route_of
+from ...providers.endpoints.config import ANTHROPIC
+from ...textview import summary
 
 
 class MeasureCommands:

@@ -17,16 +17,16 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..conversation.session import Session
-from ..errors import StoreError
-from ..history.store import refuse_session_target
-from ..i18n import _
-from ..share.notebook import branch_notebook, notebook_path
-from ..share.page import page_path, session_page
-from ..textview import path_markdown
+from ...conversation.session import Session
+from ...errors import StoreError
+from ...history.store import refuse_session_target
+from ...i18n import _
+from ...share.notebook import branch_notebook, notebook_path
+from ...share.page import page_path, session_page
+from ...textview import path_markdown
+from ..output import show_markdown
+from ..sessions import KernelSessions
 from .finding import find_command
-from .output import show_markdown
-from .sessions import KernelSessions
 
 EXPORT_USAGE = "export md|html|ipynb [FILE]"
 

@@ -71,7 +71,7 @@ from typing import Any
 
 import anthropic
 
-from ..errors import (
+from ...errors import (
     AuthenticationFailed,
     BadRequest,
     ConnectionFailed,
@@ -83,9 +83,9 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..history.tree import is_thinking
-from ..i18n import _
-from .base import (
+from ...history.tree import is_thinking
+from ...i18n import _
+from ..base import (
     ADAPTIVE,
     Began,
     Finished,
@@ -100,8 +100,8 @@ from .base import (
     ToolUseReady,
     transport_errors,
 )
-from .capabilities import Supports, fitted_messages
-from .toolwire import request_tools
+from ..endpoints.capabilities import Supports, fitted_messages
+from ..tools.wire import request_tools
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..history.tree import THINKING_TYPES
+from ...history.tree import THINKING_TYPES
 
 Message = dict[str, Any]
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")

@@ -26,10 +26,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..history.tree import THINKING_TYPES
-from ..i18n import _
-from .base import ADAPTIVE, Message, ReplyRequest
-from .wire import EMPTY
+from ...history.tree import THINKING_TYPES
+from ...i18n import _
+from ..anthropic.wire import EMPTY
+from ..base import ADAPTIVE, Message, ReplyRequest
 
 THINKING_SIGNED = "signed"
 """Thinking blocks go back only with their proof (Anthropic's rule, ``wire.sends_thinking``)."""

@@ -43,8 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..i18n import _
-from ..measures.models import ANY_MODEL, Price
+from ...i18n import _
+from ...measures.models import ANY_MODEL, Price
 from .capabilities import THINKING_ALL, Supports
 
 ANTHROPIC = "anthropic"

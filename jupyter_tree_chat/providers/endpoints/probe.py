@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ..i18n import _
-from .endpoints import Endpoint
+from ...i18n import _
+from .config import Endpoint
 
 TIMEOUT_S = 2.0
 ANTHROPIC_URL = "https://api.anthropic.com"

@@ -40,9 +40,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import BadRequest, EndpointRefuses, FeatureMissing
-from ..i18n import _
-from .base import (
+from ...errors import BadRequest, EndpointRefuses, FeatureMissing
+from ...i18n import _
+from ..base import (
     Degraded,
     Provider,
     ReplyEvent,
@@ -54,10 +54,13 @@ from .base import (
     can_count,
 )
 from .capabilities import Supports, media_blocks, refusal
-from .endpoints import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
+from .config import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
 
-WIRE_MODULES: dict[str, str] = {ANTHROPIC_MESSAGES: "anthropic", OPENAI_CHAT: "openai_chat"}
-"""Each wire (``Endpoint.api``) and the module of this package that speaks it; the module
+WIRE_MODULES: dict[str, str] = {
+    ANTHROPIC_MESSAGES: "anthropic.provider",
+    OPENAI_CHAT: "openai.provider",
+}
+"""Each wire (``Endpoint.api``) and the module of ``providers`` that speaks it; the module
 has ``endpoint_provider(base_url, key, supports, service, **options) -> Provider``
 (``options``: ``Endpoint.wire_options()``) and may have ``missing_package(endpoint)``,
 the one line saying how to install what it needs (None: installed), asked before
@@ -154,7 +157,7 @@ def wire_module(endpoint: Endpoint) -> Any:
     module = None
     if module_name is not None:
         try:
-            module = importlib.import_module(f"{__package__}.{module_name}")
+            module = importlib.import_module(f"..{module_name}", __package__)
         except ImportError:
             module = None
     if module is None or not hasattr(module, "endpoint_provider"):

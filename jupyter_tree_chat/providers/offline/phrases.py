@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..language import Language
+from ...language import Language
 
 
 @dataclass(frozen=True)

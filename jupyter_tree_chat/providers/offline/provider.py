@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BadRequest
-from ..history.tree import is_real_user_message, is_tool_result, message_text, tool_uses
-from ..i18n import _
-from ..language import HAN, count_words, path_language
-from .base import (
+from ...errors import BadRequest
+from ...history.tree import is_real_user_message, is_tool_result, message_text, tool_uses
+from ...i18n import _
+from ...language import HAN, count_words, path_language
+from ..base import (
     Began,
     Finished,
     Message,
@@ -52,7 +52,7 @@ from .base import (
     ToolSpec,
     ToolUseReady,
 )
-from .offline_phrases import PHRASES, Phrases
+from .phrases import PHRASES, Phrases
 
 #: paths longer than this show their first and last roles around an ellipsis
 _MAX_ROLES_SHOWN = 12

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import (
+from ...errors import (
     AuthenticationFailed,
     BadRequest,
     ConnectionFailed,
@@ -59,11 +59,11 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..i18n import _
-from .base import ReplyEvent, ReplyRequest, Service, transport_errors
-from .capabilities import Supports
-from .openai_stream import read_choices, read_chunks
-from .openai_wire import CHAT_SUPPORTS, build_params
+from ...i18n import _
+from ..base import ReplyEvent, ReplyRequest, Service, transport_errors
+from ..endpoints.capabilities import Supports
+from .stream import read_choices, read_chunks
+from .wire import CHAT_SUPPORTS, build_params
 
 DEFAULT_MODEL = "gpt-5-mini"
 NO_KEY = "no-key-needed"

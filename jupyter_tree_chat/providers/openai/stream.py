@@ -15,10 +15,18 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..errors import ConnectionFailed
-from ..i18n import _
-from .base import Began, Finished, ReplyEvent, TextDelta, ThinkingDelta, ThinkingReady, ToolUseReady
-from .openai_wire import (
+from ...errors import ConnectionFailed
+from ...i18n import _
+from ..base import (
+    Began,
+    Finished,
+    ReplyEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingReady,
+    ToolUseReady,
+)
+from .wire import (
     REASONING_FIELDS,
     STOP_REASONS,
     details_text,

@@ -69,19 +69,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import StreamError
-from ..history.tree import THINKING_TYPES, is_real_user_message
-from ..i18n import _
-from .base import (
+from ...errors import StreamError
+from ...history.tree import THINKING_TYPES, is_real_user_message
+from ...i18n import _
+from ..anthropic.wire import api_messages
+from ..base import (
     ADAPTIVE,
     Message,
     ReplyRequest,
     Thinking,
     ToolSpec,
 )
-from .capabilities import Supports
-from .toolwire import request_tools
-from .wire import api_messages
+from ..endpoints.capabilities import Supports
+from ..tools.wire import request_tools
 
 CHAT_SUPPORTS = Supports(
     count_tokens=False, cache_control=False, adaptive_thinking=False, temperature=(0.0, 2.0), n=True

@@ -34,9 +34,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from ..errors import ToolError
-from ..i18n import _
-from .base import ToolSpec
+from ...errors import ToolError
+from ...i18n import _
+from ..base import ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 

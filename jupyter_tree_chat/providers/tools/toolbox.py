@@ -21,10 +21,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import ToolError
-from ..i18n import _
-from .base import ToolSpec
-from .tools import ToolRegistry
+from ...errors import ToolError
+from ...i18n import _
+from ..base import ToolSpec
+from .functions import ToolRegistry
 
 _POLL_S = 0.1
 
