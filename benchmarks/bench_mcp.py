@@ -116,8 +116,8 @@ def echo(message: str) -> str:
 def tool_turns(cells: int) -> dict[str, list[float]]:
     """Cell times in seconds by kind (``bare``, ``mcp``, ``function``: a kernel function
     doing the same), alternated on one real kernel."""
-    from fake_anthropic import FakeAnthropic
-    from kernel_harness import Kernel
+    from fakes.fake_anthropic import FakeAnthropic
+    from helpers.kernel_harness import Kernel
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
     times: dict[str, list[float]] = {"bare": [], "mcp": [], "function": []}
@@ -176,12 +176,11 @@ def bare_worker() -> None:
 def our_worker() -> None:
     """The project's side, alone in its own process the same way:
     ``Toolbox.start(block).answer()`` in a loop (the first line out: the first use)."""
-    from jupyter_tree_chat.providers.tools.functions.toolbox import Toolbox
-
     from jupyter_tree_chat.providers.mcp.config import parse_servers
     from jupyter_tree_chat.providers.mcp.servers import McpServers
     from jupyter_tree_chat.providers.mcp.tools import McpTools
     from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+    from jupyter_tree_chat.providers.tools.toolbox import Toolbox
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
     servers = McpServers(lambda: parse_servers({"everything": entry}, "bench"))
@@ -309,7 +308,7 @@ def import_costs() -> tuple[int, int, float, float, float]:
             continue
         self_us, name = int(parts[0]), parts[2]
         total += self_us
-        if name.startswith("jupyter_tree_chat.providers.tools.functions.toolbox"):
+        if name.startswith("jupyter_tree_chat.providers.tools.toolbox"):
             ours += self_us
     sdk = min(
         float(

@@ -34,7 +34,7 @@ from typing import Any
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_openai import FakeOpenAI
+from fakes.fake_openai import FakeOpenAI
 
 from jupyter_tree_chat.providers.base import Provider, ReplyRequest, TextDelta
 from jupyter_tree_chat.providers.endpoints.config import endpoint_table
@@ -112,7 +112,7 @@ def bench_fake(tokens: int, runs: int) -> None:
 
 
 def bench_llama(tokens: int, runs: int) -> None:
-    from llama_server import running_server
+    from helpers.llama_server import running_server
 
     with running_server(Path(tempfile.mkdtemp(prefix="bench-openai-"))) as server:
         base_url = server.base_url + "/v1"

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_rules import validate
-from import_samples import (
+from fakes.fake_rules import validate
+from helpers.import_samples import (
     chatgpt_export,
     claude_code_session,
     jsonl,
@@ -22,10 +22,10 @@ from import_samples import (
     pi_session,
     pi_v1_with_damage,
 )
-from jupyter_tree_chat.providers.tools.functions.wire import request_tools
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.history.store import parse_session
+from jupyter_tree_chat.providers.tools.wire import request_tools
 
 CHAPTER = (
     '{"id":"msg_001","parentId":null,"message":{"role":"user","content":"hello","timestamp":1718400000}}\n'

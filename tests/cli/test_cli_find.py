@@ -8,12 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from import_samples import claude_code_session, jsonl
+from helpers import DATA
+from helpers.import_samples import claude_code_session, jsonl
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.history.store import encode_record, parse_session
-
-DATA = Path(__file__).parent / "data"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

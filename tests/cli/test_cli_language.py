@@ -2,7 +2,7 @@
 
 The installed console script runs in a child process with each locale, on the same
 files; what it prints in Chinese holds the translation of every kernel-catalog message
-it prints in English (tests/kernel_words.py), and no English sentence of the catalog.
+it prints in English (tests/helpers/kernel_words.py), and no English sentence of the catalog.
 The identifiers stay as they are: file names, ids, command and option names.
 """
 
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernel_words import HAN, english_left, translation_missing
-from kernel_words import shown as shown_messages
+from helpers.kernel_words import HAN, english_left, translation_missing
+from helpers.kernel_words import shown as shown_messages
 
 JUPYTER = Path(sys.executable).parent / "jupyter"
 LOCALES = {

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.import_samples import claude_code_session, jsonl
+from helpers.made_sessions import damaged_file, lines_of, next_parent, record, sessions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from import_samples import claude_code_session, jsonl
-from test_loader import damaged_file, next_parent, record
-from test_reliability_fuzz import lines_of, sessions
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.cli.quickpath import quick_path

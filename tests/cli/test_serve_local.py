@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from llama_server import binary_and_model
+from helpers.llama_server import binary_and_model
 
 from jupyter_tree_chat.cli.llama_process import free_port
 from jupyter_tree_chat.cli.serve_local import _ready_line

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from content_blocks import image_block
+from helpers.content_blocks import image_block
 
 from jupyter_tree_chat.context import Converted, QuestionParts, Sent, sent_line, with_text
 from jupyter_tree_chat.textview import (

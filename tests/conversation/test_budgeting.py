@@ -14,7 +14,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from content_blocks import image_block, tiny_png
-from fake_anthropic import FakeAnthropic
-from jupyter_tree_chat.providers.tools.functions.toolbox import Toolbox
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.content_blocks import image_block, tiny_png
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
@@ -27,6 +26,7 @@ from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.endpoints.config import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+from jupyter_tree_chat.providers.tools.toolbox import Toolbox
 
 #: long enough (about 2,400 tokens) for the prefix to be cached
 QUESTION = "Explain prompt caching in two sentences. Context: " + "lorem ipsum " * 799 + "lorem."

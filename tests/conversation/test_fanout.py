@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, RecordedRequest
-from kernel_harness import CellRun, Kernel
+from fakes.fake_anthropic import FakeAnthropic, RecordedRequest
+from helpers.kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.conversation.events import ReplyDelta
 from jupyter_tree_chat.conversation.session import Session

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from scripted_provider import ScriptedProvider
+from fakes.scripted_provider import ScriptedProvider
 
 from jupyter_tree_chat.conversation.events import (
     LeafChanged,

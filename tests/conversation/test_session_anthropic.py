@@ -14,8 +14,8 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from fake_anthropic import FakeAnthropic
-from fake_cache import prompt_tokens
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_cache import prompt_tokens
 
 from jupyter_tree_chat.conversation.events import ReplyDelta, ReplyThinking, TurnInterrupted
 from jupyter_tree_chat.conversation.session import Session

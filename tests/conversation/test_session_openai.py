@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from fake_anthropic import FakeAnthropic
-from fake_openai import FakeOpenAI
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_openai import FakeOpenAI
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings

@@ -63,10 +63,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from fake_cache import PromptCache, estimate_tokens, prompt_tokens
-from fake_endpoints import endpoint_mode
-from fake_request_rules import BETA_FIELDS, COUNT_FIELDS, MESSAGE_FIELDS
-from fake_rules import (
+from fakes.fake_cache import PromptCache, estimate_tokens, prompt_tokens
+from fakes.fake_endpoints import endpoint_mode
+from fakes.fake_request_rules import BETA_FIELDS, COUNT_FIELDS, MESSAGE_FIELDS
+from fakes.fake_rules import (
     COUNT_RULES,
     LEGACY_API_VERSION,
     RULES,
@@ -76,7 +76,7 @@ from fake_rules import (
     validate,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "anthropic-sse"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "anthropic-sse"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 HOLD_LIMIT = 300.0

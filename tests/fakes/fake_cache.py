@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fake_models import min_cache_tokens
+from fakes.fake_models import min_cache_tokens
 
 CACHE_LOOKBACK_BLOCKS = 20
 TTL_SECONDS = {"5m": 5 * 60, "1h": 60 * 60}

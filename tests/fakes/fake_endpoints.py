@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fake_rules import blocks_of, marked_blocks, media_blocks, thinking_mode
+from fakes.fake_rules import blocks_of, marked_blocks, media_blocks, thinking_mode
 
 Rule = Callable[[dict[str, Any]], "str | None"]
 

@@ -54,7 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from fake_openai_rules import ONE_CHOICE, validate
+from fakes.fake_openai_rules import ONE_CHOICE, validate
 
 ROUTE = re.compile(r"/(v1|v1beta/openai|openai/deployments/[^/]+)/chat/completions")
 MODELS_ROUTE = re.compile(r"/(v1|v1beta/openai|openai)/models")

@@ -40,8 +40,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from fake_cache import prompt_tokens
-from fake_models import limits
+from fakes.fake_cache import prompt_tokens
+from fakes.fake_models import limits
 
 MESSAGE_FIELDS = frozenset(
     {
@@ -204,7 +204,7 @@ def top_p_with_thinking(body: dict[str, Any]) -> str | None:
 
 
 def prefill_with_thinking(body: dict[str, Any]) -> str | None:
-    from fake_rules import THINKING_TYPES, final_assistant_needs_thinking
+    from fakes.fake_rules import THINKING_TYPES, final_assistant_needs_thinking
 
     messages = body["messages"]
     last = messages[-1]

@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import fake_request_rules as request_rules
+from fakes import fake_request_rules as request_rules
 
 MAX_CACHE_BREAKPOINTS = 4
 MIN_THINKING_BUDGET = 1024

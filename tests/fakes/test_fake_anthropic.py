@@ -8,7 +8,8 @@ from typing import Any
 
 import anthropic
 import pytest
-from fake_anthropic import FIXTURES, FakeAnthropic
+
+from fakes.fake_anthropic import FIXTURES, FakeAnthropic
 
 USER_HI = [{"role": "user", "content": "hi"}]
 

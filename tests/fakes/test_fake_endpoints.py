@@ -1,4 +1,4 @@
-"""tests/fake_endpoints.py: the fake API's modes refuse what each endpoint's docs say.
+"""tests/fakes/fake_endpoints.py: the fake API's modes refuse what each endpoint's docs say.
 
 The routing tests trust these modes, so each documented behaviour is checked here with
 the real SDK over real HTTP, the way a client would meet it.
@@ -14,9 +14,10 @@ from typing import Any
 
 import anthropic
 import pytest
-from content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
-from fake_anthropic import FakeAnthropic
-from fake_endpoints import DEEPSEEK_THINKING
+from helpers.content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
+
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_endpoints import DEEPSEEK_THINKING
 
 CACHED = {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
 PDF = pdf_block(TINY_PDF)

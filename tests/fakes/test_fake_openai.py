@@ -10,7 +10,8 @@ from typing import Any
 
 import openai
 import pytest
-from fake_openai import ONE_CHOICE, FakeOpenAI
+
+from fakes.fake_openai import ONE_CHOICE, FakeOpenAI
 
 
 @pytest.fixture

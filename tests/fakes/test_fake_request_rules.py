@@ -9,9 +9,10 @@ import json
 
 import anthropic
 import pytest
-from fake_anthropic import FakeAnthropic
-from fake_request_rules import NO_PREFILL, TOOLS_REQUIRED
-from fake_rules import COUNT_RULES, sign_thinking, validate
+
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_request_rules import NO_PREFILL, TOOLS_REQUIRED
+from fakes.fake_rules import COUNT_RULES, sign_thinking, validate
 
 ADD = {"name": "add", "description": "Add.", "input_schema": {"type": "object"}}
 USE = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}

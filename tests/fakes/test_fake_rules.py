@@ -7,9 +7,10 @@ import os
 
 import anthropic
 import pytest
-from content_blocks import image_block, pdf_block
-from fake_anthropic import FakeAnthropic
-from fake_rules import COUNT_RULES, redacted_data, sign_thinking, validate
+from helpers.content_blocks import image_block, pdf_block
+
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_rules import COUNT_RULES, redacted_data, sign_thinking, validate
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "2"}

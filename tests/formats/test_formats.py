@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from import_samples import (
+from helpers.import_samples import (
     DATA,
     chatgpt_export,
     claude_code_continuation,
@@ -28,7 +28,7 @@ from import_samples import (
     pi_v1_with_damage,
     source_pieces,
 )
-from sendable import refusal
+from helpers.sendable import refusal
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.errors import FormatError

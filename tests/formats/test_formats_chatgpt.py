@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from import_samples import DATA, chatgpt_export
+from helpers.import_samples import DATA, chatgpt_export
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.errors import FormatError

@@ -1,7 +1,7 @@
 """Claude Code sessions read into a faithful tree (formats/claude_code.py).
 
 On the public samples in tests/data/import (copied from claude-code-log's test data)
-and on synthetic sessions written from its documentation (tests/import_samples.py):
+and on synthetic sessions written from its documentation (tests/helpers/import_samples.py):
 the tree a user gets, the ids, where each node came from, the current leaf.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from import_samples import (
+from helpers.import_samples import (
     DATA,
     claude_code_continuation,
     claude_code_resumed,

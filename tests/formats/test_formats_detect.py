@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from import_samples import DATA, chatgpt_export, claude_code_session, jsonl, open_webui_export
+from helpers.import_samples import (
+    DATA,
+    chatgpt_export,
+    claude_code_session,
+    jsonl,
+    open_webui_export,
+)
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.formats import detect

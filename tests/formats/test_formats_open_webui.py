@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from import_samples import open_webui_export
+from helpers.import_samples import open_webui_export
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.formats import Imported, Source

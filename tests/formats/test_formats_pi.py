@@ -1,6 +1,6 @@
 """pi sessions read into a faithful tree (formats/pi.py).
 
-A v3 session written from pi's docs/session.md (tests/import_samples.py), a v1 file
+A v3 session written from pi's docs/session.md (tests/helpers/import_samples.py), a v1 file
 with damage, and the first lines of a real v1 session from pi's own test fixtures.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from import_samples import DATA, jsonl, pi_session, pi_v1_with_damage, pieces_of_content
+from helpers.import_samples import DATA, jsonl, pi_session, pi_v1_with_damage, pieces_of_content
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.formats import Imported, Source

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from node_runner import LABEXT, node_module
+from helpers.node_runner import LABEXT, node_module
 
 from jupyter_tree_chat.context import Converted, QuestionParts, Sent
 from jupyter_tree_chat.textview import (

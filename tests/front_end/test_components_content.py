@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from content_blocks import image_block, pdf_block, url_image
-from node_runner import node_module
+from helpers.content_blocks import image_block, pdf_block, url_image
+from helpers.node_runner import node_module
 
 RUNNER = """
 import { partsOf } from './bundle.mjs';

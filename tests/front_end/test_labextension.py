@@ -13,14 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import random
-from pathlib import Path
 
 import pytest
-from node_runner import node_module
+from helpers import DATA
+from helpers.node_runner import node_module
 
 from jupyter_tree_chat.history.store import parse_session
-
-DATA = Path(__file__).parent / "data"
 
 RUNNER = """
 import { parseSession, formatProblem } from './bundle.mjs';

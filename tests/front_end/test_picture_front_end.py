@@ -10,16 +10,14 @@ from __future__ import annotations
 import base64
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
-from node_runner import LABEXT, node_module
+from helpers import DATA
+from helpers.node_runner import LABEXT, node_module
 
 from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.picture import fold, place
-
-DATA = Path(__file__).parent / "data"
 
 ENTRY = """
 export { parseSession } from '{src}/format/parse';

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).parent / "data" / "import"
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 SESSION = "5f0c1a2e-0000-4000-8000-00000000c1de"
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-HERE = Path(__file__).parent
-NPM_BIN = HERE / "mcp_servers" / "node_modules" / ".bin"
+HERE = Path(__file__).resolve().parent
+NPM_BIN = HERE.parent / "mcp_servers" / "node_modules" / ".bin"
 EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 GIT = Path(sys.executable).with_name("mcp-server-git")

@@ -1,6 +1,6 @@
 """A Streamable HTTP MCP server for the tests, built on the ``mcp`` SDK's own server.
 
-    python tests/mcp_http_server.py PORT TOKEN
+    python tests/helpers/mcp_http_server.py PORT TOKEN
 
 serves ``http://127.0.0.1:PORT/mcp`` and refuses (401) any request without
 ``Authorization: Bearer TOKEN``, so a test can show that ``headers`` with ``${VAR}``

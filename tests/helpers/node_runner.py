@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-LABEXT = Path(__file__).resolve().parent.parent / "labextension"
+LABEXT = Path(__file__).resolve().parents[2] / "labextension"
 
 
 def node_module(entry: str, runner: str, work: Path) -> Callable[[Any], Any]:

@@ -4,8 +4,9 @@ Why a separate module: the crash and concurrency tests need *real* processes (a 
 cannot be SIGKILLed, and two threads share one file table and the GIL), so the code a
 worker runs must be importable by a fresh interpreter. Run a worker with::
 
-    python tests/reliability_helpers.py crash-worker PATH ACK SEED
-    python tests/reliability_helpers.py append-worker PATH WRITER COUNT SEED GO locked|unlocked
+    python tests/helpers/reliability_helpers.py crash-worker PATH ACK SEED
+    python tests/helpers/reliability_helpers.py append-worker \
+        PATH WRITER COUNT SEED GO locked|unlocked
 
 The disk-fault helpers (``small_tmpfs``, ``readonly_dir``) say honestly what they
 simulate: a real tmpfs that fills up gives a real ENOSPC, a real read-only mount a real
@@ -37,7 +38,7 @@ from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve()
 
 
@@ -51,7 +52,7 @@ def python_env() -> dict[str, str]:
 
 
 def worker(*args: str, **kwargs: Any) -> subprocess.Popen[bytes]:
-    """Start ``python tests/reliability_helpers.py ARGS...`` as a new process."""
+    """Start ``python tests/helpers/reliability_helpers.py ARGS...`` as a new process."""
     return subprocess.Popen(
         [sys.executable, str(HERE), *args],
         env=python_env(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_rules import validate
+from fakes.fake_rules import validate
 
 from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec

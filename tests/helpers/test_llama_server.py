@@ -1,4 +1,4 @@
-"""The real-server fixtures other tests build on (tests/llama_server.py): the session's
+"""The real-server fixtures other tests build on (tests/helpers/llama_server.py): the session's
 server answers the real SDK and keeps what it was sent; a test's own server can be
 killed in the middle of a stream; an unprepared machine fails with the fix."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from llama_server import TestServer
 
+from helpers.llama_server import TestServer
 from jupyter_tree_chat.providers.anthropic.provider import TRANSPORT_ERRORS
 
 
@@ -82,7 +82,7 @@ def test_an_unprepared_machine_fails_with_the_command_that_prepares_it(tmp_path:
         "PATH": str(tmp_path / "bin"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "HOME": str(tmp_path),
-        "PYTHONPATH": str(Path(__file__).parent),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),  # tests/: conftest and helpers
     }
     done = subprocess.run(
         [

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WIDGET_JS = REPO / "jupyter_tree_chat" / "widget" / "static" / "widget.js"
 WIDGET_CSS = REPO / "jupyter_tree_chat" / "widget" / "static" / "widget.css"
 ORIGIN = "http://widget.test"

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from reliability_helpers import fill_disk, small_tmpfs
+from helpers.reliability_helpers import fill_disk, small_tmpfs
 
 from jupyter_tree_chat.errors import SessionNameError, SessionNotSaved, StoreError
 from jupyter_tree_chat.history.store import (

@@ -1,7 +1,7 @@
 """The ``local`` endpoint against a real model: llama.cpp's llama-server with SmolLM2-135M.
 
 A real kernel, driven as JupyterLab drives it, asks a real server started by the tests on
-a free port (``llama_server``: tests/llama_server.py) through ``local:smollm2``, with no
+a free port (``llama_server``: tests/helpers/llama_server.py) through ``local:smollm2``, with no
 key at all. The server keeps every prompt it evaluated, so the tests read what the model
 was really shown (the active path only, after an edit, a retry or a switch). Real answers
 vary: the tests assert structure (stored, where, marked, what was sent), never words.
@@ -16,10 +16,10 @@ from typing import Any
 
 import anthropic
 import pytest
-from content_blocks import tiny_png
-from fake_anthropic import FakeAnthropic
-from kernel_harness import CellRun, Kernel
-from llama_server import TestServer
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.content_blocks import tiny_png
+from helpers.kernel_harness import CellRun, Kernel
+from helpers.llama_server import TestServer
 
 from jupyter_tree_chat.providers.endpoints.config import PRESETS
 

@@ -1,5 +1,5 @@
 """The second wire against a real model, through the routing: ``local-openai:smollm2`` on a
-real kernel asks llama.cpp's llama-server (SmolLM2-135M, ``tests/llama_server.py``) on
+real kernel asks llama.cpp's llama-server (SmolLM2-135M, ``tests/helpers/llama_server.py``) on
 ``/v1/chat/completions``, the same server ``local:smollm2`` asks on ``/v1/messages``.
 
 Real answers vary: the tests assert structure (stored, marked, what the model was shown),
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import Kernel
-from llama_server import TestServer
+from helpers.kernel_harness import Kernel
+from helpers.llama_server import TestServer
 
 from jupyter_tree_chat.providers.endpoints.config import PRESETS
 

@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
-from fake_anthropic import FakeAnthropic
-from kernel_harness import CellRun, Kernel
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.kernel_harness import CellRun, Kernel
 from PIL import Image
 
 pytestmark = pytest.mark.kernel

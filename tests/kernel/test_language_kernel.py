@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import CellRun, Kernel
-from kernel_words import HAN, chinese, english_left, translation_missing
+from helpers.kernel_harness import CellRun, Kernel
+from helpers.kernel_words import HAN, chinese, english_left, translation_missing
 
 pytestmark = pytest.mark.kernel
 

@@ -433,7 +433,7 @@ def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
 
 
 def test_footer_shows_id_model_tokens_cache_and_position():
-    from scripted_provider import ScriptedProvider
+    from fakes.scripted_provider import ScriptedProvider
 
     from jupyter_tree_chat.conversation.session import Session
 
@@ -452,7 +452,7 @@ def test_footer_shows_id_model_tokens_cache_and_position():
 
 
 def test_the_footer_prices_a_reply_and_suggests_compacting_past_80_percent():
-    from scripted_provider import ScriptedProvider
+    from fakes.scripted_provider import ScriptedProvider
 
     from jupyter_tree_chat.conversation.session import Session
     from jupyter_tree_chat.measures.models import Price

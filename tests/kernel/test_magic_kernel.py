@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from import_samples import chatgpt_export, claude_code_session, jsonl, pi_session
-from kernel_harness import CellRun, Kernel
+from helpers.import_samples import chatgpt_export, claude_code_session, jsonl, pi_session
+from helpers.kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, RecordedRequest
-from import_samples import claude_code_session, jsonl
-from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE
-from kernel_harness import Kernel
+from fakes.fake_anthropic import FakeAnthropic, RecordedRequest
+from helpers.import_samples import claude_code_session, jsonl
+from helpers.kernel_harness import Kernel
 
 from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.providers.tools.wire import NOT_CALLABLE
 
 pytestmark = pytest.mark.kernel
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic
-from fake_openai import ONE_CHOICE, FakeOpenAI
-from kernel_harness import Kernel
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_openai import ONE_CHOICE, FakeOpenAI
+from helpers.kernel_harness import Kernel
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.providers.endpoints.config import PRESETS

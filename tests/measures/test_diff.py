@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers.node_runner import node_module
 from hypothesis import given
 from hypothesis import strategies as st
-from node_runner import node_module
 
 from jupyter_tree_chat.measures import diff
 from jupyter_tree_chat.measures.diff import code_units, matched, prose_units, unique_marks

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from scripted_provider import ScriptedProvider
+from fakes.scripted_provider import ScriptedProvider
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.errors import StoreError

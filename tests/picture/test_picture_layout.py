@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from node_runner import node_module
+from helpers.node_runner import node_module
 
 from jupyter_tree_chat.picture.layout import tidy_tree
 

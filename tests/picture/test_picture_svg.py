@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
+
+from helpers import DATA
 
 from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.picture import draw
 from jupyter_tree_chat.picture.svg import PALETTE
 
 SVG = "{http://www.w3.org/2000/svg}"
-PAYLOADS = [
-    p["payload"]
-    for p in json.loads((Path(__file__).parent / "data" / "xss_payloads.json").read_text())[
-        "payloads"
-    ]
-]
+PAYLOADS = [p["payload"] for p in json.loads((DATA / "xss_payloads.json").read_text())["payloads"]]
 EXECUTABLE = {"script", "foreignObject", "a", "iframe", "image", "use", "style", "set", "animate"}
 
 

@@ -7,17 +7,17 @@ import json
 from typing import Any
 
 import pytest
-from content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
-from jupyter_tree_chat.providers.endpoints.config.capabilities import (
+from helpers.content_blocks import TINY_PDF, image_block, pdf_block, tiny_png
+
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
+from jupyter_tree_chat.providers.anthropic.wire import api_messages
+from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.endpoints.capabilities import (
     THINKING_ALL,
     Supports,
     fitted_messages,
     refusal,
 )
-
-from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
-from jupyter_tree_chat.providers.anthropic.wire import api_messages
-from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
 from jupyter_tree_chat.providers.endpoints.config import PRESETS
 
 IMAGE = image_block(tiny_png())

@@ -4,9 +4,9 @@ merged."""
 from __future__ import annotations
 
 import pytest
-from jupyter_tree_chat.providers.endpoints.config.capabilities import THINKING_ALL
 
 from jupyter_tree_chat.measures.models import CONTEXT_WINDOWS, Price, by_model
+from jupyter_tree_chat.providers.endpoints.capabilities import THINKING_ALL
 from jupyter_tree_chat.providers.endpoints.config import (
     PRESETS,
     SERVE_LOCAL,

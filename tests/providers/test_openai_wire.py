@@ -12,17 +12,16 @@ import base64
 import json
 from typing import Any
 
-from content_blocks import image_block, pdf_block, url_image
-from fake_openai_rules import validate
-from fake_rules import validate as validate_messages_api
+from fakes.fake_openai_rules import validate
+from fakes.fake_rules import validate as validate_messages_api
+from helpers.content_blocks import image_block, pdf_block, url_image
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jupyter_tree_chat.providers.endpoints.config.capabilities import Supports
-from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE
 
 from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
 from jupyter_tree_chat.providers.anthropic.wire import NO_RESULT
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.endpoints.capabilities import Supports
 from jupyter_tree_chat.providers.openai.wire import (
     WIRE,
     assistant_message,
@@ -33,6 +32,7 @@ from jupyter_tree_chat.providers.openai.wire import (
     tree_messages,
     tree_usage,
 )
+from jupyter_tree_chat.providers.tools.wire import NOT_CALLABLE
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -8,7 +8,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 
 from jupyter_tree_chat.errors import (
     AuthenticationFailed,

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from content_blocks import image_block, pdf_block
+from helpers.content_blocks import image_block, pdf_block
 
 from jupyter_tree_chat.errors import BadRequest
 from jupyter_tree_chat.history.tree import Node, SessionTree

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from jupyter_tree_chat.providers.offline.provider.phrases import PHRASES
+from jupyter_tree_chat.providers.offline.phrases import PHRASES
 
 
 def test_every_language_fills_the_same_templates_with_the_same_fields() -> None:

@@ -1,5 +1,5 @@
 """OpenAIChatProvider: the real ``openai`` SDK, over real HTTP, against the fake Chat
-Completions server (tests/fake_openai.py), which refuses what OpenAI refuses."""
+Completions server (tests/fakes/fake_openai.py), which refuses what OpenAI refuses."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import openai
 import pytest
-from fake_openai import ONE_CHOICE, FakeOpenAI
+from fakes.fake_openai import ONE_CHOICE, FakeOpenAI
 
 from jupyter_tree_chat.errors import (
     AuthenticationFailed,

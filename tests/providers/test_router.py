@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from content_blocks import image_block, tiny_png
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.content_blocks import image_block, tiny_png
 
 from jupyter_tree_chat.errors import EndpointRefuses, FeatureMissing
 from jupyter_tree_chat.providers.base import (

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from content_blocks import pdf_block
-from fake_openai import ONE_CHOICE, FakeOpenAI
+from fakes.fake_openai import ONE_CHOICE, FakeOpenAI
+from helpers.content_blocks import pdf_block
 
 from jupyter_tree_chat.errors import AuthenticationFailed, EndpointRefuses, FeatureMissing
 from jupyter_tree_chat.providers.base import (

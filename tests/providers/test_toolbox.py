@@ -7,10 +7,10 @@ fail, to show what a session without MCP servers, or a cell naming them wrongly,
 from __future__ import annotations
 
 import pytest
-from jupyter_tree_chat.providers.tools.functions.toolbox import LazySource, Toolbox
 
 from jupyter_tree_chat.errors import ToolError
 from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+from jupyter_tree_chat.providers.tools.toolbox import LazySource, Toolbox
 
 
 @pytest.fixture

@@ -9,17 +9,17 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-from fake_rules import validate
-from jupyter_tree_chat.providers.tools.functions.wire import (
+from fakes.fake_rules import validate
+
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
+from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+from jupyter_tree_chat.providers.tools.wire import (
     NOT_CALLABLE,
     api_tool_name,
     minimal_definition,
     request_tools,
 )
-
-from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
-from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
-from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 
 ADD = ToolSpec("add", "Add two integers.", {"type": "object", "properties": {"a": {}, "b": {}}})
 MUL = ToolSpec("mul", "Multiply.", {"type": "object", "properties": {}})

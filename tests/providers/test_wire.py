@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from fake_anthropic import FakeAnthropic
-from fake_rules import redacted_data, sign_thinking, validate
-from jupyter_tree_chat.providers.tools.functions.wire import NOT_CALLABLE, request_tools
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_rules import redacted_data, sign_thinking, validate
 
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.anthropic.wire import (
@@ -23,6 +22,7 @@ from jupyter_tree_chat.providers.anthropic.wire import (
     sends_thinking,
 )
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
+from jupyter_tree_chat.providers.tools.wire import NOT_CALLABLE, request_tools
 
 PI_ID = "call_abc|fc_123"
 

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kernel_harness import Kernel
-from reliability_helpers import check_writers_file, record_sizes, worker
+from helpers.kernel_harness import Kernel
+from helpers.reliability_helpers import check_writers_file, record_sizes, worker
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import Node, SessionTree

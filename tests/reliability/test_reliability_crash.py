@@ -29,7 +29,7 @@ import random
 import time
 from pathlib import Path
 
-from reliability_helpers import kill, lock_is_free, read_ack, wait_for_big_write, worker
+from helpers.reliability_helpers import kill, lock_is_free, read_ack, wait_for_big_write, worker
 
 from jupyter_tree_chat.history.store import load_file
 

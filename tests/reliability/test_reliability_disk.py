@@ -24,9 +24,9 @@ import os
 from pathlib import Path
 
 import pytest
-from kernel_harness import Kernel
-from reliability_helpers import fill_disk, make_readonly, readonly_dir, small_tmpfs
-from scripted_provider import ScriptedProvider
+from fakes.scripted_provider import ScriptedProvider
+from helpers.kernel_harness import Kernel
+from helpers.reliability_helpers import fill_disk, make_readonly, readonly_dir, small_tmpfs
 
 from jupyter_tree_chat.conversation.events import Notice
 from jupyter_tree_chat.conversation.session import Session

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers.made_sessions import lines_of, sessions
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +31,6 @@ from jupyter_tree_chat.history.store import (
     LoadResult,
     encode_record,
     header_record,
-    label_record,
-    leaf_record,
     parse_session,
 )
 
@@ -42,43 +41,6 @@ FUZZ = settings(
 )
 
 # -- building valid sessions -------------------------------------------------------------
-
-content_text = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40
-)
-
-
-@st.composite
-def sessions(draw: st.DrawFn, max_nodes: int = 25) -> list[dict[str, Any]]:
-    """A valid session as records: a header, a random tree, some leaf and label records."""
-    count = draw(st.integers(1, max_nodes))
-    records: list[dict[str, Any]] = []
-    if draw(st.booleans()):
-        records.append(header_record())
-    roles: dict[str, str] = {}
-    ids: list[str] = []
-    for i in range(count):
-        parent = draw(st.sampled_from([None, *ids])) if ids else None
-        role = "user" if parent is None or roles[parent] == "assistant" else "assistant"
-        node_id = f"n{i:03d}" + draw(st.sampled_from(["", "-x", "é"]))
-        content: Any = draw(content_text)
-        if draw(st.integers(0, 5)) == 0:
-            content = [{"type": "text", "text": content}]
-        records.append(
-            {"id": node_id, "parentId": parent, "message": {"role": role, "content": content}}
-        )
-        roles[node_id] = role
-        ids.append(node_id)
-        extra = draw(st.integers(0, 9))
-        if extra == 0:
-            records.append(leaf_record(draw(st.sampled_from(ids))))
-        elif extra == 1:
-            records.append(label_record(draw(st.sampled_from(ids)), draw(content_text)))
-    return records
-
-
-def lines_of(records: list[dict[str, Any]]) -> list[bytes]:
-    return [encode_record(r) for r in records]
 
 
 def node_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -20,10 +20,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from helpers.import_samples import (
+    cc_record,
+    chatgpt_export,
+    imported_pieces,
+    jsonl,
+    pieces_of_content,
+)
+from helpers.sendable import refusal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from import_samples import cc_record, chatgpt_export, imported_pieces, jsonl, pieces_of_content
-from sendable import refusal
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.formats import Imported, Source

@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 import pytest
-from fake_anthropic import FakeAnthropic, ScriptedReply
-from scripted_provider import ScriptedProvider
+from fakes.fake_anthropic import FakeAnthropic, ScriptedReply
+from fakes.scripted_provider import ScriptedProvider
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import load_file

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from fake_anthropic import FakeAnthropic
-from kernel_harness import Kernel
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.kernel_harness import Kernel
 from test_reliability_provider import FAULTS, QUESTION, SENTINEL_KEY
 
 from jupyter_tree_chat.conversation.events import Notice
@@ -311,7 +311,7 @@ def test_no_chat_completions_key_anywhere_and_each_server_saw_only_its_own(
     Gemini, a refused key, a dropped stream, the commands that show endpoints and
     settings, DEBUG logs of both SDKs (``OPENAI_LOG=debug`` too): no key in any output,
     file or log, and each server only ever saw its own key."""
-    from fake_openai import FakeOpenAI
+    from fakes.fake_openai import FakeOpenAI
 
     with (
         FakeAnthropic() as claude,

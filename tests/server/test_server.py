@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from import_samples import (
+from helpers.import_samples import (
     chatgpt_export,
     claude_code_session,
     jsonl,

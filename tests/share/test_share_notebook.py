@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from kernel_harness import Kernel
+from helpers.kernel_harness import Kernel
 
 from jupyter_tree_chat.history.store import load_file, parse_session
 from jupyter_tree_chat.history.tree import Node, SessionTree

@@ -11,9 +11,9 @@ import hashlib
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
+from helpers import DATA
 
 from jupyter_tree_chat import formats
 from jupyter_tree_chat.history.store import parse_session
@@ -25,7 +25,6 @@ from jupyter_tree_chat.share.page import (
     page_records,
 )
 
-DATA = Path(__file__).parent / "data"
 CORPUS = json.loads((DATA / "xss_payloads.json").read_text())
 
 
@@ -189,7 +188,7 @@ def test_nodes_keep_their_lines_in_the_file():
 
 
 def test_another_tools_file_exports_through_its_reader():
-    from import_samples import claude_code_session, jsonl
+    from helpers.import_samples import claude_code_session, jsonl
 
     source = jsonl(claude_code_session())
     imported = formats.read([formats.Source("claude.jsonl", source)], "auto")

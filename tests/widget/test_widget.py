@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from content_blocks import image_block, pdf_block, url_image
-from fake_anthropic import FakeAnthropic
-from widget_comm import Recorder, RecordingComm, recording_comms
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.content_blocks import image_block, pdf_block, url_image
+from helpers.widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.conversation.session import Refilled, Session
 from jupyter_tree_chat.conversation.settings import ChatSettings

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
-from node_runner import node_module
+from helpers import DATA
+from helpers.node_runner import node_module
 
 from jupyter_tree_chat.kernel.safe_html import markdown_to_html
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "xss_payloads.json").read_text())
+CORPUS = json.loads((DATA / "xss_payloads.json").read_text())
 
 RUNNER = """
 import { markdownToHtml } from './bundle.mjs';

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scripted_provider import ScriptedProvider
-from widget_comm import Recorder, recording_comms
+from fakes.scripted_provider import ScriptedProvider
+from helpers.widget_comm import Recorder, recording_comms
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.widget import TreePanel

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat.kernel import sessions as kernel_sessions

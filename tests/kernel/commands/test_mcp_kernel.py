@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import Kernel
-from mcp_helpers import (
+from helpers.kernel_harness import Kernel
+from helpers.mcp_helpers import (
     everything,
     filesystem,
     garbage,

@@ -4,7 +4,7 @@ fake Messages API) with scripted usage, so every figure printed can be worked ou
 from __future__ import annotations
 
 import pytest
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat.kernel import sessions as kernel_sessions

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_tree_chat.providers.tools.functions.toolbox import Toolbox
-from mcp_helpers import (
+from helpers.mcp_helpers import (
     everything,
     exits,
     filesystem,
@@ -39,6 +38,7 @@ from jupyter_tree_chat.providers.mcp.results import raster_type
 from jupyter_tree_chat.providers.mcp.servers import McpServers
 from jupyter_tree_chat.providers.mcp.tools import McpTools
 from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+from jupyter_tree_chat.providers.tools.toolbox import Toolbox
 
 pytestmark = pytest.mark.usefixtures("reference_servers")
 
