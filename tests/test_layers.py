@@ -1,7 +1,7 @@
 """The folders say what each file may know (docs/design.md, "A layout that shows the layers").
 
 - The core (``errors language textview`` at the top; the rooms ``history/`` (node, tree,
-  loader, store), ``conversation/`` (session, events, fanout, cellrule), ``measures/``
+  loader, store), ``conversation/`` (session, asking, host, events, fanout, ...), ``measures/``
   (models, usage, preflight, compare, diff), ``formats/``, ``context/`` and ``picture/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session;
@@ -329,7 +329,7 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert layer_of("providers.mcp.tools") > layer_of("providers.tools.toolbox")
     assert layer_of("providers.tools.toolbox") > layer_of("providers.base")
     assert "kernel.commands.chat" in imports(PACKAGE / "kernel" / "magics.py")[0]
-    assert "measures.preflight" in imports(PACKAGE / "conversation" / "session.py")[0]
+    assert "measures.preflight" in imports(PACKAGE / "conversation" / "asking.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
     assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]

@@ -1,6 +1,9 @@
 """The conversation: a session tree bound to a model, and the user actions on it.
 
-``session`` (``Session``: the single owner of state; ask, edit, retry, switch, compact),
+``session`` (``Session``: the single owner of state, and the tree's own actions: switch,
+fork before a tool use, compact, label, hide; the notebook-native rule), ``asking`` (ask,
+edit, retry and the reply loop), ``host`` (its state, events, requests and writes: what the
+actions, fan-outs and budgets build on),
 ``events`` (what a session announces and what an action returns), ``fanout`` (many
 answers to one question at once), ``cellrule`` (what running a ``%%chat`` cell does to
 the tree), ``variants`` (the models and temperatures a fan-out asks), ``choices`` and

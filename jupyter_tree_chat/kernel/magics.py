@@ -16,7 +16,8 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
-from ..conversation.session import Refilled, Session
+from ..conversation.host import Refilled
+from ..conversation.session import Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
-from ..conversation.session import Refill, Session
+from ..conversation.host import Refill
+from ..conversation.session import Session
 from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
 from ..i18n import _

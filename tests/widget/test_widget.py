@@ -18,7 +18,8 @@ from fakes.fake_anthropic import FakeAnthropic
 from helpers.content_blocks import image_block, pdf_block, url_image
 from helpers.widget_comm import Recorder, RecordingComm, recording_comms
 
-from jupyter_tree_chat.conversation.session import Refilled, Session
+from jupyter_tree_chat.conversation.host import Refilled
+from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import Overloaded
 from jupyter_tree_chat.history.tree import Node, thinking_text
