@@ -228,6 +228,7 @@ def test_every_room_says_what_lives_there_and_what_it_may_import():
         if room.name == "widget":
             continue
         doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
+        doc = " ".join(doc.split()) if doc else None
         inside = [n.removesuffix(".py") for n in names if n != "__init__.py"]
         inside += [p.name for p in room.iterdir() if (p / "__init__.py").exists()]
         if (
