@@ -1,9 +1,10 @@
 """The second wire's translation (providers/openai/wire.py), both ways, on constructed paths.
 
 Tree → wire is checked against the fake server's rules (``fake_openai_rules``: what
-OpenAI refuses), wire → tree by reading it back: a path sent and read again is the path
-as stored, less what this wire cannot carry (thinking, the order of text around a tool
-call). The stream's side is in test_openai_stream.py.
+OpenAI refuses), wire → tree by reading it back with the one reader production uses
+(``stream.ChoiceReader``, the message replayed as a stream): an answer sent and read
+again is the answer as stored, less what this wire cannot carry (thinking, the order of
+text around a tool call). The rest of the stream's side is in test_openai_stream.py.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
 from jupyter_tree_chat.providers.anthropic.wire import NO_RESULT
 from jupyter_tree_chat.providers.base import ReplyRequest, ToolSpec
 from jupyter_tree_chat.providers.endpoints.capabilities import Supports
+from jupyter_tree_chat.providers.openai.stream import ChoiceReader
 from jupyter_tree_chat.providers.openai.wire import (
+    REASONING_FIELDS,
     WIRE,
-    assistant_message,
     build_params,
     chat_messages,
     chat_tools,
     reasoning_effort,
-    tree_messages,
     tree_usage,
 )
 from jupyter_tree_chat.providers.tools.wire import NOT_CALLABLE
@@ -70,6 +71,41 @@ def use(tool_id: str, a: int = 2, b: int = 3) -> dict[str, Any]:
 
 def result(tool_id: str, content: Any = "5", **extra: Any) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_id, "content": content, **extra}
+
+
+def read_back(sent: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    """A Chat Completions assistant message as the stream reader stores it: replayed as the
+    chunks a server streams (its reasoning, its text, each tool call by index, then the
+    finish reason) through ``ChoiceReader``, the reader production uses."""
+    deltas: list[dict[str, Any]] = [
+        {field: sent[field]} for field in REASONING_FIELDS if sent.get(field)
+    ]
+    content = sent.get("content")
+    if isinstance(content, str) and content:
+        deltas.append({"content": content})
+    elif isinstance(content, list):
+        deltas += [{"content": part["text"]} for part in content]
+    if sent.get("refusal"):
+        deltas.append({"refusal": sent["refusal"]})
+    calls = sent.get("tool_calls") or []
+    deltas += [{"tool_calls": [{"index": i, **call}]} for i, call in enumerate(calls)]
+    reader = ChoiceReader()
+    for delta in deltas:
+        reader.add({"index": 0, "delta": delta})
+    reader.add({"index": 0, "delta": {}, "finish_reason": finish_reason or "stop"})
+    finished = reader.finish("m", {})[-1]
+    return {"role": "assistant", "content": finished.message["content"]}
+
+
+def texts_joined(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` as a stream carries it: a run of text blocks is one text block."""
+    blocks: list[dict[str, Any]] = []
+    for block in message["content"]:
+        if block["type"] == "text" and blocks and blocks[-1]["type"] == "text":
+            blocks[-1] = text(blocks[-1]["text"] + block["text"])
+        else:
+            blocks.append(dict(block))
+    return {"role": "assistant", "content": blocks}
 
 
 def accepted(messages: list[dict[str, Any]], **body: Any) -> bool:
@@ -269,7 +305,7 @@ def test_a_response_message_becomes_blocks_with_its_reasoning_marked_as_this_wir
             {"id": "call_9", "type": "function", "function": {"name": "add", "arguments": "{}"}}
         ],
     }
-    assert assistant_message(message)["content"] == [
+    assert read_back(message, "tool_calls")["content"] == [
         {"type": "thinking", "thinking": "2 + 3 = 5", "signature": "", "wire": WIRE,
          "field": "reasoning"},
         {"type": "text", "text": "It is 5."},
@@ -279,7 +315,7 @@ def test_a_response_message_becomes_blocks_with_its_reasoning_marked_as_this_wir
 
 def test_reasoning_details_keep_their_structure():
     details = [{"type": "reasoning.text", "text": "Step one.", "index": 0}]
-    block = assistant_message({"role": "assistant", "content": "x", "reasoning_details": details})
+    block = read_back({"role": "assistant", "content": "x", "reasoning_details": details})
     thinking = block["content"][0]
     assert thinking["thinking"] == "Step one." and thinking["field"] == "reasoning_details"
     assert thinking["details"] == details
@@ -302,9 +338,25 @@ def test_usage_counts_cached_prompt_tokens_as_cache_reads():
 
 
 def test_the_tool_path_goes_there_and_back():
-    system, path = tree_messages(chat_messages(TOOL_PATH, "Be exact."))
-    assert system == "Be exact."
-    assert path == TOOL_PATH
+    chat = chat_messages(TOOL_PATH, "Be exact.")
+    assert chat[0] == {"role": "system", "content": "Be exact."}
+    assert_read_back_as_stored(TOOL_PATH, chat)
+
+
+def assert_read_back_as_stored(path: list[dict[str, Any]], chat: list[dict[str, Any]]) -> None:
+    """Each answer of ``path`` sent in ``chat`` and read back by the stream reader is the
+    answer as stored; each tool result went as a tool message for its call, in order."""
+    sent = [m for m in chat if m["role"] == "assistant"]
+    stored = [m for m in path if m["role"] == "assistant"]
+    assert [read_back(m) for m in sent] == [texts_joined(m) for m in stored]
+    results = [
+        block["tool_use_id"]
+        for message in path
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
+    assert [m["tool_call_id"] for m in chat if m["role"] == "tool"] == results
 
 
 # -- both ways, on many paths ----------------------------------------------------------------
@@ -349,7 +401,8 @@ def paths(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_a_path_sent_and_read_back_is_the_path_as_stored(path, system):
     chat = chat_messages(path, system)
     assert validate({"model": "gpt-5-mini", "messages": chat}) is None
-    assert tree_messages(chat) == (system, path)
+    assert (chat[0] == {"role": "system", "content": system}) == (system is not None)
+    assert_read_back_as_stored(path, chat)
 
 
 def test_what_the_endpoint_supports_decides_reasoning_and_tools():

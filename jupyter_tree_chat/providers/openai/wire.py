@@ -3,7 +3,7 @@
 The session file keeps Messages API blocks whatever wire a reply came from, so one tree
 can hold a branch begun on Claude and continued on GPT. This module is the one place
 that turns a stored path into what Chat Completions takes and turns what it answers back
-into blocks. It is pure (no SDK import, no network): ``openai_chat.py`` makes the call.
+into blocks. It is pure (no SDK import, no network): ``provider.py`` makes the call.
 
 Tree → wire (``build_params``, ``chat_messages``), after ``wire.api_messages`` made the
 path sendable (tool-use ids the API accepts, an unanswered tool use answered, empty
@@ -35,7 +35,7 @@ on the Messages API:
                          16,384 ``medium``, else ``high``; ``adaptive`` sends none (the
                          model's default)
 
-Wire → tree (``tree_messages``, ``assistant_message``; a stream: ``openai_stream.py``):
+Wire → tree, read in one place, as a stream arrives (``stream.ChoiceReader``):
 
     delta.content        a text block (``TextDelta``)
     reasoning_content,   a thinking block marked as this wire's:
@@ -65,7 +65,6 @@ Wire → tree (``tree_messages``, ``assistant_message``; a stream: ``openai_stre
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -101,7 +100,6 @@ STOP_REASONS = {
     "content_filter": "refusal",
 }
 EFFORT_STEPS = ((4096, "low"), (16384, "medium"))
-_DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+)(?:;[^,]*)?;base64,(?P<data>.*)", re.S)
 
 
 # -- tree → wire ------------------------------------------------------------------------
@@ -315,80 +313,7 @@ def _parts_text(parts: list[dict[str, Any]]) -> str:
     return "\n".join(str(part.get("text", "")) for part in parts)
 
 
-# -- wire → tree: whole messages ---------------------------------------------------------
-
-
-def tree_messages(chat: Sequence[Mapping[str, Any]]) -> tuple[str | None, list[Message]]:
-    """Chat Completions messages as a system prompt and a stored path (the inverse of
-    ``chat_messages``): tool messages and the user message after them are one message."""
-    system: list[str] = []
-    path: list[Message] = []
-    pending: list[dict[str, Any]] = []  # tool results waiting for their user message
-    for message in chat:
-        role = message.get("role")
-        if role in ("system", "developer") and not path:
-            system.append(_content_text(message.get("content")))
-        elif role == "tool":
-            pending.append(_tool_result(message))
-        elif role == "user":
-            content = message.get("content")
-            if pending or not isinstance(content, str):
-                blocks = [_block_of_part(part) for part in _parts(content)]
-                path.append({"role": "user", "content": [*pending, *blocks]})
-            else:
-                path.append({"role": "user", "content": content})
-            pending = []
-        elif role == "assistant":
-            if pending:
-                path.append({"role": "user", "content": pending})
-                pending = []
-            path.append(assistant_message(message))
-    if pending:
-        path.append({"role": "user", "content": pending})
-    return ("\n\n".join(system) or None), path
-
-
-def assistant_message(message: Any) -> Message:
-    """A whole Chat Completions assistant message (a response's, or one sent) as blocks."""
-    blocks: list[dict[str, Any]] = []
-    thinking = _reasoning_block(message)
-    if thinking is not None:
-        blocks.append(thinking)
-    content = field_of(message, "content")
-    for part in _parts(content):
-        text = part.get("text") if isinstance(part, Mapping) else None
-        if text:
-            blocks.append({"type": "text", "text": text})
-    refusal = field_of(message, "refusal")
-    if refusal:
-        blocks.append({"type": "text", "text": refusal})
-    for call in field_of(message, "tool_calls") or ():
-        function = field_of(call, "function")
-        arguments = field_of(function, "arguments")
-        name = field_of(function, "name") or ""
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": field_of(call, "id"),
-                "name": name,
-                "input": tool_input(arguments, name),
-            }
-        )
-    return {"role": "assistant", "content": blocks}
-
-
-def _reasoning_block(message: Any) -> dict[str, Any] | None:
-    for field in REASONING_FIELDS:
-        value = field_of(message, field)
-        if not value:
-            continue
-        if field == "reasoning_details":
-            details = [plain(item) for item in value]
-            return thinking_block(details_text(details), field, details)
-        details = field_of(message, "reasoning_details")
-        kept = [plain(item) for item in details] if details else None
-        return thinking_block(str(value), field, kept)
-    return None
+# -- wire → tree: pieces the stream reader (stream.py) builds with ----------------------
 
 
 def thinking_block(text: str, field: str, details: list[Any] | None = None) -> dict[str, Any]:
@@ -402,55 +327,6 @@ def thinking_block(text: str, field: str, details: list[Any] | None = None) -> d
     if details:
         block["details"] = details
     return block
-
-
-def _tool_result(message: Mapping[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
-    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id")}
-    if isinstance(content, str) and content.startswith(ERROR_PREFIX):
-        result["content"] = content[len(ERROR_PREFIX) :]
-        result["is_error"] = True
-    elif isinstance(content, str):
-        result["content"] = content
-    else:
-        result["content"] = [_block_of_part(part) for part in _parts(content)]
-    return result
-
-
-def _block_of_part(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind = part.get("type")
-    if kind == "image_url":
-        url = str((part.get("image_url") or {}).get("url", ""))
-        return {"type": "image", "source": _url_source(url)}
-    if kind == "file":
-        file = part.get("file") or {}
-        block: dict[str, Any] = {
-            "type": "document",
-            "source": _url_source(file.get("file_data", "")),
-        }
-        if file.get("filename"):
-            block["title"] = file["filename"]
-        return block
-    return {"type": "text", "text": str(part.get("text", ""))}
-
-
-def _url_source(url: str) -> dict[str, Any]:
-    found = _DATA_URL.fullmatch(url)
-    if found is None:
-        return {"type": "url", "url": url}
-    return {"type": "base64", "media_type": found["type"], "data": found["data"]}
-
-
-def _parts(content: Any) -> list[Any]:
-    if content is None or content == "":
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [plain(part) for part in content]
-
-
-def _content_text(content: Any) -> str:
-    return content if isinstance(content, str) else _parts_text(_parts(content))
 
 
 def tool_input(raw: Any, name: str) -> dict[str, Any]:
