@@ -190,6 +190,29 @@ def test_a_refused_cache_control_is_said_once_and_asked_again_without(servers):
     assert cache_group(router, "lab:m") is None  # no cache to stagger for any more
 
 
+def test_a_refused_feature_is_read_even_when_the_refusal_echoed_the_key(servers, monkeypatch):
+    """A Messages API refusal whose words held the key is read for its feature like any
+    other (the redacted error keeps its status and detail), and the key is in no line."""
+    key = "sk-lab-sentinel-echoed-back-0123456789"
+    monkeypatch.setenv("LAB_API_KEY", key)
+    table = endpoint_table(
+        {"lab": {"base_url": servers["local"].base_url, "key_env": ["LAB_API_KEY"]}}
+    )
+    router = Router(OfflineProvider(), table)
+    servers["local"].enqueue_error(
+        400,
+        message=f"cache_control is not supported for the key {key}",
+        error_type="invalid_request_error",
+    )
+    events = list(router.stream(ask("lab:m", system="Be brief.")))
+    notes = [e.message for e in events if isinstance(e, Degraded)]
+    assert len(notes) == 1 and "cache_control" in notes[0] and "400" in notes[0]
+    assert key not in notes[0]
+    assert finished(events).message["content"]
+    bodies = [r.body for r in servers["local"].requests]
+    assert len(bodies) == 2 and "cache_control" not in json.dumps(bodies[1])
+
+
 def test_a_server_that_is_not_running_is_one_line_saying_how_to_start_it():
     table = endpoint_table({"local": {"base_url": "http://127.0.0.1:9"}})
     router = Router(OfflineProvider(), table)

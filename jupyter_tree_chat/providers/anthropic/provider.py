@@ -99,6 +99,7 @@ from ..base import (
     ThinkingReady,
     ToolUseReady,
     transport_errors,
+    without_key,
 )
 from ..endpoints.capabilities import Supports, fitted_messages
 from ..tools.wire import request_tools
@@ -313,10 +314,7 @@ class AnthropicProvider:
 
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
-        key = getattr(self.client, "api_key", None)
-        if not key or key not in str(error):
-            return error
-        return type(error)(str(error).replace(key, "[redacted]"))
+        return without_key(error, getattr(self.client, "api_key", None))
 
 
 # -- reading the stream ---------------------------------------------------------------

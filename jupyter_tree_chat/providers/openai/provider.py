@@ -60,7 +60,7 @@ from ...errors import (
     StreamError,
 )
 from ...i18n import _
-from ..base import ReplyEvent, ReplyRequest, Service, transport_errors
+from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
 from ..endpoints.capabilities import Supports
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
@@ -313,13 +313,7 @@ class OpenAIChatProvider:
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the key blanked out, should a server ever echo it back."""
         key = getattr(self.client, "api_key", None)
-        if not key or key == NO_KEY or key not in str(error):
-            return error
-        redacted = type(error)(str(error).replace(key, "[redacted]"))
-        redacted.status = error.status
-        if isinstance(error, BadRequest) and isinstance(redacted, BadRequest):
-            redacted.detail = error.detail.replace(key, "[redacted]")
-        return redacted
+        return without_key(error, None if key == NO_KEY else key)
 
 
 def _detail(error: Any) -> str:
