@@ -110,7 +110,6 @@ PROMPT_TOO_LONG = "prompt is too long"
 """How the API begins its 400 for a prompt over the model's window."""
 SAMPLING_API_VERSION = "2023-06-01"
 """The newest API version that still accepts ``temperature`` (see the module docstring)."""
-MAX_CACHE_BREAKPOINTS = 4
 CACHE_CONTROL = {"type": "ephemeral"}
 USAGE_FIELDS = (
     "input_tokens",
