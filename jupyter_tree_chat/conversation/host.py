@@ -264,7 +264,7 @@ class SessionHost:
     ) -> ReplyRequest:
         """The request for ``messages`` (a path, as stored) asked with ``settings``,
         offering ``tools``; ``known`` defines the other tools the path used
-        (``known_tools``: the provider sends them marked not callable, toolwire.py)."""
+        (``known_tools``: the provider sends them marked not callable, tools/wire.py)."""
         return ReplyRequest(
             messages=messages,
             model=self.model_of(settings),

@@ -1,7 +1,7 @@
 """``%%chat`` and ``%chat``: the notebook's way into a session, and nothing more.
 
 The magic translates a cell into one ``Session.run_cell`` call (the notebook-native
-rule lives in the session), a line into one ``%chat`` command (commands.py), and leaves
+rule lives in the session), a line into one ``%chat`` command (commands/chat.py), and leaves
 parsing to options.py, rendering to output.py and turn.py, and the one shared
 Session per session file to sessions.py.
 """

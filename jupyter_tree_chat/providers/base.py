@@ -73,7 +73,7 @@ class ReplyRequest:
     known_tools: tuple[ToolSpec, ...] = ()
     """Definitions of tools the path may have used that ``tools`` does not offer (kept
     from when a call was made, then the registered ones): sent, marked not callable, for
-    the tools the path used (``toolwire.request_tools``)."""
+    the tools the path used (``tools.wire.request_tools``)."""
     context: dict[str, Any] | None = field(default=None, compare=False)
     """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
     answer's ``meta.context``; never sent. None: the whole path is sent."""

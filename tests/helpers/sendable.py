@@ -1,6 +1,6 @@
 """Is a stored path a request the real Messages API accepts, however it is asked?
 
-A path is sent by ``anthropic.build_kwargs`` (wire.py, then toolwire.py), and what it
+A path is sent by ``anthropic.build_kwargs`` (anthropic/wire.py, then tools/wire.py), and what it
 holds depends on whether the request offers tools (its tool calls as blocks, the used
 tools defined) or not (its tool calls as text). ``refusal`` sends the path both ways
 through the fake's rules (fake_rules.validate) and returns the first refusal, or None.

@@ -374,7 +374,7 @@ def test_an_imported_claude_code_session_is_continued_and_the_api_accepts_it(
     sent = fake_anthropic.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
     # no tool is registered, so none is offered and Claude Code's calls go as text
-    # (toolwire.py); the unsigned thinking is not sent
+    # (tools/wire.py); the unsigned thinking is not sent
     assert "tools" not in fake_anthropic.requests[-1].body
     texts = [b["text"] for b in sent[1]["content"]]
     assert texts[1:] == [

@@ -1,10 +1,10 @@
-"""A path with tool calls, sent from every request path on a real kernel (toolwire.py).
+"""A path with tool calls, sent from every request path on a real kernel (tools/wire.py).
 
 The fake Messages API refuses what the real one refuses, so a request holding
 ``tool_use``/``tool_result`` blocks without ``tools`` fails here as it would there. Each
 test drives a real kernel through the real SDK to the fake and checks two things: every
 request was answered (none refused: ``usage`` is only recorded for an answered one), and
-it carried the tool history the way toolwire.py says: as blocks, with every used tool
+it carried the tool history the way tools/wire.py says: as blocks, with every used tool
 defined (the not-offered ones marked not callable), when the request offers tools; as
 text, with no ``tools``, when it offers none. The paths: a cell, ``--tools none``,
 ``%chat retry``, an edited cell, the panel's retry, a fan-out, ``%chat compact``, an

@@ -1,4 +1,4 @@
-"""toolwire.request_tools: a path's tool history sent with its tools defined, or as text.
+"""tools.wire.request_tools: a path's tool history sent with its tools defined, or as text.
 
 Each case is checked against the fake's rules (fake_rules.validate), which refuse what the
 real Messages API refuses, so "accepted here" means "accepted there"."""

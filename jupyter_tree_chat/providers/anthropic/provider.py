@@ -39,8 +39,8 @@ a fan-out over ``--temperatures``) is sent as that version (``SAMPLING_API_VERSI
 with ``temperature`` in the body; every other request goes as the SDK's own version.
 
 Other endpoints: the same wire serves every server that speaks the Messages API
-(router.py picks the endpoint). ``supports`` says what the server takes
-(capabilities.py): without ``cache_control`` no breakpoint is placed, without tools none
+(endpoints/router.py picks the endpoint). ``supports`` says what the server takes
+(endpoints/capabilities.py): without ``cache_control`` no breakpoint is placed, without tools none
 is offered, thinking blocks go back as it requires, and ``thinking: disabled`` is said
 where a server thinks unless told not to. ``service`` names the server in every error
 line (``local at http://127.0.0.1:8080 is not answering: start it with ...``).
@@ -144,7 +144,7 @@ def build_kwargs(request: ReplyRequest, supports: Supports = ANTHROPIC_SUPPORTS)
     Stored messages are copied, never changed: ``wire.api_messages`` makes the path what
     the API accepts (only ``role`` and ``content``, no ``None``-valued keys or empty text
     blocks, unsigned thinking left out, tool-use ids it refuses mapped, ...),
-    ``toolwire.request_tools`` defines every tool the path used (or, with no tool
+    ``tools.wire.request_tools`` defines every tool the path used (or, with no tool
     offered, turns the tool blocks into text), ``capabilities.fitted_messages`` makes it
     what the endpoint takes back of thinking, and cache breakpoints are placed as the
     module docstring says, where ``supports`` has them.
@@ -538,5 +538,5 @@ def _body_message(body: object) -> str | None:
 def endpoint_provider(
     base_url: str | None, key: str, supports: Supports, service: Service
 ) -> AnthropicProvider:
-    """The provider for an endpoint that speaks the Messages API (router.py makes it)."""
+    """The provider for an endpoint that speaks the Messages API (endpoints/router.py makes it)."""
     return AnthropicProvider(api_key=key, base_url=base_url, supports=supports, service=service)

@@ -5,7 +5,7 @@ Studio on your own machine, DeepSeek, Moonshot (Kimi), Zhipu (GLM), Alibaba (Qwe
 MiniMax, OpenRouter and a LiteLLM proxy hosted. GPT, Gemini and Azure OpenAI speak Chat
 Completions instead, as does every OpenAI-compatible server. Each is an ``Endpoint``: a
 base URL, the environment variable that holds its key, its wire (``api``:
-``"anthropic-messages"``, or ``"openai-chat"`` for the second wire, ``openai_chat.py``)
+``"anthropic-messages"``, or ``"openai-chat"`` for the second wire, ``openai/provider.py``)
 and what it supports (``capabilities.Supports``). The Chat Completions presets are
 ``openai``, ``azure`` (its resource URL, ``deployment`` and ``api_version`` from
 ``TreeChat.endpoints``), ``gemini`` (Google's OpenAI-compatible URL),

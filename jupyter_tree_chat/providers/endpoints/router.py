@@ -6,7 +6,7 @@ it wants to be asked. ``Router`` is that one provider. A bare model name goes to
 ``default`` provider (Anthropic's API, or the offline teaching model when no
 ``ANTHROPIC_API_KEY`` is set, as ever); ``endpoint:model`` goes to a provider made for
 that endpoint on its wire (``endpoint.api``: ``"anthropic-messages"`` is
-``anthropic.py``; each wire is a module with an ``endpoint_provider`` function, imported
+``anthropic/provider.py``; each wire is a module with an ``endpoint_provider`` function, imported
 only when an endpoint needs it, so a second wire is one entry in ``WIRE_MODULES``).
 
 What the router adds to what a provider does:

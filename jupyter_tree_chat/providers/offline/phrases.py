@@ -2,7 +2,7 @@
 
 The offline model answers in the language of the question, so the chapter (written in
 Chinese) can be taught in Chinese with no key. Its logic is written once, in
-``offline.py``; every sentence it can say is here, one ``Phrases`` table per language,
+``offline/provider.py``; every sentence it can say is here, one ``Phrases`` table per language,
 so the two languages cannot drift apart in what they state.
 
 The rule that picks the language is ``language.path_language``.

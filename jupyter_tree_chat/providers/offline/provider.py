@@ -7,7 +7,7 @@ last user message, so switching branches visibly changes what "the model" knows.
 same request always gives the same reply in the same chunks, which also makes it the
 provider for tests and demos. It answers in the language of the last real user message
 (English or Chinese, by the rule in ``language.py``; every sentence is in
-``offline_phrases.py``).
+``offline/phrases.py``).
 
 Its reply also states the settings it was given (model, temperature, max_tokens, system
 prompt, tools), so answers asked with different settings (a fan-out over models or

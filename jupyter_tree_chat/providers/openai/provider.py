@@ -1,8 +1,8 @@
 """The second wire's provider: a path streamed through the official ``openai`` SDK.
 
 GPT, Gemini, Azure OpenAI and most local servers speak Chat Completions, not the
-Messages API. This provider sends the same stored path there: ``openai_wire.py`` builds
-the request (pure), the SDK makes the call, ``openai_stream.py`` reads the chunks into
+Messages API. This provider sends the same stored path there: ``openai/wire.py`` builds
+the request (pure), the SDK makes the call, ``openai/stream.py`` reads the chunks into
 the project's events, and SDK failures become the project's errors here. The ``openai``
 package is an optional extra (``pip install 'jupyter-tree-chat[openai]'``), imported
 only when such an endpoint is used: ``%load_ext`` never pays for it, and without it
@@ -339,7 +339,7 @@ def endpoint_provider(
     azure_api_version: str | None = None,
     azure_deployment: str | None = None,
 ) -> OpenAIChatProvider:
-    """The provider for an endpoint that speaks Chat Completions (router.py makes it,
+    """The provider for an endpoint that speaks Chat Completions (endpoints/router.py makes it,
     with the endpoint's ``wire_options``)."""
     return OpenAIChatProvider(
         supports=supports,

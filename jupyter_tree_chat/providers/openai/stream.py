@@ -1,7 +1,7 @@
 """Reading a Chat Completions stream into the project's reply events.
 
-``openai_chat.py`` hands the SDK's chunks here; what each field becomes is the wire's
-rule (``openai_wire.py``'s docstring). The reader keeps one ``ChoiceReader`` a choice (a
+``openai/provider.py`` hands the SDK's chunks here; what each field becomes is the wire's
+rule (``openai/wire.py``'s docstring). The reader keeps one ``ChoiceReader`` a choice (a
 request asked with ``n`` streams several at once, their chunks interleaved) and yields
 ``Began`` as the first chunk arrives, ``ThinkingDelta``/``TextDelta`` as pieces come,
 ``ThinkingReady`` as a thinking block ends, and once the stream has ended (the usage

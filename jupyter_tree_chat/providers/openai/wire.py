@@ -7,7 +7,7 @@ into blocks. It is pure (no SDK import, no network): ``provider.py`` makes the c
 
 Tree → wire (``build_params``, ``chat_messages``), after ``wire.api_messages`` made the
 path sendable (tool-use ids the API accepts, an unanswered tool use answered, empty
-messages filled, unsigned thinking left out) and ``toolwire.request_tools`` made its
+messages filled, unsigned thinking left out) and ``tools.wire.request_tools`` made its
 tools what the request offers (every tool the path used is defined, the ones not
 offered marked not callable; with no tool offered the calls and results go as text), as
 on the Messages API:
@@ -149,7 +149,7 @@ def reasoning_effort(thinking: Thinking) -> str | None:
 
 def chat_tools(specs: Iterable[ToolSpec | Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The tool definitions Chat Completions takes, from the same ``ToolSpec``s (or the
-    Messages API's definitions of them, as ``toolwire`` makes them)."""
+    Messages API's definitions of them, as ``tools.wire`` makes them)."""
     chat = []
     for spec in specs:
         tool = spec.to_api() if isinstance(spec, ToolSpec) else spec

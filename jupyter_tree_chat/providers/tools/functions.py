@@ -146,7 +146,7 @@ class ToolRegistry:
         tool's own failures: they come back as ``is_error`` results for the model.
 
         ``offered`` names the tools the request offered: a call to any other (one the
-        request defined as not callable, see toolwire.py, or one it never offered) is
+        request defined as not callable, see tools/wire.py, or one it never offered) is
         answered with an error and nothing runs."""
         tool_use_id = str(block.get("id", ""))
         name = block.get("name")
@@ -196,7 +196,7 @@ class ToolRegistry:
 default_registry = ToolRegistry()
 
 #: the meta key of a tool round's node: the definitions the model was offered for the
-#: tools it called in that round, as they were then (toolwire.py sends them later)
+#: tools it called in that round, as they were then (tools/wire.py sends them later)
 KEPT_DEFINITIONS = "tool_definitions"
 
 

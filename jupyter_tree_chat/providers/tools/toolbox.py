@@ -1,7 +1,7 @@
 """The tools a session offers: the kernel's own functions, and tools from elsewhere.
 
 A request offers tools by name. A plain name (``add``) is a Python function registered in
-a ``ToolRegistry`` (tools.py); ``server:tool`` and ``server:*`` are tools of an MCP
+a ``ToolRegistry`` (functions.py); ``server:tool`` and ``server:*`` are tools of an MCP
 server, which a ``ToolSource`` (providers/mcp/) resolves, on first use starting the
 server. Both become plain ToolSpecs in the request and run through one loop, so the
 tree, the wire rules and the views see one kind of tool.
