@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
+from test_budget import Path
 
 from jupyter_tree_chat.history.tree import Node, is_real_user_message
 from jupyter_tree_chat.measures.budget import select, surely_within
