@@ -10,7 +10,7 @@
    the check that the request stays as it was.
 2. **The cache.** A 30-turn session that passes a 3,000-token budget, asked through the
    real SDK against the local fake Messages API and its prompt-cache accounting
-   (``tests/fake_cache.py``): the tokens read from the cache over the session with the
+   (``tests/fakes/fake_cache.py``): the tokens read from the cache over the session with the
    cut moving in steps (this project), against a cut that slides one exchange a turn
    (the book's newest-first rule as it stands), and against no budget at all.
 
@@ -35,14 +35,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import anthropic  # noqa: E402
-from fake_anthropic import FakeAnthropic  # noqa: E402
+from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
 
 from jupyter_tree_chat.conversation.session import Session  # noqa: E402
 from jupyter_tree_chat.conversation.settings import ChatSettings  # noqa: E402
 from jupyter_tree_chat.history.tree import Node  # noqa: E402
 from jupyter_tree_chat.measures import budget  # noqa: E402
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider, build_kwargs  # noqa: E402
-from jupyter_tree_chat.providers.offline import OfflineProvider  # noqa: E402
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider, build_kwargs  # noqa: E402
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider  # noqa: E402
 
 MODEL = "claude-sonnet-4-6"
 

@@ -2,7 +2,7 @@
 mixed fan-out vs its slowest answer. One run, one kernel, interleaved.
 
 1. ``%%chat --model local:smollm2`` against llama.cpp's llama-server (SmolLM2-135M, the
-   one the tests start: tests/llama_server.py), against a cell streaming the same request
+   one the tests start: tests/helpers/llama_server.py), against a cell streaming the same request
    to the same server with the bare ``anthropic`` SDK, iterating its raw events
    (``messages.create(stream=True)``, nothing kept: the floor, not the SDK's snapshot
    accumulator). Both at temperature 0, so the model writes the same tokens each time;
@@ -29,9 +29,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 from bench_magic import TIMING_HOOKS, last_cell  # noqa: E402  (the kernel's cell times)
-from fake_anthropic import FakeAnthropic  # noqa: E402
-from kernel_harness import Kernel  # noqa: E402
-from llama_server import running_server  # noqa: E402
+from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
+from helpers.kernel_harness import Kernel  # noqa: E402
+from helpers.llama_server import running_server  # noqa: E402
 
 QUESTION = "Write a long story about a dragon."  # SmolLM2 writes until max_tokens
 

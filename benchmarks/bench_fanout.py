@@ -26,8 +26,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 from bench_magic import TIMING_HOOKS  # noqa: E402  (the same kernel-side cell timing)
-from fake_anthropic import FakeAnthropic  # noqa: E402
-from kernel_harness import Kernel  # noqa: E402
+from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
+from helpers.kernel_harness import Kernel  # noqa: E402
 
 #: a question long enough (about 2,400 tokens) for the API to cache its prefix
 CONTEXT = "Context: " + "lorem ipsum " * 800

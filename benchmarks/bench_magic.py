@@ -34,8 +34,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from fake_anthropic import FakeAnthropic  # noqa: E402
-from kernel_harness import Kernel  # noqa: E402
+from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
+from helpers.kernel_harness import Kernel  # noqa: E402
 
 TIMING_HOOKS = """
 import time as _bench_time

@@ -116,8 +116,8 @@ def echo(message: str) -> str:
 def tool_turns(cells: int) -> dict[str, list[float]]:
     """Cell times in seconds by kind (``bare``, ``mcp``, ``function``: a kernel function
     doing the same), alternated on one real kernel."""
-    from fake_anthropic import FakeAnthropic
-    from kernel_harness import Kernel
+    from fakes.fake_anthropic import FakeAnthropic
+    from helpers.kernel_harness import Kernel
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
     times: dict[str, list[float]] = {"bare": [], "mcp": [], "function": []}
@@ -179,8 +179,8 @@ def our_worker() -> None:
     from jupyter_tree_chat.providers.mcp.config import parse_servers
     from jupyter_tree_chat.providers.mcp.servers import McpServers
     from jupyter_tree_chat.providers.mcp.tools import McpTools
-    from jupyter_tree_chat.providers.toolbox import Toolbox
-    from jupyter_tree_chat.providers.tools import ToolRegistry
+    from jupyter_tree_chat.providers.tools.functions import ToolRegistry
+    from jupyter_tree_chat.providers.tools.toolbox import Toolbox
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
     servers = McpServers(lambda: parse_servers({"everything": entry}, "bench"))
@@ -308,7 +308,7 @@ def import_costs() -> tuple[int, int, float, float, float]:
             continue
         self_us, name = int(parts[0]), parts[2]
         total += self_us
-        if name.startswith("jupyter_tree_chat.providers.toolbox"):
+        if name.startswith("jupyter_tree_chat.providers.tools.toolbox"):
             ours += self_us
     sdk = min(
         float(

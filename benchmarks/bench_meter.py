@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from jupyter_tree_chat.history.tree import SessionTree, is_thinking
 from jupyter_tree_chat.measures.usage import meter, totals
-from jupyter_tree_chat.providers.anthropic import build_kwargs
+from jupyter_tree_chat.providers.anthropic.provider import build_kwargs
+from jupyter_tree_chat.providers.anthropic.wire import sends_thinking
 from jupyter_tree_chat.providers.base import ReplyRequest
-from jupyter_tree_chat.providers.wire import sends_thinking
 
 MODEL = "claude-sonnet-4-6"
 THOUGHT = {

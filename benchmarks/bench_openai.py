@@ -34,13 +34,13 @@ from typing import Any
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_openai import FakeOpenAI
+from fakes.fake_openai import FakeOpenAI
 
 from jupyter_tree_chat.providers.base import Provider, ReplyRequest, TextDelta
-from jupyter_tree_chat.providers.endpoints import endpoint_table
-from jupyter_tree_chat.providers.offline import OfflineProvider
-from jupyter_tree_chat.providers.openai_chat import STREAM_OPTIONS
-from jupyter_tree_chat.providers.router import Router
+from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import Router
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
+from jupyter_tree_chat.providers.openai.provider import STREAM_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = [{"role": "user", "content": "Write a long answer about trees."}]
@@ -112,7 +112,7 @@ def bench_fake(tokens: int, runs: int) -> None:
 
 
 def bench_llama(tokens: int, runs: int) -> None:
-    from llama_server import running_server
+    from helpers.llama_server import running_server
 
     with running_server(Path(tempfile.mkdtemp(prefix="bench-openai-"))) as server:
         base_url = server.base_url + "/v1"
@@ -133,7 +133,7 @@ IMPORTS = {
     ),
     "first OpenAIChatProvider (imports openai)": (
         "import sys, jupyter_tree_chat, jupyter_tree_chat.kernel.magics\n"
-        "from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider\n"
+        "from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider\n"
         "assert 'openai' not in sys.modules\n"
         "OpenAIChatProvider(api_key='k', base_url='http://127.0.0.1:9/v1').prepare()\n"
         "assert 'openai' in sys.modules"

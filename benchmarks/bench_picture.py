@@ -38,15 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from bench_tree_store import build_session
-from widget_comm import recording_comms
-from widget_page import open_widget, panel_traits
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import parse_session
 from jupyter_tree_chat.picture import draw, fold, place
 from jupyter_tree_chat.picture.layout import tidy_tree
 from jupyter_tree_chat.picture.svg import write_svg
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.textview import draw_tree
 from jupyter_tree_chat.widget import TreePanel
 
@@ -153,7 +153,7 @@ def process_seconds(argv: list[str]) -> float:
 
 
 PICTURE_JS = """async () => {
-  // to the same point as the list's first render (tests/widget_page.py): the next frame
+  // to the same point as the list's first render (tests/helpers/widget_page.py): the next frame
   // and a task after it, so style, layout and paint of that frame are counted
   const frame = async () => { await new Promise(requestAnimationFrame);
                               await new Promise(resolve => setTimeout(resolve, 0)); };

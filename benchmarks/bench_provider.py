@@ -28,9 +28,9 @@ from pathlib import Path
 import anthropic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 
-from jupyter_tree_chat.providers.anthropic import DEFAULT_MODEL, AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.provider import DEFAULT_MODEL, AnthropicProvider
 from jupyter_tree_chat.providers.base import ReplyRequest, TextDelta
 
 MESSAGES = [{"role": "user", "content": "Write a long answer."}]

@@ -8,7 +8,7 @@
    reply's own UTF-8 size. Target: payload under 3x.
 2. Render. The panel's real ``nodes`` summary for that session and for a 100,000-node
    one (both loaded from a file's bytes), rendered by the built widget.js in headless
-   Chromium (a bare page with a fake model object, see tests/widget_page.py): time from
+   Chromium (a bare page with a fake model object, see tests/helpers/widget_page.py): time from
    ``render()`` to the first frame. Target: < 300 ms. Full texts are not part of it: the
    view asks for them when it shows them. Then, in the same page, each to its next frame:
    collapsing and expanding a branch, clicking a row of the current branch, and the
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from widget_comm import recording_comms
-from widget_page import open_widget, panel_traits
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import MemoryStore, encode_record

@@ -21,16 +21,17 @@ if TYPE_CHECKING:
     from .conversation.settings import ChatSettings
     from .history.tree import Node, SessionTree
     from .measures.usage import node_cost, nodes_cost
-    from .providers.tools import ToolRegistry, tool
+    from .providers.tools.functions import ToolRegistry, tool
 
     register_tool = tool
 
 #: public names loaded on first use, so that `jupyter tree-chat` (and the server
 #: extension) start without importing the session, the providers and the tools
 _LAZY = {
-    "ToolRegistry": ("providers.tools", "ToolRegistry"),
-    "tool": ("providers.tools", "tool"),
-    "register_tool": ("providers.tools", "tool"),  # ``@tool`` for a function defined elsewhere
+    "ToolRegistry": ("providers.tools.functions", "ToolRegistry"),
+    "tool": ("providers.tools.functions", "tool"),
+    # ``@tool`` for a function defined elsewhere
+    "register_tool": ("providers.tools.functions", "tool"),
     "ChatSettings": ("conversation.settings", "ChatSettings"),
     "Session": ("conversation.session", "Session"),
     "Turn": ("conversation.events", "Turn"),

@@ -229,13 +229,14 @@ IDENTIFIER = re.compile(r"\s*['\"]?(?:--?|%%?)?[A-Za-z_][\w.:/*-]*['\"]?\s*")
 CODE = re.compile(r"%%?chat(?: [a-z][\w-]*)?|--?[A-Za-z][\w-]*|</?\w+[^>]*>|\b\w+/[\w+.-]+")
 # texts that look like words but no reader sees (each caught inside, or for a developer)
 NOT_WORDS = {
-    "{} is not JSON",  # history/loader.py: json's parse_constant hook, caught by the loader
+    "{} is not JSON",  # history/problems.py: json's parse_constant hook, caught by the loader
     "replaced by another file",  # history/store.py: an OSError the store words itself
     "usage: guard.py KERNEL_PID COMMAND [ARGS...]",  # providers/mcp/guard.py, run by the kernel
     "cannot start {}: {}",  # providers/mcp/guard.py: its stderr is quoted in the MCP error
-    "words_per_chunk must be at least 1",  # providers/offline.py: a programming error
-    "exponent too large for an offline answer",  # providers/offline.py: caught, not arithmetic
-    "not arithmetic",  # providers/offline.py: caught, the question is answered otherwise
+    "words_per_chunk must be at least 1",  # providers/offline/provider.py: a programming error
+    # providers/offline/provider.py: caught, not arithmetic
+    "exponent too large for an offline answer",
+    "not arithmetic",  # providers/offline/provider.py: caught, the question is answered otherwise
 }
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic
-from fake_openai import FakeOpenAI
+from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_openai import FakeOpenAI
+from helpers.kernel_harness import Kernel
+from helpers.llama_server import TestServer, running_server, server_factory
+from helpers.mcp_helpers import require_reference_servers
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
-from kernel_harness import Kernel
-from llama_server import TestServer, running_server, server_factory
-from mcp_helpers import require_reference_servers
 
 from jupyter_tree_chat import i18n, load_ipython_extension
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
@@ -54,7 +54,7 @@ def reference_servers() -> None:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
     """One real llama-server for the session, on a free port (``.base_url``, ``.model``,
-    ``.log_text()``, ``.prompts()``: tests/llama_server.py); fails if not prepared."""
+    ``.log_text()``, ``.prompts()``: tests/helpers/llama_server.py); fails if not prepared."""
     with running_server(tmp_path_factory.mktemp("llama-server")) as server:
         yield server
 

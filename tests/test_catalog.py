@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from kernel_harness import Kernel
+from helpers.kernel_harness import Kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,17 +1,24 @@
 """The folders say what each file may know (docs/design.md, "A layout that shows the layers").
 
 - The core (``errors language textview`` at the top; the rooms ``history/`` (node, tree,
-  loader, store), ``conversation/`` (session, events, fanout, cellrule), ``measures/``
+  loader, store), ``conversation/`` (session, asking, host, events, fanout, ...), ``measures/``
   (models, usage, preflight, compare, diff), ``formats/``, ``context/`` and ``picture/``) and
   ``providers/`` import nothing from IPython, ipykernel, ipywidgets, anywidget or Jupyter.
 - Inside the core and providers, imports go one way: tree ← store ← providers ← session;
-  no module imports itself back through others (no circles, counting imports made only
-  for type checks or inside functions).
-- At most ten modules at the package's top: the rest live in rooms.
+  inside ``providers/``: ``base`` ← ``tools/`` ← ``mcp/``, and ``base`` ← the Messages API's
+  send rules (``anthropic/wire``) ← ``endpoints/`` (capabilities, config, probe) ← the wires'
+  providers (``anthropic/``, ``openai/``, ``offline/``) ← ``endpoints/router``; no module
+  imports itself back through others (no circles, counting imports made only for type
+  checks or inside functions).
+- At most ten modules at the package's top: the rest live in rooms, none holding more
+  than twelve modules, each saying in its ``__init__`` docstring what lives there and
+  what it may import.
 - The views (``kernel/``, ``widget/``, ``cli/``, ``server/``: the Jupyter server extension
   that reads other tools' files for the viewer) import the core and never each other;
   the one hook between them is ``kernel.sessions`` (``turn_hooks``, ``panel_hook``),
-  which the package root wires up, so only ``__init__`` names both.
+  which the package root wires up, so only ``__init__`` names both. In ``kernel/`` the
+  ``%chat`` command families (``commands/``) sit above the cell's own path: only
+  ``magics`` imports them.
 - The front end (``labextension/src``) the same way: ``format/`` (the file reader) and
   ``components/`` (the views, framework-free) import no package but the d3 modules the
   tree picture lays out and zooms with; the kernel-connected
@@ -33,8 +40,9 @@ PACKAGE = Path(jupyter_tree_chat.__file__).parent
 PREFIX = "jupyter_tree_chat."
 
 #: the core's rooms and modules, each with its layer: a module may import only modules of
-#: its own layer or below (the longest matching name decides: ``history.tree`` is 1)
-CORE_LAYER = {
+#: its own layer or below (the longest matching name decides: ``history.tree`` is 1;
+#: ``providers`` is 3, its rooms 3.x in the order they may import each other)
+CORE_LAYER: dict[str, float] = {
     "errors": 0,
     "i18n": 0,
     "measures": 0,
@@ -52,7 +60,17 @@ CORE_LAYER = {
     "measures.budget": 2,
     "measures.sizes": 2,
     "measures.seen": 4,
-    "providers": 3,
+    "providers.base": 3,
+    "providers.tools": 3.1,
+    "providers.anthropic.wire": 3.1,
+    "providers.mcp": 3.2,
+    "providers.endpoints": 3.3,
+    "providers.endpoints.capabilities": 3.2,
+    "providers.anthropic": 3.5,
+    "providers.openai": 3.5,
+    "providers.offline": 3.5,
+    "providers.endpoints.router": 3.6,
+    "providers": 3.9,
     "measures.preflight": 4,
     "conversation": 4,
     "textview": 4,
@@ -64,13 +82,18 @@ VIEWS = {"kernel", "widget", "cli", "server"}
 FRONT_END_PACKAGES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "jupyter", "traitlets")
 #: at most this many modules at the package's top (docs/design.md: a few named rooms)
 MOST_TOP_MODULES = 10
+#: at most this many modules (its ``__init__`` counted) in any folder of the package
+MOST_MODULES_IN_A_ROOM = 12
+#: the folder of the ``%chat`` command families, and the one kernel module that imports it
+COMMANDS = "kernel.commands"
+COMMANDS_IMPORTED_BY = "kernel.magics"
 
 
 def top_of(module: str) -> str:
     return module.split(".")[0]
 
 
-def layer_of(module: str) -> int:
+def layer_of(module: str) -> float:
     parts = module.split(".")
     for end in range(len(parts), 0, -1):
         found = CORE_LAYER.get(".".join(parts[:end]))
@@ -177,6 +200,60 @@ def test_few_modules_sit_at_the_top():
     assert len(top) <= MOST_TOP_MODULES, top
 
 
+def rooms() -> dict[Path, list[str]]:
+    """Each folder of the package (the top excepted) and the modules directly in it."""
+    found: dict[Path, list[str]] = {}
+    for _, path in modules():
+        if path.parent != PACKAGE:
+            found.setdefault(path.parent, []).append(path.name)
+    return found
+
+
+def test_no_room_holds_more_than_twelve_modules():
+    crowded = {
+        str(room.relative_to(PACKAGE)): len(names)
+        for room, names in rooms().items()
+        if len(names) > MOST_MODULES_IN_A_ROOM
+    }
+    assert crowded == {}
+
+
+def test_every_room_says_what_lives_there_and_what_it_may_import():
+    """Each folder's ``__init__`` opens with a docstring naming its modules (or subfolders)
+    and saying what it imports (the widget's, rewritten on its own, is the one exception
+    until then)."""
+    silent = []
+    for room, names in sorted(rooms().items()):
+        init = room / "__init__.py"
+        if room.name == "widget":
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
+        doc = " ".join(doc.split()) if doc else None
+        inside = [n.removesuffix(".py") for n in names if n != "__init__.py"]
+        inside += [p.name for p in room.iterdir() if (p / "__init__.py").exists()]
+        if (
+            not doc
+            or "May import" not in doc
+            or not all(f"``{name}" in doc or f"``{name}/``" in doc for name in inside)
+        ):
+            silent.append(str(room.relative_to(PACKAGE)))
+    assert silent == []
+
+
+def test_only_the_magics_import_the_command_families():
+    wrong = []
+    for module, path in modules():
+        if module.startswith("kernel.") and not module.startswith(COMMANDS):
+            if module == COMMANDS_IMPORTED_BY:
+                continue
+            wrong += [
+                f"{module} imports {name}"
+                for name in sorted(imports(path)[0])
+                if name.startswith(COMMANDS)
+            ]
+    assert wrong == []
+
+
 def import_graph() -> dict[str, set[str]]:
     """Each module (a package by its name) and the modules of this package it imports."""
     known = module_names()
@@ -248,8 +325,12 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert layer_of("history.store") > layer_of("history.tree")
     assert layer_of("measures.preflight") > layer_of("measures.models")
     assert "conversation.session" in imports(PACKAGE / "kernel" / "output.py")[0]
-    assert "history.tree" in imports(PACKAGE / "providers" / "offline.py")[0]
-    assert "measures.preflight" in imports(PACKAGE / "conversation" / "session.py")[0]
+    assert "history.tree" in imports(PACKAGE / "providers" / "offline" / "provider.py")[0]
+    assert layer_of("providers.endpoints.router") > layer_of("providers.openai.provider")
+    assert layer_of("providers.mcp.tools") > layer_of("providers.tools.toolbox")
+    assert layer_of("providers.tools.toolbox") > layer_of("providers.base")
+    assert "kernel.commands.chat" in imports(PACKAGE / "kernel" / "magics.py")[0]
+    assert "measures.preflight" in imports(PACKAGE / "conversation" / "asking.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
     assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
     assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]

@@ -23,9 +23,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-import kernel_words
 import nbformat
 import pytest
+from helpers import kernel_words
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import is_tool_result

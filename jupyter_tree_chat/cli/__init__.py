@@ -11,6 +11,11 @@ exits 1 when the file has problems, and ``find`` when nothing matched, so either
 guard a script or CI. ``serve-local`` runs a small real model on this machine
 (serve_local.py) until Ctrl-C. The messages follow the locale (``LC_ALL``,
 ``LC_MESSAGES``, ``LANG``): ``LANG=zh_CN.UTF-8 jupyter tree-chat check FILE`` is Chinese.
+
+Modules: ``reading`` (a file by path, any format), ``quickpath`` (``path`` without loading
+the whole file), ``find``, ``export`` and ``budget`` (those commands), ``serve_local``,
+``local_model`` and ``llama_process`` (a small real model on this machine), ``__main__``
+(``python -m``). May import the core, ``providers`` and ``share``, never another view.
 """
 
 from __future__ import annotations

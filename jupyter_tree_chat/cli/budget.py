@@ -34,7 +34,7 @@ def budgeted_path(result: LoadResult, ref: str | None, budget: str, as_json: boo
     chosen = select(nodes, budget=tokens, system=system, compactions=compactions(tree), sizes=sizes)
     print(selection_line(chosen), file=sys.stderr)
     if as_json:
-        from ..providers.wire import api_messages  # here: only --json needs the providers
+        from ..providers.anthropic.wire import api_messages  # here: only --json needs the providers
 
         return json.dumps(api_messages(chosen.messages), ensure_ascii=False, indent=2)
     return "\n".join(exchange_lines(exchanges(nodes, [], chosen, sizes)))

@@ -14,7 +14,7 @@ known typed record, a torn or blank last line, CRLF, a byte order mark, bytes th
 not UTF-8, lone surrogate escapes, a duplicate id, a parent that is missing or comes
 later, an id reference that is not a whole id or a unique prefix, or any problem the
 loader reports on the path's own lines), ``quick_path`` returns None and the caller
-uses the full loader. ``tests/test_cli_quickpath.py`` checks the two agree.
+uses the full loader. ``tests/cli/test_cli_quickpath.py`` checks the two agree.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def path(result: LoadResult, leaf: str | None, as_json: bool) -> str:
 def path_text(nodes: list[Node], ids: Iterable[str], as_json: bool) -> str:
     """What ``path`` prints for ``nodes`` (root first); short ids tell all ``ids`` apart."""
     if as_json:
-        from ..providers.wire import api_messages  # here: only --json needs the providers
+        from ..providers.anthropic.wire import api_messages  # here: only --json needs the providers
 
         sent = api_messages([node.message for node in nodes])
         return json.dumps(sent, ensure_ascii=False, indent=2)

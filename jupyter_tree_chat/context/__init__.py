@@ -8,6 +8,9 @@ values, the cells, the errors and the files, and hands them here.
 
 pandas, numpy, matplotlib and Pillow stay optional: nothing here imports them unless a
 value of theirs is already in hand (or, for Pillow, an image must be scaled).
+
+May import the core below it (``textview``, ``errors``, ``i18n``) and never the session,
+the providers or Jupyter.
 """
 
 from __future__ import annotations

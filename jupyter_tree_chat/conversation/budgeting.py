@@ -180,7 +180,7 @@ def request(
         planned = selection(host, path, settings, tools, extra, reserve=True)
         if planned is not None and planned.summarise and summarise(host, path, planned, settings):
             chosen = selection(host, path, settings, tools, extra)
-    known = host.known_tools(list(path))  # the tools the path used, defined (toolwire.py)
+    known = host.known_tools(list(path))  # the tools the path used, defined (tools/wire.py)
     if chosen is None:
         messages = [*(node.message for node in path), *extra]
         return host.build_request(messages, settings, tools, known)

@@ -15,7 +15,7 @@ own instead, now and in later fan-outs, and the first says so in one line (a
 failure; a cancelled fan-out stops the request.
 
 The server reports one usage for the whole request: it arrives with the first choice's
-``Finished`` (``openai_stream.read_choices``), the others have none.
+``Finished`` (``openai.stream.read_choices``), the others have none.
 """
 
 from __future__ import annotations

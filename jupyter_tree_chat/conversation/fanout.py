@@ -67,8 +67,8 @@ from ..providers.base import (
     route_of,
     takes_n,
 )
-from ..providers.toolbox import PendingTool, Toolbox
-from ..providers.tools import KEPT_DEFINITIONS, definitions_called
+from ..providers.tools.functions import KEPT_DEFINITIONS, definitions_called
+from ..providers.tools.toolbox import PendingTool, Toolbox
 from .choices import SharedChoices
 from .events import (
     Event,

@@ -22,7 +22,7 @@ from ..errors import ChatError, MaxTokensReached, Refused
 from ..history.tree import Message
 from ..i18n import _
 from ..providers.base import Finished, Route, TextDelta, ThinkingDelta, ThinkingReady
-from ..providers.toolbox import Toolbox
+from ..providers.tools.toolbox import Toolbox
 from .events import Event, ReplyDelta, ReplyThinking
 from .settings import ChatSettings
 

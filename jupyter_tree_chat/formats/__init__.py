@@ -15,6 +15,10 @@ never written; ``import_files`` writes only its new session file, through the st
 Only ``detect`` and the names of the formats load with the package: the readers
 (``importing``) load on first use, so ``jupyter tree-chat path`` on this project's own
 file does not wait for them.
+
+``common`` and ``lines`` hold what the readers share (a source's bytes and lines), and
+``exports`` the names of the formats. May import ``history`` (the loader, the store) and
+the core below it; nothing of the session, the providers or Jupyter.
 """
 
 from __future__ import annotations

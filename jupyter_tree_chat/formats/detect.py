@@ -19,7 +19,7 @@ import orjson
 
 NATIVE = "tree-chat"
 #: what each format (by the name ``--format`` takes) is called in messages; the readers'
-#: ``NAME``s are these (tests/test_formats.py holds them together)
+#: ``NAME``s are these (tests/formats/test_formats.py holds them together)
 LABELS = {
     "claude-code": "Claude Code",
     "pi": "pi",

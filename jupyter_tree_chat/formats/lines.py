@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..history.loader import (
+from ..history.problems import (
     bom_problem,
     lone_surrogates_problem,
     why_not_json,

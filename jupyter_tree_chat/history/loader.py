@@ -1,7 +1,8 @@
 """Reading session files: the lazy index, and every problem with its line number.
 
 Loading is tolerant: damage (a torn tail, garbage, orphans, duplicates, unknown record
-types) becomes a ``Problem`` and never stops the load. See docs/format.md.
+types) becomes a ``Problem`` (worded in problems.py) and never stops the load. See
+docs/format.md.
 
 Speed: a file is split into lines and each line is decoded by msgspec straight into a
 ``Node`` (its message body left raw, see node.py) in one C-level pass; the Python loop
@@ -20,8 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress, count, islice, repeat
 from operator import attrgetter, eq, ge, is_
@@ -32,6 +32,20 @@ import orjson
 
 from ..i18n import _
 from .node import Node, RawBody
+from .problems import (
+    Problem,
+    bom_problem,
+    duplicate,
+    is_odd,
+    kind_of,
+    lone_surrogates_problem,
+    odd_node,
+    orphan_problems,
+    same_role_twice,
+    why_not_a_node,
+    why_not_json,
+    with_lone_surrogates,
+)
 from .tree import SessionTree
 
 _decode_node = msgspec.json.Decoder(Node).decode
@@ -70,17 +84,6 @@ class _MetaProbe(msgspec.Struct, gc=False):
 _check_metas = msgspec.json.Decoder(list[_MetaProbe | None]).decode
 _check_meta = msgspec.json.Decoder(_MetaProbe | None).decode
 _BOM = b"\xef\xbb\xbf"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something wrong in a session file, at a 1-based line number."""
-
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return _("line {line}: {problem}").format(line=self.line, problem=self.message)
 
 
 @dataclass
@@ -204,7 +207,7 @@ class Reader:
         """Report the orphans fed so far and put the new problems in line order."""
         problems = self.result.problems
         if self._orphans:
-            problems.extend(_orphan_problems(self._orphans, self.result.lines))
+            problems.extend(orphan_problems(self._orphans, self.result.lines))
             self._orphans = []
             self._unsorted = True
         if self._unsorted:  # stable: a line's own problems keep their order
@@ -355,18 +358,18 @@ class Reader:
                     except AttributeError:
                         above_role = up.get("role")
                     if above_role == role and node_id not in nodes:
-                        report(Problem(number, _same_role_twice(node_id, role)))
+                        report(Problem(number, same_role_twice(node_id, role)))
             node.line = number
             if setdefault(node_id, node) is not node:  # one lookup both checks and inserts
-                report(Problem(number, _duplicate(node_id, nodes[node_id].line)))
+                report(Problem(number, duplicate(node_id, nodes[node_id].line)))
                 continue
             recent[node_id] = node
             window += 1
             if window == 2048:
                 older, recent, window = recent, {}, 0
             leaf = node_id
-            if not plain and _is_odd(node._message, role, node._meta):
-                _odd_node(node, node._meta, number, report)
+            if not plain and is_odd(node._message, role, node._meta):
+                odd_node(node, node._meta, number, report)
         self.leaf = leaf
 
     def _read_slowly(self, line: bytes, number: int, torn: bool) -> Node | None:
@@ -395,12 +398,12 @@ class Reader:
         else:
             meta = record.get("meta")
         if type(node_id) is not str or not node_id or type(message) is not dict:
-            report(Problem(number, _why_not_a_node(record)))
+            report(Problem(number, why_not_a_node(record)))
             return None
         if parent is not None and type(parent) is not str:
             nodes = self.result.tree._nodes
             if node_id in nodes:
-                why = _duplicate(node_id, nodes[node_id].line)
+                why = duplicate(node_id, nodes[node_id].line)
             else:
                 why = _("node {node} has a parentId that is not a string (ignored)").format(
                     node=repr(node_id)
@@ -415,12 +418,12 @@ class Reader:
         report = result.problems.append
         nodes = result.tree._nodes
         if type(record) is not dict:
-            why = _("JSON but not a record: {kind} (ignored)").format(kind=_kind(record))
+            why = _("JSON but not a record: {kind} (ignored)").format(kind=kind_of(record))
             report(Problem(number, why))
             return
         kind = record.get("type")
         if kind is None:
-            report(Problem(number, _why_not_a_node(record)))
+            report(Problem(number, why_not_a_node(record)))
         elif kind == "leaf":
             target = record.get("id")
             if type(target) is str and target in nodes:
@@ -435,7 +438,7 @@ class Reader:
                 report(Problem(number, why.format(node=repr(target))))
             elif type(label) is not str:
                 why = _("label for {node} is {kind}, not a string (ignored)")
-                report(Problem(number, why.format(node=repr(target), kind=_kind(label))))
+                report(Problem(number, why.format(node=repr(target), kind=kind_of(label))))
             elif label:
                 result.labels[target] = label
             else:
@@ -460,7 +463,7 @@ class Reader:
             why = _("hidden record for unknown node {node} (ignored)").format(node=repr(target))
         elif type(hidden) is not bool:
             why = _("hidden record for {node}: 'hidden' is {kind}, not a boolean (ignored)")
-            why = why.format(node=repr(target), kind=_kind(hidden))
+            why = why.format(node=repr(target), kind=kind_of(hidden))
         elif hidden:
             result.hidden.add(target)
             return
@@ -515,173 +518,3 @@ def _decode_lines(lines: list[bytes], ascii_only: bool) -> tuple[list[Any], list
     for position in bad:
         decoded[position] = None
     return decoded, sorted({*unread, *bad}) if bad else unread
-
-
-def _is_odd(message: dict[str, Any], role: Any, meta: Any) -> bool:
-    """A node read whole whose fields are not what the format says (rare)."""
-    content = message.get("content")
-    return (
-        (role != "user" and role != "assistant")
-        or (type(content) is not str and type(content) is not list)
-        or (meta is not None and type(meta) is not dict)
-    )
-
-
-def _odd_node(node: Node, meta: Any, number: int, report: Callable[[Problem], None]) -> None:
-    """Report a kept node's role, content or meta that the format does not allow.
-
-    The message stays as written (it is the user's data); a meta that is not an
-    object is dropped from the node, as nothing reads it.
-    """
-    message, name = node.message, node.id
-    if "role" not in message:
-        why = _("node {node}: message has no role (kept as written)")
-        report(Problem(number, why.format(node=repr(name))))
-    elif (role := message["role"]) != "user" and role != "assistant":
-        why = _("node {node}: role {role} is not 'user' or 'assistant' (kept as written)")
-        report(Problem(number, why.format(node=repr(name), role=repr(role))))
-    if "content" not in message:
-        why = _("node {node}: message has no content (kept as written)")
-        report(Problem(number, why.format(node=repr(name))))
-    elif type(content := message["content"]) is not str and type(content) is not list:
-        why = _("node {node}: content is {kind}, not a string or a list (kept as written)")
-        report(Problem(number, why.format(node=repr(name), kind=_kind(content))))
-    if meta is not None and type(meta) is not dict:
-        why = _("node {node}: meta is {kind}, not an object (ignored)")
-        report(Problem(number, why.format(node=repr(name), kind=_kind(meta))))
-        node.meta = None
-
-
-def _kind(value: Any) -> str:
-    """What a JSON value is, in words (``an array``), for a problem's message."""
-    if type(value) is list:
-        return _("an array")
-    if type(value) is str:
-        return _("a string")
-    if type(value) is int or type(value) is float:
-        return _("a number")
-    if type(value) is bool:
-        return _("a boolean")
-    if value is None:
-        return "null"
-    if type(value) is dict:
-        return _("an object")
-    return type(value).__name__
-
-
-def _same_role_twice(node_id: str, role: Any) -> str:
-    if role == "assistant":
-        why = _("node {node}: an assistant message under an assistant message (kept as written)")
-        return why.format(node=repr(node_id))
-    why = _("node {node}: a {role} message under a {role} message (kept as written)")
-    return why.format(node=repr(node_id), role=role)
-
-
-def _duplicate(node_id: str, first_line: int | None) -> str:
-    why = _("duplicate id {node}, first on line {line} (ignored)")
-    return why.format(node=repr(node_id), line=first_line)
-
-
-def bom_problem() -> str:
-    """What a file that starts with a byte order mark is told (this file and the importers)."""
-    return _("starts with a UTF-8 byte order mark (ignored)")
-
-
-def lone_surrogates_problem() -> str:
-    """What a line with lone ``\\udXXX`` escapes is told (this file and the importers)."""
-    return _("lone surrogate escapes (a broken emoji?) read as U+FFFD")
-
-
-def why_not_json(line: bytes, is_last: bool) -> str:
-    if not line.strip():
-        return _("blank line (ignored)")
-    if is_last:
-        why = _("torn last line: an incomplete record of {size} bytes (ignored)")
-        return why.format(size=len(line))
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return _("not valid UTF-8 (ignored)")
-    return _("not valid JSON (ignored)")
-
-
-def _orphan_problems(
-    orphans: list[tuple[int, str, str]], lines_of: Mapping[str, int]
-) -> list[Problem]:
-    """Say why each orphan was not attached: a missing parent, a late one, or a cycle.
-
-    Orphans link to each other through ``parentId``; following those links (each node
-    has one, so this is a walk, not a search) finds the ones that loop back.
-    """
-    parent_of: dict[str, str] = {}
-    for _number, node_id, parent in orphans:
-        parent_of.setdefault(node_id, parent)
-    in_cycle: set[str] = set()
-    done: set[str] = set()
-    for start in parent_of:
-        if start in done:
-            continue
-        walk: list[str] = []
-        on_walk: dict[str, int] = {}
-        current: str | None = start
-        while current is not None and current in parent_of and current not in done:
-            if current in on_walk:
-                in_cycle.update(walk[on_walk[current] :])
-                break
-            on_walk[current] = len(walk)
-            walk.append(current)
-            current = parent_of[current]
-        done.update(walk)
-    found: list[Problem] = []
-    for number, node_id, parent in orphans:
-        if parent == node_id:
-            why = _("node {node} is its own parent, which would form a cycle (not attached)")
-            found.append(Problem(number, why.format(node=repr(node_id))))
-        elif node_id in in_cycle:
-            why = _("node {node}: parent {parent} would close a cycle (not attached)")
-            found.append(Problem(number, why.format(node=repr(node_id), parent=repr(parent))))
-        else:
-            why = _(
-                "node {node} is an orphan: its parent {parent} has not appeared earlier "
-                "(not attached)"
-            )
-            found.append(Problem(number, why.format(node=repr(node_id), parent=repr(parent))))
-    return found
-
-
-def _why_not_a_node(record: dict[str, Any]) -> str:
-    for key in ("id", "parentId", "message"):
-        if key not in record:
-            why = _("not a message record: no {field} field (ignored)")
-            return why.format(field=repr(key))
-    if not isinstance(record.get("message"), dict):
-        return _("not a message record: 'message' is not an object (ignored)")
-    return _("not a message record: 'id' is not a non-empty string (ignored)")
-
-
-def scrub_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub_surrogates(v) for v in value]
-    return value
-
-
-def with_lone_surrogates(line: bytes) -> Any:
-    """A line orjson refused only for lone ``\\udXXX`` escapes (valid JSON, as written by
-    JavaScript's ``JSON.stringify``), parsed with U+FFFD for them; else ``None``."""
-    if b"\\u" not in line:
-        return None
-    try:
-        value = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
-    except (ValueError, RecursionError):
-        return None
-    scrubbed = scrub_surrogates(value)
-    return scrubbed if scrubbed != value else None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

@@ -25,8 +25,9 @@ import orjson
 
 from ..errors import SessionNameError, SessionNotSaved, StoreError
 from ..i18n import _
-from .loader import LoadResult, Problem, Reader, scrub_surrogates
+from .loader import LoadResult, Reader
 from .loader import parse_session as parse_session  # the store's name before loader.py
+from .problems import Problem, scrub_surrogates
 from .tree import Node
 
 FORMAT_VERSION = 1

@@ -1,7 +1,13 @@
-"""The view that needs IPython: ``%%chat`` and ``%chat``, their options, a turn in a cell,
-cell output and safe HTML, ``TreeChat`` config, the kernel's sessions, the notebook's
-path and cell id.
+"""The view that needs IPython: ``%%chat`` and ``%chat``.
 
-Nothing outside this folder imports IPython. The widget plugs in through the one hook in
-``sessions`` (``turn_hooks``, ``panel_hook``), never by import.
+The cell's own path lives here: ``magics`` (the two magics), ``options`` (parsing a
+``%%chat`` line), ``context`` (``{name}``, ``--attach``, ``--with``), ``history`` (``Err``),
+``turn`` (one session action in a cell), ``output`` and ``safe_html`` (what the cell shows),
+``columns`` (answers side by side), ``config`` (``TreeChat``), ``sessions`` (the kernel's
+sessions, shared with the widget) and ``notebook`` (the notebook's path and cell id).
+The ``%chat`` command families live in ``commands/``.
+
+May import the core and ``providers``, IPython and traitlets. Nothing outside this folder
+imports IPython. The widget plugs in through the one hook in ``sessions`` (``turn_hooks``,
+``panel_hook``), never by import.
 """

@@ -22,7 +22,7 @@ from ..i18n import AUTO, _
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
-from ..providers.endpoints import Endpoint, endpoint_table, known_prices, known_windows
+from ..providers.endpoints.config import Endpoint, endpoint_table, known_prices, known_windows
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"

@@ -1,7 +1,7 @@
 """``%%chat`` and ``%chat``: the notebook's way into a session, and nothing more.
 
 The magic translates a cell into one ``Session.run_cell`` call (the notebook-native
-rule lives in the session), a line into one ``%chat`` command (commands.py), and leaves
+rule lives in the session), a line into one ``%chat`` command (commands/chat.py), and leaves
 parsing to options.py, rendering to output.py and turn.py, and the one shared
 Session per session file to sessions.py.
 """
@@ -16,17 +16,18 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
-from ..conversation.session import Refilled, Session
+from ..conversation.host import Refilled
+from ..conversation.session import Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node
 from ..i18n import _
 from . import turn as _turn
-from .commands import Commands, help_text
+from .commands.chat import Commands, help_text
+from .commands.language import follow_settings
 from .config import TreeChat
 from .context import Question, QuestionBuilder
 from .history import CellErrors
-from .language import follow_settings
 from .notebook import current_cell_id
 from .options import THINKING_OFF, CellOptions, chat_arguments, chat_help, parse_cell_line
 from .sessions import KernelSessions

@@ -29,15 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
-from ..conversation.session import Refill, Session
+from ..conversation.host import Refill
+from ..conversation.session import Session
 from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
 from ..i18n import _
 from ..providers import Provider, choose_provider
-from ..providers.endpoints import OPENAI_CHAT, split_model
-from ..providers.router import EndpointPool, Router
-from ..providers.toolbox import LazySource, Toolbox
-from ..providers.tools import default_registry
+from ..providers.endpoints.config import OPENAI_CHAT, split_model
+from ..providers.endpoints.router import EndpointPool, Router
+from ..providers.tools.functions import default_registry
+from ..providers.tools.toolbox import LazySource, Toolbox
 from .config import TreeChat
 from .notebook import fallback_notebook, notebook_path
 
@@ -271,10 +272,10 @@ class KernelSessions:
 
 
 _WIRE_IMPORTS = {
-    OPENAI_CHAT: ("jupyter_tree_chat.providers.openai_chat", "openai", "openai.types.chat"),
+    OPENAI_CHAT: ("jupyter_tree_chat.providers.openai.provider", "openai", "openai.types.chat"),
 }
 _MESSAGES_IMPORTS = (
-    "jupyter_tree_chat.providers.anthropic",
+    "jupyter_tree_chat.providers.anthropic.provider",
     "anthropic.lib.streaming",
     "anthropic.types",
 )

@@ -78,10 +78,6 @@ class Budget:
     reserved_output: int = 0
     margin: int = 0
 
-    @property
-    def from_window(self) -> bool:
-        return self.window is not None
-
 
 def resolve_budget(
     setting: int | str | None, *, window: int | None, max_tokens: int

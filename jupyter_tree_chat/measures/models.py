@@ -18,7 +18,7 @@ date (``claude-sonnet-4-5-20250929`` is ``claude-sonnet-4-5``); never by a short
 prefix, so ``claude-sonnet-5-5`` is not priced as ``claude-sonnet-5``.
 
 Models of other endpoints are named ``endpoint:model`` here as everywhere
-(``local:smollm2``); the endpoint presets (providers/endpoints.py) add the windows and
+(``local:smollm2``); the endpoint presets (providers/endpoints/config.py) add the windows and
 prices they know to these tables under such names, and an entry ``endpoint:*`` stands for
 every model of that endpoint that has no entry of its own (``local:*`` costs nothing: a
 model on your own machine is not billed by the token).

@@ -12,6 +12,8 @@ runs them over a tree, a ``Session`` or a loaded file::
 
 A ``TreePicture`` shows itself in a notebook (``_repr_svg_``) and saves to a file.
 ``%chat tree --svg`` and ``jupyter tree-chat export FILE --format svg`` use this.
+
+May import ``history``, ``textview`` and ``i18n``; never the session nor Jupyter.
 """
 
 from __future__ import annotations

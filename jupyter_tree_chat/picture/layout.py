@@ -6,7 +6,7 @@ out in Python, so the kernel and the command line draw exactly what the front en
 draws with d3-hierarchy itself, without Node. The steps, the names (``prelim``,
 ``mod``, ``change``, ``shift``, ``thread``, ``ancestor``) and the order of every
 floating-point operation follow d3-hierarchy 3.1, so the numbers come out identical;
-tests/test_picture_layout.py runs d3-hierarchy on the same trees and compares.
+tests/picture/test_picture_layout.py runs d3-hierarchy on the same trees and compares.
 
 Both walks are loops over explicit orders, never recursion: a session tree can be
 100,000 nodes deep.

@@ -1,5 +1,16 @@
-"""Model providers: ``anthropic`` (the real API) and ``offline`` (deterministic, no network).
+"""Model providers: one streaming method each, by wire and by role.
 
+- ``base``: what a provider is (``Provider.stream``, ``ReplyRequest``, the reply events);
+- ``anthropic/``: the Messages API wire (Claude and compatible servers);
+- ``openai/``: the Chat Completions wire (GPT, Gemini, Azure, compatible servers);
+- ``offline/``: the deterministic offline teaching model (no key, no network);
+- ``endpoints/``: named endpoints, what each supports, probing, and the ``Router``;
+- ``tools/``: the user's functions, the session's toolbox, the tools' wire rules;
+- ``mcp/``: tools from MCP servers, through the official ``mcp`` SDK.
+
+May import the core below it (``history``, ``measures.models``, ``language``, ``errors``)
+and nothing of the session, the views or Jupyter; inside, ``base`` ← ``tools/`` ← ``mcp/``,
+and ``base`` ← the wires ← ``endpoints.router`` (tests/test_layers.py).
 ``choose_provider`` picks one by name, or by whether an API key is set, and says why
 when it falls back to the offline teaching model.
 """
@@ -41,12 +52,12 @@ def choose_provider(
         why = _("unknown provider {name}; choose one of: {names}")
         raise ChatError(why.format(name=repr(name), names=", ".join(PROVIDER_NAMES)))
     if name == "anthropic" or (name is None and os.environ.get("ANTHROPIC_API_KEY")):
-        from .anthropic import AnthropicProvider
+        from .anthropic.provider import AnthropicProvider
 
         provider = AnthropicProvider()
         if prepare:
             provider.prepare()
         return provider, None
-    from .offline import OfflineProvider, offline_notice
+    from .offline.provider import OfflineProvider, offline_notice
 
     return OfflineProvider(), (offline_notice() if name is None else None)

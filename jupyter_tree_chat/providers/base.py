@@ -23,10 +23,14 @@ that has one endpoint for every model.
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..errors import ProviderError
 
 Message = dict[str, Any]
 Thinking = int | str | None
@@ -69,7 +73,7 @@ class ReplyRequest:
     known_tools: tuple[ToolSpec, ...] = ()
     """Definitions of tools the path may have used that ``tools`` does not offer (kept
     from when a call was made, then the registered ones): sent, marked not callable, for
-    the tools the path used (``toolwire.request_tools``)."""
+    the tools the path used (``tools.wire.request_tools``)."""
     context: dict[str, Any] | None = field(default=None, compare=False)
     """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
     answer's ``meta.context``; never sent. None: the whole path is sent."""
@@ -236,3 +240,26 @@ def transport_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             continue
     return tuple(found)
+
+
+REDACTED = "[redacted]"
+_Error = TypeVar("_Error", bound="ProviderError")
+
+
+def without_key(error: _Error, key: str | None) -> _Error:
+    """``error`` with ``key`` blanked out of its message and the server's words, should a
+    server ever echo the key back: the one redaction every provider uses. The error
+    stays what it was (its type, ``status``, ``detail``, ``api_message``), so what reads
+    them still can (``router.refused_feature`` telling a refused feature by its detail)."""
+    texts = [str(error), getattr(error, "detail", ""), getattr(error, "api_message", "")]
+    if not key or not any(key in text for text in texts):
+        return error
+    redacted = copy.copy(error)  # the same type, with its attributes
+    redacted.args = tuple(
+        arg.replace(key, REDACTED) if isinstance(arg, str) else arg for arg in error.args
+    )
+    for name in ("detail", "api_message"):
+        value = getattr(error, name, None)
+        if isinstance(value, str):
+            setattr(redacted, name, value.replace(key, REDACTED))
+    return redacted

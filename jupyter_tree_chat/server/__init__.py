@@ -9,6 +9,9 @@ beside it (the viewer's "Export HTML").
 The file is read through the server's contents manager, so only files the user may read
 under the server's root, and never written. Enabled on install by
 ``etc/jupyter/jupyter_server_config.d/jupyter_tree_chat.json``.
+
+``handlers`` holds the two routes. May import ``formats``, ``share`` and the core below
+them, and ``jupyter_server``; never another view.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@
 
 Pure, like the rest of the core: no Jupyter import. The page's script is a build
 product of the front end (``static/page.js``, from labextension/src/page/).
+
+``naming`` names the files they write. May import ``history``, ``conversation`` (the
+session a notebook continues), ``measures`` and the core below; never a view.
 """
 
 from __future__ import annotations

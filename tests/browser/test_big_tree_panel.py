@@ -9,19 +9,14 @@ within a frame or two (benchmarks/bench_widget.py times it).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import open_widget, panel_traits
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from widget_comm import recording_comms
-from widget_page import open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import MemoryStore, encode_record
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import TreePanel
 
 pytestmark = pytest.mark.browser

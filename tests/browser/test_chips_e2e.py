@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-from pathlib import Path
 
 import pandas
 import pytest
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, write_notebook
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fake_anthropic import FakeAnthropic
-from widget_page import ensure_built
 
 from jupyter_tree_chat.context import Limits, QuestionParts, convert_value
 

@@ -14,18 +14,14 @@ from __future__ import annotations
 import base64
 import io
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.content_blocks import image_block, pdf_block, url_image
+from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, write_notebook
-from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from content_blocks import image_block, pdf_block, url_image
-from fake_anthropic import FakeAnthropic
 from PIL import Image
-from widget_page import ensure_built
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 

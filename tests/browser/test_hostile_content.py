@@ -20,19 +20,16 @@ A fast test without a browser runs the same corpus through the kernel-side rende
 from __future__ import annotations
 
 import json
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from fakes.scripted_provider import ScriptedProvider
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 from lab_notebooks import open_and_run_all, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripted_provider import ScriptedProvider
-from widget_comm import recording_comms
-from widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.kernel.safe_html import markdown_to_html
@@ -155,7 +152,7 @@ def test_kernel_side_renderer_neutralises_each_payload(payload: dict) -> None:
 SETUP_CELL = f"""
 import os, sys
 sys.path.insert(0, {str(TESTS)!r})
-from fake_anthropic import FakeAnthropic
+from fakes.fake_anthropic import FakeAnthropic
 server = FakeAnthropic().start()
 HOSTILE = {HOSTILE!r}
 for _ in range(3):
@@ -225,7 +222,7 @@ def test_widget_shows_the_text_after_markup_that_swallows_it(page, page_log, scr
     as written. Nothing runs. (Before, DOMPurify held but the text was gone, or shown
     raw: each opener failed here.)
 
-    The built widget.js on a bare page with a fake kernel (tests/widget_page.py): the
+    The built widget.js on a bare page with a fake kernel (tests/helpers/widget_page.py): the
     panel's traits and full texts come from a real ``TreePanel`` over a real session."""
     provider = ScriptedProvider()
     session = Session.in_memory(provider)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import Lab, running_lab
-from kernel_words import HAN, english_left, translation_missing
+from helpers.kernel_words import HAN, english_left, translation_missing
 from lab_notebooks import write_notebook
 from playwright.sync_api import expect
 

@@ -11,19 +11,14 @@ Screenshots of both views land in test-artifacts/browser/ (``*-panel.png``,
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
+from fakes.scripted_provider import ScriptedProvider
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 from lab_notebooks import open_and_run_all, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripted_provider import ScriptedProvider
-from widget_comm import recording_comms
-from widget_page import answer_text_requests, ensure_built, open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.widget import TreePanel, TurnControl

@@ -13,24 +13,19 @@ Screenshots land in test-artifacts/browser/.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from helpers.widget_comm import recording_comms
+from helpers.widget_page import answer_text_requests, open_widget, panel_traits
 from lab_notebooks import open_and_run_all, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from widget_comm import recording_comms
-from widget_page import answer_text_requests, open_widget, panel_traits
 
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
-from jupyter_tree_chat.providers.offline import OfflineProvider
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import TreePanel
 from jupyter_tree_chat.widget.protocol import text_payload
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from import_samples import chatgpt_export
+from helpers.import_samples import chatgpt_export
 from page_state import wait_until_still
 from playwright.sync_api import expect
 

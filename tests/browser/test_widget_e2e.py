@@ -7,17 +7,12 @@ Screenshots of each state land in test-artifacts/browser/.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, records, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fake_anthropic import FakeAnthropic
-from widget_page import ensure_built
 
 pytestmark = pytest.mark.browser
 

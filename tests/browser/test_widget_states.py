@@ -12,18 +12,15 @@ Screenshots land in test-artifacts/browser/ (the themes as ``*-light.png`` and
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, records, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fake_anthropic import FakeAnthropic
-from widget_page import ensure_built
 
 pytestmark = pytest.mark.browser
 

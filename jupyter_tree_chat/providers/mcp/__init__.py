@@ -10,4 +10,7 @@
 Nothing here imports the SDK until a server starts: ``%load_ext`` and a cell without MCP
 tools pay nothing for it. Without the ``mcp`` package a server is one line saying how to
 get it (``pip install 'jupyter-tree-chat[mcp]'``).
+
+``shared_loop`` is that one event loop. May import ``providers.base``, ``providers.tools``
+(the toolbox its tools join) and the core below (``errors``); never a wire.
 """

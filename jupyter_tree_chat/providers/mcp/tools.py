@@ -23,7 +23,7 @@ from typing import Any
 from ...errors import ToolError
 from ...i18n import _
 from ..base import ToolSpec
-from ..toolbox import PendingTool, ToolAnswer
+from ..tools.toolbox import PendingTool, ToolAnswer
 from .names import WireNames, display_name, parse_selector
 from .results import result_content
 from .servers import CallOutcome, McpServers, ServerTool

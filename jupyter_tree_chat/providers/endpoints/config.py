@@ -1,0 +1,577 @@
+"""Named endpoints: where a model is asked, with which key, and what the server supports.
+
+Nearly every model server now speaks the Messages API: llama.cpp, Ollama, vLLM and LM
+Studio on your own machine, DeepSeek, Moonshot (Kimi), Zhipu (GLM), Alibaba (Qwen),
+MiniMax, OpenRouter and a LiteLLM proxy hosted. GPT, Gemini and Azure OpenAI speak Chat
+Completions instead, as does every OpenAI-compatible server. Each is an ``Endpoint``: a
+base URL, the environment variable that holds its key, its wire (``api``:
+``"anthropic-messages"``, or ``"openai-chat"`` for the second wire, ``openai/provider.py``)
+and what it supports (``capabilities.Supports``). The Chat Completions presets are
+``openai``, ``azure`` (its resource URL, ``deployment`` and ``api_version`` from
+``TreeChat.endpoints``), ``gemini`` (Google's OpenAI-compatible URL),
+``openai-compatible`` (any base URL the user gives) and ``local-openai``: the same
+llama.cpp server as ``local``, on its ``/v1/chat/completions``. A model is named
+``endpoint:model`` wherever a model is named: ``local:smollm2``, ``ollama:llama3.2:3b``,
+``openai:gpt-5-mini``. The name is split at its first colon only when the part before
+it is a configured endpoint, so a bare ``llama3.2:3b`` stays a name for Anthropic's
+API, as every bare name does (``anthropic:`` may be written in front of one, and means
+the same).
+
+``PRESETS`` are the ones built in, with what their documentation says they lack
+(docs/endpoints.md has the table and the sources). ``TreeChat.endpoints`` adds entries
+and overrides a preset field by field (``endpoint_table``): ``{"deepseek": {"base_url":
+...}}`` keeps DeepSeek's key variable and capabilities, ``{"local": {"supports":
+{"images": True}}}`` changes one capability.
+
+Keys are read from the environment when a request is made (``Endpoint.key``), never
+stored in a file, shown or logged. The servers on your own machine need none (they take
+any); a key variable named for them is sent when it is set.
+
+Prices and context windows: a preset lists the models it knows (``known``), and a
+server on your own machine costs nothing (``free``). Hosted models carry a built-in price
+only where the vendor's own model page gives it (``OPENAI_PRICES_SOURCE``: OpenAI's
+``gpt-5-mini`` and ``gpt-5-nano``); every other hosted model is counted in tokens only,
+never at a made-up price (add yours with ``TreeChat.endpoints`` ``known`` or
+``TreeChat.prices``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...i18n import _
+from ...measures.models import ANY_MODEL, Price
+from .capabilities import THINKING_ALL, Supports
+
+ANTHROPIC = "anthropic"
+"""The reserved name of Anthropic's own API: ``anthropic:claude-...`` is a bare name."""
+ANTHROPIC_MESSAGES = "anthropic-messages"
+OPENAI_CHAT = "openai-chat"
+APIS = (ANTHROPIC_MESSAGES, OPENAI_CHAT)
+OPENAI_COMPATIBLE = "openai-compatible"
+"""The preset for any Chat Completions server: its ``base_url`` comes from the user."""
+
+ENTRY_KEYS = (
+    "base_url",
+    "key_env",
+    "api",
+    "supports",
+    "known",
+    "free",
+    "start",
+    "kind",
+    "deployment",
+    "api_version",
+    "max_tokens_field",
+)
+MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
+"""What a Chat Completions server calls the reply's limit: OpenAI's name, or the older one."""
+AZURE_API_VERSION = "2024-10-21"
+"""Azure OpenAI's generally available data-plane API version (``api_version`` changes it)."""
+OPENAI_PRICES_SOURCE = "https://developers.openai.com/api/docs/models"
+"""Where OpenAI's prices and windows were read, each model's own page (see ``TAKEN``)."""
+TAKEN = "2026-12-01"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+SERVE_LOCAL = "jupyter tree-chat serve-local"
+
+
+@dataclass(frozen=True)
+class KnownModel:
+    """What an endpoint's preset knows of one of its models."""
+
+    window: int | None = None
+    price: Price | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One named endpoint (see the module docstring)."""
+
+    name: str
+    base_url: str | None
+    key_env: tuple[str, ...] = ()
+    """The environment variables its key may be in, first found wins."""
+    key_required: bool = True
+    """False for a server on your own machine: it takes any key, or none."""
+    api: str = ANTHROPIC_MESSAGES
+    supports: Supports = field(default_factory=Supports)
+    known: Mapping[str, KnownModel] = field(default_factory=dict, hash=False, compare=False)
+    free: bool = False
+    """It runs on your own machine: its answers cost nothing."""
+    start: str | None = None
+    """How to start it, for the line that says it is not answering."""
+    kind: str = ""
+    """What it is ("llama.cpp", "DeepSeek"), for ``%chat models``."""
+    deployment: str | None = None
+    """Azure: the deployment every model name goes to (None: the model named is the
+    deployment, ``azure:my-gpt``)."""
+    api_version: str | None = None
+    """Azure: the ``api-version`` each request carries."""
+    max_tokens_field: str = "max_completion_tokens"
+    """Chat Completions: the name of the reply's limit this server takes."""
+
+    def wire_options(self) -> dict[str, Any]:
+        """What its wire's ``endpoint_provider`` is given beyond the URL, key and
+        capabilities (the Messages API: nothing)."""
+        if self.api != OPENAI_CHAT:
+            return {}
+        options: dict[str, Any] = {"max_tokens_field": self.max_tokens_field}
+        if self.api_version is not None:
+            options.update(azure_api_version=self.api_version, azure_deployment=self.deployment)
+        return options
+
+    def models_url(self) -> str | None:
+        """Where it lists its models (``GET``), or None without a base URL."""
+        if not self.base_url:
+            return None
+        if self.api_version is not None:  # Azure: under /openai, with its version
+            return f"{self.base_url}/openai/models?api-version={self.api_version}"
+        if self.api == OPENAI_CHAT:  # the base URL already holds /v1 (or its equivalent)
+            return f"{self.base_url}/models"
+        return f"{self.base_url}/v1/models"
+
+    def key(self) -> str | None:
+        """Its key, read from the environment now (never kept)."""
+        for variable in self.key_env:
+            value = os.environ.get(variable)
+            if value:
+                return value
+        return None
+
+    def qualified(self, model: str) -> str:
+        """``local:smollm2``: the name a model of this endpoint goes by everywhere."""
+        return f"{self.name}:{model}"
+
+    def where(self) -> str:
+        """``local at http://127.0.0.1:8080``."""
+        return _("{name} at {url}").format(name=self.name, url=self.base_url)
+
+
+def _local(**changes: Any) -> Supports:
+    """A server on your own machine: no adaptive thinking, temperatures 0 to 2."""
+    return Supports(adaptive_thinking=False, temperature=(0.0, 2.0), **changes)
+
+
+def _hosted(**changes: Any) -> Supports:
+    return Supports(adaptive_thinking=False, **changes)
+
+
+def _chat(**changes: Any) -> Supports:
+    """A Chat Completions endpoint: no count_tokens (the wire has none), no cache
+    breakpoints (its prompt caching is automatic), temperatures 0 to 2; thinking is a
+    budget, asked as ``reasoning_effort`` (adaptive thinking is Claude's)."""
+    return _hosted(count_tokens=False, cache_control=False, temperature=(0.0, 2.0), **changes)
+
+
+def _text_api(**changes: Any) -> Supports:
+    """A hosted API that documents text and tools only: no count_tokens, no cache
+    breakpoints, no images or documents, no model list (each may be said otherwise)."""
+    lacking: dict[str, Any] = dict.fromkeys(
+        ("count_tokens", "cache_control", "images", "documents", "models_list"), False
+    )
+    return _hosted(**{**lacking, **changes})
+
+
+PRESETS: dict[str, Endpoint] = {
+    endpoint.name: endpoint
+    for endpoint in (
+        Endpoint(
+            "local",
+            "http://127.0.0.1:8080",
+            key_env=("LLAMA_API_KEY",),
+            key_required=False,
+            # llama-server reads images only with a multimodal projector (--mmproj), and
+            # SmolLM2, the model `serve-local` runs, reads none; no thinking, no documents
+            supports=_local(images=False, documents=False, thinking=False),
+            # serve-local runs it with an 8192-token context any one request may fill
+            known={"smollm2": KnownModel(window=8192)},
+            free=True,
+            start=SERVE_LOCAL,
+            kind="llama.cpp",
+        ),
+        Endpoint(
+            "ollama",
+            "http://localhost:11434",
+            key_required=False,
+            supports=_local(count_tokens=False, cache_control=False, documents=False),
+            free=True,
+            start="ollama serve",
+            kind="Ollama",
+        ),
+        Endpoint(
+            "vllm",
+            "http://localhost:8000",
+            key_env=("VLLM_API_KEY",),
+            key_required=False,
+            supports=_local(cache_control=False, documents=False),
+            free=True,
+            start="vllm serve MODEL",
+            kind="vLLM",
+        ),
+        Endpoint(
+            "lmstudio",
+            "http://localhost:1234",
+            key_env=("LM_API_TOKEN",),
+            key_required=False,
+            supports=_local(
+                count_tokens=False,
+                cache_control=False,
+                images=False,
+                documents=False,
+                thinking=False,
+            ),
+            free=True,
+            start="lms server start",
+            kind="LM Studio",
+        ),
+        Endpoint(
+            "litellm",
+            "http://localhost:4000",
+            key_env=("LITELLM_API_KEY",),
+            key_required=False,
+            supports=_local(),
+            start="litellm --config config.yaml",
+            kind="LiteLLM proxy",
+        ),
+        Endpoint(
+            "openrouter",
+            "https://openrouter.ai/api",
+            key_env=("OPENROUTER_API_KEY",),
+            supports=_hosted(count_tokens=False, temperature=(0.0, 2.0)),
+            kind="OpenRouter",
+        ),
+        Endpoint(
+            "deepseek",
+            "https://api.deepseek.com/anthropic",
+            key_env=("DEEPSEEK_API_KEY",),
+            # its prefix caching is automatic: no cache_control
+            supports=_text_api(
+                thinking_replay=THINKING_ALL, thinking_off=True, temperature=(0.0, 2.0)
+            ),
+            known={"deepseek-chat": KnownModel(), "deepseek-reasoner": KnownModel()},
+            kind="DeepSeek",
+        ),
+        Endpoint(
+            "moonshot",
+            "https://api.moonshot.ai/anthropic",
+            key_env=("MOONSHOT_API_KEY",),
+            supports=_text_api(thinking=False),  # no field matrix published
+            kind="Moonshot (Kimi)",
+        ),
+        Endpoint(
+            "zhipu",
+            "https://api.z.ai/api/anthropic",
+            key_env=("ZAI_API_KEY", "ZHIPUAI_API_KEY"),
+            supports=_text_api(thinking=False),  # no field matrix published
+            kind="Zhipu / Z.ai (GLM)",
+        ),
+        Endpoint(
+            "dashscope",
+            "https://dashscope-intl.aliyuncs.com/apps/anthropic",
+            key_env=("DASHSCOPE_API_KEY",),
+            supports=_text_api(cache_control=True, temperature=(0.0, 2.0)),
+            kind="Alibaba DashScope (Qwen)",
+        ),
+        Endpoint(
+            "minimax",
+            "https://api.minimax.io/anthropic",
+            key_env=("MINIMAX_API_KEY",),
+            supports=_text_api(
+                thinking_replay=THINKING_ALL, temperature=(0.0, 1.0), temperature_above_low=True
+            ),
+            kind="MiniMax",
+        ),
+        # -- the second wire: Chat Completions ------------------------------------------
+        Endpoint(
+            "openai",
+            "https://api.openai.com/v1",
+            key_env=("OPENAI_API_KEY",),
+            api=OPENAI_CHAT,
+            supports=_chat(n=True),
+            # OPENAI_PRICES_SOURCE (each model's page), as read on TAKEN; cache writes cost
+            # nothing extra there, so they are priced as input
+            known={
+                "gpt-5-mini": KnownModel(400_000, Price(0.25, 2.00, 0.25, 0.025)),
+                "gpt-5-nano": KnownModel(400_000, Price(0.05, 0.40, 0.05, 0.005)),
+            },
+            kind="OpenAI",
+        ),
+        Endpoint(
+            "azure",
+            None,  # https://RESOURCE.openai.azure.com, from TreeChat.endpoints
+            key_env=("AZURE_OPENAI_API_KEY",),
+            api=OPENAI_CHAT,
+            supports=_chat(n=True, documents=False),  # PDFs: not documented there
+            api_version=AZURE_API_VERSION,
+            kind="Azure OpenAI",
+        ),
+        Endpoint(
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            key_env=("GEMINI_API_KEY",),
+            api=OPENAI_CHAT,
+            # n and PDFs are not documented for its OpenAI compatibility
+            supports=_chat(documents=False),
+            max_tokens_field="max_tokens",
+            kind="Google Gemini",
+        ),
+        Endpoint(
+            "openai-compatible",
+            None,  # any server's, from TreeChat.endpoints
+            key_required=False,  # a key_env given with its base_url is then required
+            api=OPENAI_CHAT,
+            # what every such server takes: text and tools; say what yours does besides
+            supports=_chat(images=False, documents=False, thinking=False, models_list=False),
+            kind="OpenAI-compatible",
+        ),
+        Endpoint(
+            "local-openai",
+            "http://127.0.0.1:8080/v1",  # serve-local's llama-server, its other wire
+            key_env=("LLAMA_API_KEY",),
+            key_required=False,
+            api=OPENAI_CHAT,
+            # as ``local``; and llama.cpp answers n choices and takes reasoning_content back
+            supports=_chat(
+                images=False, documents=False, thinking=False, n=True, send_reasoning=True
+            ),
+            known={"smollm2": KnownModel(window=8192)},
+            free=True,
+            start=SERVE_LOCAL,
+            kind="llama.cpp, Chat Completions",
+        ),
+    )
+}
+
+
+# -- names ----------------------------------------------------------------------------------
+
+
+def split_model(name: str, endpoints: Mapping[str, Endpoint]) -> tuple[Endpoint | None, str]:
+    """``(endpoint, its model name)`` for ``name``; ``(None, name)`` for Anthropic's API.
+
+    Split at the first colon only when the part before it is a configured endpoint:
+    ``ollama:llama3.2:3b`` is Ollama's ``llama3.2:3b``, a bare ``llama3.2:3b`` is
+    Anthropic's, and so is ``anthropic:claude-sonnet-4-6``."""
+    prefix, colon, rest = name.partition(":")
+    if colon and rest:
+        if prefix == ANTHROPIC:
+            return None, rest
+        found = endpoints.get(prefix)
+        if found is not None:
+            return found, rest
+    return None, name
+
+
+# -- the user's entries ----------------------------------------------------------------------
+
+
+def endpoint_table(config: Mapping[str, Any] | None = None) -> dict[str, Endpoint]:
+    """The presets with ``TreeChat.endpoints``'s entries added or merged in, field by
+    field; ``ValueError`` (one line, with the fix) for an entry that cannot be used."""
+    table = dict(PRESETS)
+    for name, entry in (config or {}).items():
+        table[name] = configured(str(name), entry, table.get(name))
+    return table
+
+
+def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
+    """The endpoint ``name`` as ``entry`` describes it, on top of ``base`` if there is one."""
+    if name == ANTHROPIC:
+        raise ValueError(
+            _(
+                "'anthropic' is Anthropic's own API, set by ANTHROPIC_BASE_URL and "
+                "ANTHROPIC_API_KEY; give your endpoint another name"
+            )
+        )
+    if not _NAME.fullmatch(name):
+        raise ValueError(
+            _(
+                "endpoint name {name!r} must be letters, digits, '.', '_' or '-' "
+                "(no ':'), e.g. 'lab'"
+            ).format(name=name)
+        )
+    if not isinstance(entry, Mapping):
+        raise ValueError(
+            _("endpoint {name!r} must be a dict like {example}").format(
+                name=name, example="{'base_url': 'http://127.0.0.1:8081'}"
+            )
+        )
+    unknown = sorted(set(entry) - set(ENTRY_KEYS))
+    if unknown:
+        raise ValueError(
+            _("unknown field {field!r} in endpoint {name!r}: use {fields}").format(
+                field=unknown[0], name=name, fields=", ".join(ENTRY_KEYS)
+            )
+        )
+    if "api" in entry and entry["api"] not in APIS:
+        raise ValueError(
+            _("endpoint {name!r}: api must be one of {apis}, not {value!r}").format(
+                name=name, apis=", ".join(APIS), value=entry["api"]
+            )
+        )
+    if base is None:
+        if not isinstance(entry.get("base_url"), str):
+            raise ValueError(
+                _("endpoint {name!r} needs a base_url, e.g. {example}").format(
+                    name=name, example="{'base_url': 'http://127.0.0.1:8081'}"
+                )
+            )
+        if entry.get("api") == OPENAI_CHAT:  # what any compatible server takes
+            base = replace(PRESETS[OPENAI_COMPATIBLE], name=name, kind="")
+        else:
+            base = Endpoint(name, None, key_required=False, supports=_local())
+    changes: dict[str, Any] = {}
+    if "base_url" in entry:
+        changes["base_url"] = _base_url(name, entry["base_url"])
+    if "key_env" in entry:
+        changes["key_env"] = _key_env(name, entry["key_env"])
+        if not changes["key_env"]:
+            changes["key_required"] = False
+        elif name not in PRESETS or PRESETS[name].base_url is None:
+            # a key named for a server elsewhere must be set
+            url = changes.get("base_url", base.base_url) or ""
+            changes["key_required"] = not _on_this_machine(url)
+    if "api" in entry:
+        changes["api"] = entry["api"]
+        if entry["api"] == OPENAI_CHAT != base.api:  # the wire has neither of these
+            changes["supports"] = replace(base.supports, count_tokens=False, cache_control=False)
+    if "supports" in entry:
+        if not isinstance(entry["supports"], Mapping):
+            raise ValueError(
+                _("endpoint {name!r}: supports must be a dict like {example}").format(
+                    name=name, example="{'images': True}"
+                )
+            )
+        changes["supports"] = Supports.merged(
+            changes.get("supports", base.supports), entry["supports"]
+        )
+    if "known" in entry:
+        changes["known"] = {**base.known, **_known(name, entry["known"])}
+    for flag in ("free",):
+        if flag in entry:
+            changes[flag] = bool(entry[flag])
+    for text in ("start", "kind"):
+        if text in entry:
+            changes[text] = str(entry[text]) if entry[text] is not None else None
+    changes.update(_azure(name, entry))
+    if "max_tokens_field" in entry:
+        if entry["max_tokens_field"] not in MAX_TOKENS_FIELDS:
+            raise ValueError(
+                _(
+                    "endpoint {name!r}: max_tokens_field must be one of {names}, not {value!r}"
+                ).format(
+                    name=name, names=", ".join(MAX_TOKENS_FIELDS), value=entry["max_tokens_field"]
+                )
+            )
+        changes["max_tokens_field"] = entry["max_tokens_field"]
+    return replace(base, **changes)
+
+
+def _azure(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """``deployment`` and ``api_version`` as given: names, never a URL."""
+    found: dict[str, Any] = {}
+    for key in ("deployment", "api_version"):
+        if key not in entry:
+            continue
+        value = entry[key]
+        if value is not None and not (
+            isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value)
+        ):
+            raise ValueError(
+                _("endpoint {name!r}: {field} must be a name like {example}, not {value!r}").format(
+                    name=name,
+                    field=key,
+                    example="'gpt-5-mini'" if key == "deployment" else repr(AZURE_API_VERSION),
+                    value=value,
+                )
+            )
+        found[key] = value
+    return found
+
+
+def _base_url(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not re.match(r"https?://[^/\s]+", value):
+        raise ValueError(
+            _("endpoint {name!r}: base_url must be an http(s) URL, not {value!r}").format(
+                name=name, value=value
+            )
+        )
+    return value.rstrip("/")
+
+
+def _on_this_machine(url: str) -> bool:
+    host = re.sub(r"^https?://", "", url).split("/")[0].rsplit(":", 1)[0]
+    return host in ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
+
+
+def _key_env(name: str, value: Any) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else value
+    if names is None:
+        return ()
+    if isinstance(names, (list, tuple)) and all(
+        isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) for v in names
+    ):
+        return tuple(names)
+    raise ValueError(
+        _(
+            "endpoint {name!r}: key_env names the environment variable holding the key "
+            "(e.g. 'LAB_API_KEY'), never the key itself"
+        ).format(name=name)
+    )
+
+
+def _known(name: str, value: Any) -> dict[str, KnownModel]:
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            _("endpoint {name!r}: known must be a dict like {example}").format(
+                name=name, example="{'my-model': {'window': 32768}}"
+            )
+        )
+    found = {}
+    for model, facts in value.items():
+        facts = facts or {}
+        if not isinstance(facts, Mapping) or set(facts) - {"window", "price"}:
+            raise ValueError(
+                _("endpoint {name!r}: each known model takes window and price").format(name=name)
+            )
+        window = facts.get("window")
+        if window is not None and (not isinstance(window, int) or window <= 0):
+            raise ValueError(
+                _("endpoint {name!r}: the window of {model!r} must be a number of tokens").format(
+                    name=name, model=model
+                )
+            )
+        price = facts.get("price")
+        if price is not None and not isinstance(price, Price):
+            price = Price.from_mapping(price)
+        found[str(model)] = KnownModel(window, price)
+    return found
+
+
+# -- the model tables ------------------------------------------------------------------------
+
+
+def known_windows(endpoints: Mapping[str, Endpoint]) -> dict[str, int]:
+    """Context windows by ``endpoint:model``, for the session's table."""
+    return {
+        endpoint.qualified(model): facts.window
+        for endpoint in endpoints.values()
+        for model, facts in endpoint.known.items()
+        if facts.window is not None
+    }
+
+
+def known_prices(endpoints: Mapping[str, Endpoint]) -> dict[str, Price]:
+    """Prices by ``endpoint:model`` (``endpoint:*`` for a free endpoint's every model)."""
+    prices: dict[str, Price] = {}
+    for endpoint in endpoints.values():
+        if endpoint.free:
+            prices[endpoint.qualified(ANY_MODEL)] = Price(0, 0, 0, 0)
+        for model, facts in endpoint.known.items():
+            if facts.price is not None:
+                prices[endpoint.qualified(model)] = facts.price
+    return prices

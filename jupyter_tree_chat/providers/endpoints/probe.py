@@ -1,0 +1,122 @@
+"""Whether an endpoint answers, and which models it serves (``GET /v1/models``).
+
+``%chat models`` asks every configured endpoint at once, each with a short timeout, so a
+server that is down costs a second at most and is said in one line, never a traceback.
+The Messages API, llama-server, Ollama, vLLM and LM Studio all answer ``GET
+/v1/models`` with ``{"data": [{"id": ...}, ...]}`` (llama-server adds each model's
+``meta``), and so do the Chat Completions servers under their own base URL
+(``Endpoint.models_url``: OpenAI's, Gemini's, Azure's ``/openai/models``); a server
+without the route still answers (a 404), which is all "answering" means. Plain
+``urllib``: one GET needs no client, and no SDK is imported for it.
+
+Keys: an endpoint's key is read from the environment for the request and sent as both
+``x-api-key`` and ``Authorization: Bearer`` (servers take one or the other; Azure's
+``api-key`` too); it is never
+part of what a probe returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ...i18n import _
+from .config import Endpoint
+
+TIMEOUT_S = 2.0
+ANTHROPIC_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+_MOST_MODELS = 100
+
+
+@dataclass(frozen=True)
+class Served:
+    """One model a server lists, and its context size where the server says it."""
+
+    id: str
+    window: int | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What asking one endpoint found."""
+
+    answering: bool
+    models: tuple[Served, ...] | None = None
+    """None: the server lists no models (no such route, or not asked)."""
+    problem: str | None = None
+    """Why it is not answering, or why its list could not be read."""
+
+
+def probe(
+    models_url: str, key: str | None, timeout: float = TIMEOUT_S, *, azure: bool = False
+) -> Probe:
+    """Ask ``models_url`` (``.../v1/models``) for the models it serves; ``azure``: the key
+    goes in Azure's ``api-key`` header too."""
+    joiner = "&" if "?" in models_url else "?"
+    url = f"{models_url}{joiner}limit={_MOST_MODELS}"
+    headers = {"anthropic-version": API_VERSION, "accept": "application/json"}
+    if key:
+        headers["x-api-key"] = key
+        headers["authorization"] = f"Bearer {key}"
+        if azure:
+            headers["api-key"] = key
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as error:
+        error.close()
+        if error.code in (401, 403):
+            return Probe(True, problem=_("it refused the key ({status})").format(status=error.code))
+        return Probe(True, problem=_("it lists no models ({status})").format(status=error.code))
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        return Probe(False, problem=str(reason).splitlines()[0] if str(reason) else None)
+    return Probe(True, models=served_models(body))
+
+
+def served_models(body: bytes) -> tuple[Served, ...] | None:
+    """The models of a ``/v1/models`` answer (None if it is not such an answer)."""
+    try:
+        parsed: Any = json.loads(body)
+    except ValueError:
+        return None
+    items = parsed.get("data") if isinstance(parsed, dict) else None
+    if not isinstance(items, list):
+        return None
+    found = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            meta = item.get("meta")
+            window = (
+                (meta.get("n_ctx") or meta.get("n_ctx_train")) if isinstance(meta, dict) else None
+            )
+            found.append(Served(item["id"], window if isinstance(window, int) else None))
+    return tuple(found)
+
+
+def probe_all(
+    endpoints: list[Endpoint], *, anthropic: bool, timeout: float = TIMEOUT_S
+) -> tuple[Probe | None, dict[str, Probe]]:
+    """Probe Anthropic's API (when ``anthropic``: its key is set) and every endpoint that
+    can be asked (a hosted one only with its key), all at once."""
+    asked = [e for e in endpoints if e.base_url and (e.key() or not e.key_required)]
+    with ThreadPoolExecutor(max_workers=max(len(asked) + 1, 1)) as pool:
+        api = None
+        if anthropic:
+            base = (os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL).rstrip("/")
+            key = os.environ.get("ANTHROPIC_API_KEY")
+            api = pool.submit(probe, f"{base}/v1/models", key, timeout)
+        futures = {
+            e.name: pool.submit(
+                probe, str(e.models_url()), e.key(), timeout, azure=e.api_version is not None
+            )
+            for e in asked
+        }
+        return (api.result() if api else None), {n: f.result() for n, f in futures.items()}

@@ -1,0 +1,10 @@
+"""The Chat Completions wire: GPT, Gemini, Azure OpenAI and any compatible server.
+
+- ``wire``: a stored path to Chat Completions messages and parameters;
+- ``stream``: the one reader of a Chat Completions reply (``ChoiceReader``), chunk by chunk;
+- ``provider``: ``OpenAIChatProvider``, the path streamed through the official ``openai`` SDK.
+
+May import ``providers.base``, ``providers.tools``, ``providers.endpoints.capabilities`` and
+``providers.anthropic.wire`` (a path is first what the Messages API accepts), and the core
+below; never the router. Nothing imports the ``openai`` package until a request needs it.
+"""

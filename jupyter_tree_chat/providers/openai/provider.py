@@ -1,0 +1,352 @@
+"""The second wire's provider: a path streamed through the official ``openai`` SDK.
+
+GPT, Gemini, Azure OpenAI and most local servers speak Chat Completions, not the
+Messages API. This provider sends the same stored path there: ``openai/wire.py`` builds
+the request (pure), the SDK makes the call, ``openai/stream.py`` reads the chunks into
+the project's events, and SDK failures become the project's errors here. The ``openai``
+package is an optional extra (``pip install 'jupyter-tree-chat[openai]'``), imported
+only when such an endpoint is used: ``%load_ext`` never pays for it, and without it
+naming such an endpoint says in one line how to get it, before anything is written
+(``missing_package``, asked by ``Router.check``).
+
+The router makes one per endpoint (``endpoint_provider``), with what the endpoint
+supports (``capabilities.Supports``: tools, ``send_reasoning``, ``n``) and a ``Service``
+that names it in every error line ("local-openai at http://127.0.0.1:8080/v1 is not
+answering: start it with ..."). Every request streams with ``stream_options:
+{"include_usage": true}``, the only way most servers report usage in a stream. Chat
+Completions has no count-tokens endpoint, so this provider is no ``TokenCounter``: the
+context meter estimates what the last reply's usage does not cover.
+
+Clients (``make_client``): ``openai.OpenAI(base_url=..., api_key=...)`` for OpenAI,
+Gemini's OpenAI-compatible URL and any compatible server (``base_url`` as the SDK takes
+it, for most servers ending in ``/v1``); ``openai.AzureOpenAI(azure_endpoint=...,
+api_version=..., azure_deployment=...)`` for Azure, where the model named is the
+deployment unless one is configured. A server that takes no key (a local one) is sent a
+placeholder. Retries are the SDK's (2 retries of 408/409/429/5xx, honouring
+``retry-after``).
+
+Error mapping (each message one line that says what to do; the key never appears):
+    AuthenticationError 401, PermissionDeniedError 403   → AuthenticationFailed
+    RateLimitError 429 (after the SDK's retries)          → RateLimited
+    503                                                   → Overloaded
+    other 5xx                                             → ServerError
+    APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
+    an ``error`` object inside the stream, a bad chunk    → StreamError
+    400/404/422 and other 4xx                             → BadRequest (``status`` and
+                                                            ``detail`` kept, so the
+                                                            router can tell a refused
+                                                            feature such as ``n``)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any, TypeVar
+
+from ...errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    MissingApiKey,
+    MissingExtra,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    ServerError,
+    StreamError,
+)
+from ...i18n import _
+from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
+from ..endpoints.capabilities import Supports
+from .stream import read_choices, read_chunks
+from .wire import CHAT_SUPPORTS, build_params
+
+DEFAULT_MODEL = "gpt-5-mini"
+NO_KEY = "no-key-needed"
+"""What a server that takes no key is sent (the SDK refuses to build a client without)."""
+STREAM_OPTIONS = {"include_usage": True}
+EXTRA = "pip install 'jupyter-tree-chat[openai]'"
+
+
+def openai_service() -> Service:
+    """Who a provider made without a router talks to, as its error lines name it."""
+    return Service(
+        _("OpenAI's API"),
+        key_fix=_("check OPENAI_API_KEY"),
+        reach_fix=_("check the network and its base_url, then retry"),
+    )
+
+
+T = TypeVar("T")
+
+
+def missing_package(endpoint: str) -> str | None:
+    """The one line saying how to get the ``openai`` package, or None if it is there
+    (found without importing it: the cell that needs it imports it)."""
+    try:
+        found = importlib.util.find_spec("openai") is not None
+    except (ImportError, ValueError):  # ``sys.modules["openai"] = None`` and the like
+        found = False
+    return None if found else _extra_line(endpoint)
+
+
+def _extra_line(endpoint: str) -> str:
+    return _(
+        "{endpoint} speaks Chat Completions, which needs the openai package: {command}"
+    ).format(endpoint=endpoint, command=EXTRA)
+
+
+def load_openai(endpoint: str) -> ModuleType:
+    """The ``openai`` package, or a one-line ``MissingExtra`` saying how to get it."""
+    try:
+        return importlib.import_module("openai")
+    except ImportError:
+        raise MissingExtra(_extra_line(endpoint)) from None
+
+
+def make_client(
+    *,
+    service: Service | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    azure_api_version: str | None = None,
+    azure_deployment: str | None = None,
+    max_retries: int | None = None,
+) -> Any:
+    """A client of the ``openai`` SDK for one endpoint (see the module docstring).
+
+    Without ``api_key`` the SDK reads its own variable (``OPENAI_API_KEY``,
+    ``AZURE_OPENAI_API_KEY``); none set is a one-line ``MissingApiKey``."""
+    service = service or openai_service()
+    openai = load_openai(service.label)
+    options: dict[str, Any] = {"api_key": api_key}
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    try:
+        if azure_api_version is not None:
+            return openai.AzureOpenAI(
+                azure_endpoint=base_url,
+                azure_deployment=azure_deployment,
+                api_version=azure_api_version,
+                **options,
+            )
+        return openai.OpenAI(base_url=base_url, **options)
+    except openai.OpenAIError:
+        raise MissingApiKey(
+            _("No key for {who}: {fix}.").format(who=service.label, fix=service.key_fix)
+        ) from None
+
+
+class OpenAIChatProvider:
+    """Streams replies from a Chat Completions endpoint (see the module docstring)."""
+
+    name = "openai-chat"
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        default_model: str = DEFAULT_MODEL,
+        supports: Supports = CHAT_SUPPORTS,
+        service: Service | None = None,
+        max_tokens_field: str = "max_completion_tokens",
+        **client_options: Any,
+    ) -> None:
+        if client is None:
+            client = make_client(service=service, **client_options)
+        self.client = client
+        self.default_model = default_model
+        self.supports = supports
+        self._service = service
+        self.max_tokens_field = max_tokens_field
+
+    @property
+    def service(self) -> Service:
+        """Who this provider talks to, as its error lines name it."""
+        return self._service or openai_service()
+
+    def __repr__(self) -> str:  # never the key
+        return f"OpenAIChatProvider(base_url={self._url()!r})"
+
+    def prepare(self) -> None:
+        """Load what the first request would otherwise load on the way (no network)."""
+        importlib.import_module("openai.types.chat")
+        assert self.client.chat.completions is not None
+
+    def params(self, request: ReplyRequest) -> dict[str, Any]:
+        """What ``chat.completions.create`` is given for ``request`` (and ``stream``)."""
+        params = build_params(request, self.supports, max_tokens_field=self.max_tokens_field)
+        params["model"] = params["model"] or self.default_model
+        return {**params, "stream": True, "stream_options": STREAM_OPTIONS}
+
+    def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
+        """Yield thinking and text as they arrive, then the tool calls and ``Finished``."""
+        params = self.params(request)
+        yield from self._streamed(
+            params, lambda chunks: read_chunks(chunks, fallback_model=params["model"])
+        )
+
+    def stream_choices(self, request: ReplyRequest, n: int) -> Iterator[tuple[int, ReplyEvent]]:
+        """``n`` answers in one request (``n`` sent), as ``(choice, event)`` pairs; a
+        server that refuses ``n`` answers ``BadRequest`` before any event."""
+        params = self.params(request)
+        if n > 1:
+            params["n"] = n
+        yield from self._streamed(
+            params, lambda chunks: read_choices(chunks, fallback_model=params["model"], n=n)
+        )
+
+    def _streamed(self, params: dict[str, Any], read: Callable[[Any], Iterator[T]]) -> Iterator[T]:
+        """What ``read`` makes of the response's chunks, SDK failures made the project's."""
+        started = False
+        try:
+            chunks = self.client.chat.completions.create(**params)
+            try:
+                for item in read(chunks):
+                    started = True
+                    yield item
+            finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
+                chunks.close()
+        except ProviderError as error:
+            raise self._redacted(error) from error.__cause__
+        except Exception as error:
+            mapped = self.provider_error(error, mid_reply=started)
+            if mapped is None:
+                raise
+            raise self._redacted(mapped) from error
+
+    def provider_error(
+        self, error: BaseException, *, mid_reply: bool = False
+    ) -> ProviderError | None:
+        """The project error for an SDK or network error, or None if it is not one."""
+        openai = load_openai(self.service.label)
+        retries = getattr(self.client, "max_retries", None)
+        after = _(" after {count} retries").format(count=retries) if retries else ""
+        service = self.service
+        if isinstance(error, openai.APIStatusError):
+            return self._status_error(error, after)
+        if isinstance(error, openai.APITimeoutError):
+            return ConnectionFailed(
+                _("{who} did not answer in time{after}: check the network and retry.").format(
+                    who=service.subject, after=after
+                )
+            )
+        if isinstance(error, (openai.APIConnectionError, *transport_errors())):
+            if mid_reply:
+                return ConnectionFailed(
+                    _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
+                )
+            if service.down is not None:
+                return ConnectionFailed(service.down)
+            return ConnectionFailed(
+                _("Could not reach {who} ({url}): {fix}.").format(
+                    who=service.label, url=self._url(), fix=service.reach_fix
+                )
+            )
+        if isinstance(error, openai.APIError):  # an ``error`` object inside the stream
+            return StreamError(
+                _("{who} failed mid-reply{detail}: retry.").format(
+                    who=service.subject, detail=_detail(error)
+                )
+            )
+        if isinstance(error, json.JSONDecodeError):
+            return StreamError(
+                _("{who} sent a chunk that is not JSON: retry.").format(who=service.subject)
+            )
+        return None
+
+    def _status_error(self, error: Any, after: str) -> ProviderError:
+        status, detail, who = error.status_code, _detail(error), self.service.subject
+        if status in (401, 403):
+            return AuthenticationFailed(
+                _("{who} refused the key ({status}){detail}: {fix}.").format(
+                    who=who, status=status, detail=detail, fix=self.service.key_fix
+                )
+            )
+        if status == 429:
+            wait = error.response.headers.get("retry-after")
+            if wait:
+                when = _("retry in {seconds} s").format(seconds=wait)
+            else:
+                when = _("retry in a minute")
+            return RateLimited(
+                _("Rate limited by {who} (429){after}: {when}.").format(
+                    who=self.service.label, after=after, when=when
+                )
+            )
+        if status == 503:
+            return Overloaded(
+                _("{who} is overloaded (503){after}: retry in a minute.").format(
+                    who=who, after=after
+                )
+            )
+        if status >= 500:
+            return ServerError(
+                _("{who} failed ({status}){after}{detail}: retry later.").format(
+                    who=who, status=status, after=after, detail=detail
+                )
+            )
+        if status == 404:
+            refused = BadRequest(
+                _(
+                    "{who} has no such model or route (404){detail}: check the model name, "
+                    "and that base_url {url} is the one its docs give (most end in /v1)."
+                ).format(who=who, detail=detail, url=self._url())
+            )
+        else:
+            refused = BadRequest(
+                _("{who} refused the request ({status}){detail}: fix it and retry.").format(
+                    who=who, status=status, detail=detail
+                )
+            )
+        refused.status = status
+        refused.detail = detail.removeprefix(": ")
+        return refused
+
+    def _url(self) -> str:
+        return str(getattr(self.client, "base_url", ""))
+
+    def _redacted(self, error: ProviderError) -> ProviderError:
+        """The error with the key blanked out, should a server ever echo it back."""
+        key = getattr(self.client, "api_key", None)
+        return without_key(error, None if key == NO_KEY else key)
+
+
+def _detail(error: Any) -> str:
+    """The server's own words about an error, on one line (none: empty)."""
+    body = getattr(error, "body", None)
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+    message = message or getattr(error, "message", None)
+    if not message:
+        return ""
+    return ": " + " ".join(str(message).split())[:300]
+
+
+def endpoint_provider(
+    base_url: str | None,
+    key: str,
+    supports: Supports,
+    service: Service,
+    *,
+    max_tokens_field: str = "max_completion_tokens",
+    azure_api_version: str | None = None,
+    azure_deployment: str | None = None,
+) -> OpenAIChatProvider:
+    """The provider for an endpoint that speaks Chat Completions (endpoints/router.py makes it,
+    with the endpoint's ``wire_options``)."""
+    return OpenAIChatProvider(
+        supports=supports,
+        service=service,
+        max_tokens_field=max_tokens_field,
+        base_url=base_url,
+        api_key=key,
+        azure_api_version=azure_api_version,
+        azure_deployment=azure_deployment,
+    )
