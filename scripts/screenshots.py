@@ -13,23 +13,40 @@ whole screen, so that the files stay small.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "browser"))
+BROWSER_SUITE = REPO / "tests" / "browser"
+sys.path.insert(0, str(BROWSER_SUITE))
 
-from conftest import (  # noqa: E402  (the browser suite's own helpers, found above)
-    ACTION_TIMEOUT_MS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    EXPECT_TIMEOUT_MS,
-    running_lab,
-)
-from lab_notebooks import open_and_run_all, write_notebook  # noqa: E402
+from lab_notebooks import open_and_run_all, write_notebook  # noqa: E402  (found above)
 from page_state import wait_until_still  # noqa: E402
+
+
+def _browser_conftest() -> Any:
+    """The browser suite's conftest.py, by its path: under pytest the name ``conftest``
+    is already taken by tests/conftest.py."""
+    spec = importlib.util.spec_from_file_location(
+        "jtc_browser_conftest", BROWSER_SUITE / "conftest.py"
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {BROWSER_SUITE / 'conftest.py'}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_suite = _browser_conftest()
+ACTION_TIMEOUT_MS = _suite.ACTION_TIMEOUT_MS
+CHROMIUM = _suite.CHROMIUM
+CHROMIUM_ARGS = _suite.CHROMIUM_ARGS
+EXPECT_TIMEOUT_MS = _suite.EXPECT_TIMEOUT_MS
+running_lab = _suite.running_lab
 
 IMAGES = REPO / "docs" / "images"
 NOTEBOOK = "first-session.ipynb"

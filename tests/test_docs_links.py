@@ -99,3 +99,23 @@ def test_the_readme_commands_name_scripts_that_exist() -> None:
     scripts = re.findall(r"^bash (\S+)", text, re.M)
     assert "scripts/demo.sh" in scripts and ".ci/run" in scripts
     assert [s for s in scripts if not (REPO / s).is_file()] == []
+
+
+def test_the_screenshot_script_finds_the_browser_suites_helpers() -> None:
+    """scripts/screenshots.py starts JupyterLab and Chromium with the browser suite's own
+    helpers; if they move, the pictures can no longer be remade, and this says so."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "screenshots", REPO / "scripts" / "screenshots.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    saved_path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved_path
+    assert callable(module.running_lab) and callable(module.take_pictures)
+    assert module.IMAGES == DOCS / "images"
