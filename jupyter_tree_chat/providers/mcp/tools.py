@@ -12,7 +12,7 @@
 
 A tool counts as destructive when its server annotates it so (``destructiveHint``, and
 not ``readOnlyHint``). Annotations are the server's own word; a server that does not
-annotate a destructive tool is not caught by this, which the README says.
+annotate a destructive tool is not caught by this, which docs/tools.md says.
 """
 
 from __future__ import annotations
