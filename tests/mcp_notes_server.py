@@ -9,7 +9,9 @@ keeps notes as lines of ``FOLDER/notes.txt``. Its tools:
 - ``append_note(text)``: ``destructiveHint: false`` (it adds, never loses a line);
 - ``erase_notes()``: ``destructiveHint: true``;
 - ``write_note(text)``: no annotations (the SDK reports ``annotations=None``): by the
-  spec's defaults, destructive. It replaces the file.
+  spec's defaults, destructive. It replaces the file;
+- ``hold(seconds)``: read-only; writes ``FOLDER/held`` as it starts, then waits: a test
+  knows a call is under way by that file, not by a guess of time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
@@ -53,6 +56,14 @@ def write_note(text: str) -> str:
     """Replace the notes with one note."""
     NOTES.write_text(text + "\n", encoding="utf-8")
     return f"wrote {text!r}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def hold(seconds: float) -> str:
+    """Wait, having said so in a file."""
+    (NOTES.parent / "held").write_text("under way", encoding="utf-8")
+    await anyio.sleep(seconds)
+    return f"held {seconds:g} s"
 
 
 if __name__ == "__main__":

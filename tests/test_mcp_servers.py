@@ -218,6 +218,7 @@ def test_each_tool_is_read_only_not_destructive_or_destructive_by_the_specs_defa
         "append_note": ("not destructive", True),
         "erase_notes": ("destructive", True),
         "write_note": ("destructive", False),  # says nothing: destructive by default
+        "hold": ("read-only", True),
     }
 
 
@@ -367,30 +368,25 @@ def test_a_command_that_is_not_there_says_so(make):
 
 
 def test_a_server_killed_mid_call_gives_an_error_result_and_starts_again(make, tmp_path):
-    marker = tmp_path / "killed-mid-call"
-    marker.mkdir()
-    servers = make({"everything": everything(str(marker))})
-    spec = servers.box.specs(["everything:trigger-long-running-operation"])[0]
-    pid = wait_until(lambda: _server_pid(str(marker)), what="the server to run")
+    folder = tmp_path / "killed-mid-call"
+    folder.mkdir()
+    servers = make({"notes": notes(folder)})
+    spec = servers.box.specs(["notes:hold"])[0]
+    pid = wait_until(lambda: _server_pid(str(folder)), what="the server to run")
 
-    block = {
-        "type": "tool_use",
-        "id": "t",
-        "name": spec.name,
-        "input": {"duration": 30, "steps": 3},
-    }
+    block = {"type": "tool_use", "id": "t", "name": spec.name, "input": {"seconds": 60}}
     pending = servers.box.start(block)
-    time.sleep(0.3)  # the call is under way (nothing to poll for: the server is silent)
+    wait_until((folder / "held").exists, what="the call to reach the server")  # mid-call
     os.kill(pid, signal.SIGKILL)
     answer = pending.answer()
 
     assert answer.result["is_error"] is True
     assert "stopped before answering" in answer.result["content"]
     assert "starts again on its next use" in answer.notice
-    assert servers.servers.state("everything").state == "failed"
-    again = servers.call("everything:echo", {"message": "back"})
-    assert texts(again.result) == ["Echo: back"]
-    assert _server_pid(str(marker)) not in (None, pid)
+    assert servers.servers.state("notes").state == "failed"
+    again = servers.call("notes:read_notes", {})
+    assert texts(again.result) == ["(no notes)"]
+    assert _server_pid(str(folder)) not in (None, pid)
 
 
 def test_stopping_leaves_no_process_behind(make, tmp_path):
@@ -406,7 +402,7 @@ def test_stopping_leaves_no_process_behind(make, tmp_path):
 
 
 def _server_pid(path: str) -> int | None:
-    """The pid of the node process running ``path`` (not its guard)."""
+    """The pid of the server process running with ``path`` (not its guard)."""
     for pid, args in processes_with(path):
         if "guard.py" not in args:
             return pid
