@@ -1,6 +1,7 @@
 """Tree and store speed, side by side with a literal port of the chapter's algorithms.
 
-Run: ``python benchmarks/bench_tree_store.py [--sizes 100000,1000000] [--appends 10000]``
+Run: ``python benchmarks/bench_tree_store.py [--sizes 100000,1000000] [--appends 10000]
+[--runs 5] [--path-json-only]``
 
 Builds synthetic branching sessions in one run (a 2,000-deep current conversation
 spread through the file, forks and side branches around it), then prints, for each
@@ -15,8 +16,16 @@ size:
 2. In one process: loading next to the chapter's algorithms (a linear ``store.find``
    per step, a ``filter`` per branch listing), and the in-process floors.
 
-A script, not a test: figures depend on the machine (run it when the machine is
-quiet); the ratios are the point.
+3. ``path --json`` on files of two shapes, the target (at most 1.3x the per-line parse):
+   the project's own (a header record, then this project's records with ``meta``, forks
+   and side branches, a leaf record) and the chapter's (no header, records
+   ``{"id", "parentId", "message": {"role", "content", "timestamp"}}`` only, ``size /
+   2,000`` roots each a 2,000-deep chain, the chains' records interleaved as concurrent
+   conversations write them). Each run is one whole process of each, their order turning
+   run by run; the ratio of each run is given, its median judged, its spread said.
+
+A script, not a test: figures depend on the machine (say its load with them); the ratios
+are the point.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_tree_chat.history.store import FileStore, load_file
+from jupyter_tree_chat.history.store import FileStore, header_record, load_file
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,6 +93,38 @@ def build_session(path: Path, size: int, seed: int = 11) -> tuple[str, str]:
         counts[p] = counts.get(p, 0) + 1
     busiest = max((c, p) for p, c in counts.items() if p >= 0)[1]
     return ids[main_tip], ids[busiest]
+
+
+def build_chapter_session(path: Path, size: int, seed: int = 13) -> str:
+    """The chapter's shape: ``size // 2,000`` roots, each a 2,000-deep chain, no header,
+    records holding only ``id``, ``parentId`` and ``message``; the chains' records
+    interleaved (each round adds one node to every chain). Returns a deepest leaf of the
+    middle chain."""
+    rng = random.Random(seed)
+    roots = max(1, size // DEEP)
+    ids = [[f"{rng.getrandbits(64):016x}" for _ in range(DEEP)] for _ in range(roots)]
+    with open(path, "wb") as out:
+        for depth in range(DEEP):
+            block = bytearray()
+            for chain in range(roots):
+                parent = ids[chain][depth - 1] if depth else None
+                record = _record(ids[chain][depth], parent, depth % 2, depth)
+                record.pop("meta", None)
+                block += orjson.dumps(record) + b"\n"
+            out.write(block)
+    return ids[roots // 2][-1]
+
+
+def build_project_session(path: Path, size: int) -> str:
+    """The project's own shape: ``build_session``'s tree after the header a session file
+    written by this project starts with. Returns the 2,000-deep leaf."""
+    body = path.with_suffix(".body")
+    leaf, _busy = build_session(body, size)
+    with open(path, "wb") as out:
+        out.write(orjson.dumps(header_record()) + b"\n")
+        out.write(body.read_bytes())
+    body.unlink()
+    return leaf
 
 
 def _record(node_id: str, parent: str | None, role: int, i: int) -> dict[str, Any]:
@@ -239,6 +280,48 @@ def print_whole_processes(path: Path, leaf: str, rounds: int) -> None:
         )
 
 
+PATH_TARGET = 1.3
+
+
+def path_json_shapes(folder: Path, size: int, runs: int) -> None:
+    """``path --json`` against the per-line parse on both shapes, ``runs`` whole-process
+    runs each, their order turning; each run's ratio, the median judged."""
+    cli = [sys.executable, "-m", "jupyter_tree_chat.cli"]
+    for shape, build in (
+        ("project's own", build_project_session),
+        ("chapter's", build_chapter_session),
+    ):
+        path = folder / f"{shape[:7].strip(chr(39))}-{size}.chat.jsonl"
+        leaf = build(path, size)
+        commands = {
+            "floor": [sys.executable, "-c", PER_LINE, str(path)],
+            "path": [*cli, "path", str(path), "--leaf", leaf, "--json"],
+        }
+        ratios = []
+        for run in range(runs):
+            order = list(commands) if run % 2 == 0 else list(reversed(commands))
+            took = {name: _one_process(commands[name]) for name in order}
+            ratios.append(took["path"] / took["floor"])
+        ratios.sort()
+        median = (
+            ratios[len(ratios) // 2] if runs % 2 else sum(ratios[runs // 2 - 1 : runs // 2 + 1]) / 2
+        )
+        verdict = "met" if median <= PATH_TARGET else "not met"
+        print(
+            f"  path --json, {shape} shape, {size:,} nodes, {path.stat().st_size / 2**20:.0f} MiB:"
+            f" median {median:.2f}x the per-line parse over {runs} runs"
+            f" (spread {ratios[0]:.2f}-{ratios[-1]:.2f}x); target <= {PATH_TARGET}x: {verdict}"
+        )
+        print(f"    each run: {', '.join(f'{r:.2f}x' for r in ratios)} (sorted)")
+        path.unlink()
+
+
+def _one_process(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True, cwd=REPO)
+    return time.perf_counter() - started
+
+
 def fmt(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.1f} µs"
@@ -387,13 +470,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--appends", type=int, default=10_000)
     parser.add_argument("--dir", help="where to write the files (default: a temp folder)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of path --json per shape")
+    parser.add_argument(
+        "--path-json-only", action="store_true", help="only path --json on both shapes"
+    )
     args = parser.parse_args()
     print(f"Python {sys.version.split()[0]}, orjson {orjson.__version__}, {os.cpu_count()} CPUs")
+    print(f"load average at the start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         folder = Path(tmp)
         for size in (int(s) for s in args.sizes.split(",")):
-            bench_size(folder, size)
-        bench_appends(folder, args.appends)
+            if not args.path_json_only:
+                bench_size(folder, size)
+            path_json_shapes(folder, size, args.runs)
+        if not args.path_json_only:
+            bench_appends(folder, args.appends)
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from ..history.tree import (
     only_thinking,
     tool_uses,
 )
+from ..history.uninterrupted import interrupts_held
 from ..i18n import _
 from ..language import COMPACTION, path_language
 from ..measures import preflight
@@ -858,9 +859,10 @@ class Session:
 
     def record(self, node: Node, *, durable: bool = False) -> Node:
         """Add ``node`` to the tree and the file, make it the leaf, announce it."""
-        self.tree.add(node)
-        self.tree.leaf = node.id
-        self._persist([node.to_record()], durable=durable)
+        with interrupts_held():  # a Ctrl-C never leaves it in the tree and not on disk
+            self.tree.add(node)
+            self.tree.leaf = node.id
+            self._persist([node.to_record()], durable=durable)
         self.emit(NodeAdded(node))
         return node
 
