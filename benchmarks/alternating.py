@@ -2,22 +2,40 @@
 
 A case timed always right after another pays for what that one left behind (its garbage
 collected, its caches cold or warm), so ``alternate`` turns the order each run, and
-reverses it every other round. ``ratio_line`` gives the median of the runs' own ratios
-(each run's case against the same run's baseline), their spread and the verdict; a ratio
-under 1x against a baseline that does less is noise, not speed, and the line says what
-the baseline does not do.
+reverses it every other round. Each case is timed by a ``Stopwatch``: wall time, and the
+calling thread's CPU time (``time.thread_time``), which the shared machine's other work
+and the local fake server's own thread do not change; the CPU time judges.
+``ratio_line`` gives the median of the runs' own ratios (each run's case against the
+same run's baseline), their spread and the verdict; a ratio under 1x against a baseline
+that does less is noise, not speed, and the line says what the baseline does not do.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
-def alternate(cases: dict[str, Callable[[], float]], runs: int) -> dict[str, list[float]]:
-    """Each case's seconds, ``runs`` times, the order turning each run."""
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float  # the calling thread's
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def stop(self) -> Timing:
+        return Timing(time.perf_counter() - self.wall, time.thread_time() - self.cpu)
+
+
+def alternate(cases: dict[str, Callable[[], Timing]], runs: int) -> dict[str, list[Timing]]:
+    """Each case's timings, ``runs`` times, the order turning each run."""
     names = list(cases)
-    times: dict[str, list[float]] = {name: [] for name in names}
+    times: dict[str, list[Timing]] = {name: [] for name in names}
     for run in range(runs):
         turn = run % len(names)
         order = names[turn:] + names[:turn]

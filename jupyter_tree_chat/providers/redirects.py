@@ -14,8 +14,8 @@ the same host, and not from https to http, is followed (a server moving a path, 
 http to https); any other is refused with ``RedirectRefused``, one line naming where it
 pointed and the fix, and the request is never sent there. The SDKs' clients get an
 ``httpx`` response hook (``guarded_http_client``); the probe gets a redirect handler
-(``GuardedRedirects``). The MCP Streamable HTTP client follows no redirect at all (httpx's
-own default, which servers.py keeps).
+(``GuardedRedirects``). The ``mcp`` SDK's Streamable HTTP transport (servers.py) already
+follows a redirect only on the endpoint's origin, whatever its client's setting.
 """
 
 from __future__ import annotations
