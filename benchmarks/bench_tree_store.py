@@ -7,7 +7,7 @@ Builds synthetic branching sessions in one run (a 2,000-deep current conversatio
 spread through the file, forks and side branches around it), then prints, for each
 size:
 
-1. Whole processes, alternated, the best of each and its peak resident memory:
+1. Whole processes, their order turning each round, the best of each and its peak resident memory:
    ``jupyter-tree-chat path FILE --leaf L --json``, ``show`` and ``check`` against two
    floors, both plain Python reading the file line by line with orjson: the *per-line
    parse* (each line parsed and dropped: the least any reader of every line pays) and
@@ -234,8 +234,11 @@ import json, os, subprocess, sys, time
 commands, rounds = json.load(sys.stdin)
 best = {name: float("inf") for name in commands}
 peak = {name: 0.0 for name in commands}
-for _ in range(rounds):
-    for name, command in commands.items():
+names = list(commands)
+for round_number in range(rounds):
+    turn = round_number % len(names)
+    for name in names[turn:] + names[:turn]:  # no command always follows the same one
+        command = commands[name]
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         _, _, usage = os.wait4(child.pid, 0)
@@ -274,7 +277,7 @@ def print_whole_processes(path: Path, leaf: str, rounds: int) -> None:
     size_mb = path.stat().st_size / 2**20
     figures = whole_processes(path, leaf, rounds)
     floor_time = figures["per-line parse (floor)"][0]
-    print(f"  whole processes, best of {rounds}, alternated; file {size_mb:.0f} MiB")
+    print(f"  whole processes, best of {rounds}, their order turning; file {size_mb:.0f} MiB")
     for name, (seconds, rss) in figures.items():
         print(
             f"    {name:<26} {fmt(seconds)}  {seconds / floor_time:5.2f}x the per-line parse"
