@@ -10,12 +10,16 @@
    own loop, ``messages.stream`` again with the result. Cells alternate; times are the
    kernel's own (``pre_run_cell`` → ``post_run_cell``).
 2. **The call alone** (the target, at most 1.2×): ``Toolbox.start(block).answer()`` (the
-   wire name mapped back, the destructive check, the calling thread running the MCP event
-   loop while it waits, the per-server lock, the result's conversion) against the SDK's
-   ``call_tool`` awaited in a loop, each alone in a fresh process of its own, in alternating blocks;
-   wall time per call and CPU time per call (every thread of the side's process);
-   with ``--instructions`` also the instructions per call, counted by valgrind in each
-   side's process: exact, where the shared machine makes times noisy.
+   wire name mapped back, the destructive check, the MCP event loop run while it waits,
+   the per-server lock, the result's conversion) against the SDK's ``call_tool`` awaited
+   in a loop, each alone in a fresh process of its own, in alternating blocks. Two ways
+   of the project's: from a thread that runs no event loop (it runs the MCP loop itself)
+   and from inside a running asyncio loop, as a kernel's cell is (ipykernel's loop cannot
+   be set aside without CPython's private API, so the background thread runs the MCP loop
+   and the caller waits). Wall time and CPU time per call (every thread of the side's
+   process) are reported; the target is judged on the exact measure: instructions per
+   call counted by valgrind (``--instructions``), else CPU time per call. The shared
+   machine makes wall times noisy, so they judge nothing.
 3. **Before any use**: in fresh processes, ``%load_ext jupyter_tree_chat`` with
    ``-X importtime``: whether any module of the SDK or of ``providers/mcp/`` is imported
    (none should be), against what importing the SDK costs the first use.
@@ -173,9 +177,18 @@ def bare_worker() -> None:
     anyio.run(serve)
 
 
-def our_worker() -> None:
+def our_worker(in_loop: bool = False) -> None:
     """The project's side, alone in its own process the same way:
-    ``Toolbox.start(block).answer()`` in a loop (the first line out: the first use)."""
+    ``Toolbox.start(block).answer()`` in a loop (the first line out: the first use);
+    ``in_loop``: from inside a running asyncio loop, as a kernel's cell runs."""
+    if in_loop:
+        import asyncio
+
+        async def inside() -> None:
+            our_worker()
+
+        asyncio.run(inside())
+        return
     from jupyter_tree_chat.providers.mcp.config import parse_servers
     from jupyter_tree_chat.providers.mcp.servers import McpServers
     from jupyter_tree_chat.providers.mcp.tools import McpTools
@@ -234,32 +247,39 @@ class _Worker:
         self.process.wait(10)
 
 
-def round_trips(
-    rounds: int, calls: int
-) -> tuple[list[float], list[float], list[float], list[float], float]:
-    """(bare call times, project call times, bare CPU per call by block, the project's, its
-    first start) in seconds.
+#: the sides of the call alone, by the flag that runs each in its own process
+SIDES = {
+    "bare": "--bare-worker",
+    "ours": "--our-worker",
+    "ours, in a running loop": "--our-worker-in-loop",
+}
 
-    Each side runs alone in a fresh process of its own, in alternating blocks of ``calls``:
-    the two event loops never share a process, and the shared machine's drift hits both
-    alike. CPU time counts every thread of the side's process (not the server's)."""
-    bare, ours = _Worker("--bare-worker"), _Worker("--our-worker")
-    bare_times: list[float] = []
-    our_times: list[float] = []
+
+def round_trips(rounds: int, calls: int) -> dict[str, _Worker | list[float]]:
+    """Each side's call times (seconds) under its name, and its worker (for CPU per call
+    by block and the first start) under ``NAME cpu``.
+
+    Each side runs alone in a fresh process of its own, in blocks of ``calls`` whose order
+    turns each round: the event loops never share a process, and the shared machine's
+    drift hits every side alike. CPU time counts every thread of the side's process (not
+    the server's)."""
+    workers = {name: _Worker(flag) for name, flag in SIDES.items()}
+    times: dict[str, list[float]] = {name: [] for name in SIDES}
     try:
-        bare.block(10), ours.block(10)  # both warm
-        bare.cpu.clear(), ours.cpu.clear()
+        for worker in workers.values():  # all warm
+            worker.block(10)
+            worker.cpu.clear()
+        names = list(SIDES)
         for round_number in range(rounds):
-            if round_number % 2:
-                our_times += ours.block(calls)
-                bare_times += bare.block(calls)
-            else:
-                bare_times += bare.block(calls)
-                our_times += ours.block(calls)
+            turn = round_number % len(names)
+            for name in names[turn:] + names[:turn]:
+                times[name] += workers[name].block(calls)
     finally:
-        bare.close()
-        ours.close()
-    return bare_times, our_times, bare.cpu, ours.cpu, ours.first_start
+        for worker in workers.values():
+            worker.close()
+    found: dict[str, _Worker | list[float]] = dict(times)
+    found.update({f"{name} cpu": worker for name, worker in workers.items()})
+    return found
 
 
 def instructions_per_call(flag: str, calls: tuple[int, int] = (100, 300)) -> float | None:
@@ -345,6 +365,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--bare-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--our-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--our-worker-in-loop", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--calls-only", action="store_true", help="only the call alone")
     parser.add_argument(
         "--instructions",
@@ -355,38 +376,68 @@ def main() -> None:
     if args.bare_worker:
         bare_worker()
         return
-    if args.our_worker:
-        our_worker()
+    if args.our_worker or args.our_worker_in_loop:
+        our_worker(in_loop=args.our_worker_in_loop)
         return
     if not EVERYTHING.exists():
         sys.exit("run scripts/setup.sh first: it installs tests/mcp_servers")
 
     if not args.calls_only:
         tool_cells(args.cells)
-    bare, ours, bare_cpu, our_cpu, first_start = round_trips(args.rounds, args.calls)
-    print(f"the call alone, {len(bare)} calls each, in {args.rounds} alternating blocks:")
-    for what, pick in (("median", statistics.median), ("fastest quarter", _quartile)):
-        b, o = pick(bare), pick(ours)
-        print(
-            f"  {what:>15}: bare ClientSession.call_tool {b * 1e3:.3f} ms,"
-            f" through the project {o * 1e3:.3f} ms -> {o / b:.2f}x (target <= 1.2x)"
-        )
-    b, o = statistics.median(bare_cpu), statistics.median(our_cpu)
+    found = round_trips(args.rounds, args.calls)
+    bare_times = found["bare"]
+    assert isinstance(bare_times, list)
     print(
-        f"  CPU per call (median of blocks): bare {b * 1e3:.3f} ms, ours {o * 1e3:.3f} ms"
-        f" -> {o / b:.2f}x"
+        f"the call alone, {len(bare_times)} calls a side, in {args.rounds} blocks a side,"
+        " their order turning:"
     )
-    print(f"  first use (server start, initialise, list tools): {first_start * 1e3:.0f} ms")
+    exact: dict[str, float] = {}
     if args.instructions:
-        bare_ir = instructions_per_call("--bare-worker")
-        our_ir = instructions_per_call("--our-worker")
-        if bare_ir is None or our_ir is None:
+        counted = {name: instructions_per_call(flag) for name, flag in SIDES.items()}
+        if any(v is None for v in counted.values()):
             print("  instructions per call: valgrind is not installed (apt-get install valgrind)")
         else:
+            exact = {name: float(v) for name, v in counted.items() if v is not None}
+    bare_cpu = found["bare cpu"]
+    assert isinstance(bare_cpu, _Worker)
+    for name in ("ours", "ours, in a running loop"):
+        times, worker = found[name], found[f"{name} cpu"]
+        assert isinstance(times, list) and isinstance(worker, _Worker)
+        print(f"  through the project ({name}):")
+        for what, pick in (("median", statistics.median), ("fastest quarter", _quartile)):
+            b, o = pick(bare_times), pick(times)
             print(
-                f"  instructions per call (callgrind): bare {bare_ir / 1e3:.0f}k,"
-                f" ours {our_ir / 1e3:.0f}k -> {our_ir / bare_ir:.2f}x"
+                f"    wall {what:>15}: bare {b * 1e3:.3f} ms, ours {o * 1e3:.3f} ms"
+                f" -> {o / b:.2f}x (reported, not judged: the machine is shared)"
             )
+            if o < b:
+                print(
+                    "      under 1x: the bare call does not map the wire name, check the"
+                    " tool's gate, take the server's lock nor convert the result; it does"
+                    " less, so this is the shared machine's noise (or a second thread"
+                    " overlapping the wait), not speed"
+                )
+        b_cpu, o_cpu = statistics.median(bare_cpu.cpu), statistics.median(worker.cpu)
+        spread = (
+            f"{min(worker.cpu) / max(bare_cpu.cpu):.2f}-{max(worker.cpu) / min(bare_cpu.cpu):.2f}"
+        )
+        cpu_ratio = o_cpu / b_cpu
+        print(
+            f"    CPU per call (median of blocks): bare {b_cpu * 1e3:.3f} ms,"
+            f" ours {o_cpu * 1e3:.3f} ms -> {cpu_ratio:.2f}x (blocks' extremes {spread}x)"
+        )
+        if exact:
+            ratio = exact[name] / exact["bare"]
+            print(
+                f"    instructions per call (callgrind): bare {exact['bare'] / 1e3:.0f}k,"
+                f" ours {exact[name] / 1e3:.0f}k -> {ratio:.2f}x"
+            )
+            judged, measure = ratio, "instructions per call"
+        else:
+            judged, measure = cpu_ratio, "CPU per call"
+        verdict = "met" if judged <= 1.2 else "not met"
+        print(f"    target <= 1.2x on {measure}: {judged:.2f}x, {verdict}")
+        print(f"    first use (start, initialise, list tools): {worker.first_start * 1e3:.0f} ms")
     if args.calls_only:
         return
 

@@ -1,12 +1,13 @@
 """Tree and store speed, side by side with a literal port of the chapter's algorithms.
 
-Run: ``python benchmarks/bench_tree_store.py [--sizes 100000,1000000] [--appends 10000]``
+Run: ``python benchmarks/bench_tree_store.py [--sizes 100000,1000000] [--appends 10000]
+[--runs 5] [--path-json-only]``
 
 Builds synthetic branching sessions in one run (a 2,000-deep current conversation
 spread through the file, forks and side branches around it), then prints, for each
 size:
 
-1. Whole processes, alternated, the best of each and its peak resident memory:
+1. Whole processes, their order turning each round, the best of each and its peak resident memory:
    ``jupyter-tree-chat path FILE --leaf L --json``, ``show`` and ``check`` against two
    floors, both plain Python reading the file line by line with orjson: the *per-line
    parse* (each line parsed and dropped: the least any reader of every line pays) and
@@ -15,8 +16,17 @@ size:
 2. In one process: loading next to the chapter's algorithms (a linear ``store.find``
    per step, a ``filter`` per branch listing), and the in-process floors.
 
-A script, not a test: figures depend on the machine (run it when the machine is
-quiet); the ratios are the point.
+3. ``path --json`` on files of two shapes, the target (at most 1.3x the per-line parse):
+   the project's own (a header record, then this project's records with ``meta``, forks
+   and side branches, a leaf record) and the chapter's (no header, records
+   ``{"id", "parentId", "message": {"role", "content", "timestamp"}}`` only, ``size /
+   2,000`` roots each a 2,000-deep chain, the chains' records interleaved as concurrent
+   conversations write them). Each run is one whole process of each, their order turning
+   run by run; the median of the runs' ratios of CPU time (user and system) is judged,
+   the runs' spread said, wall time reported.
+
+A script, not a test: figures depend on the machine (say its load with them); the ratios
+are the point.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import gc
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +49,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_tree_chat.history.store import FileStore, load_file
+from jupyter_tree_chat.history.store import FileStore, header_record, load_file
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,6 +95,38 @@ def build_session(path: Path, size: int, seed: int = 11) -> tuple[str, str]:
         counts[p] = counts.get(p, 0) + 1
     busiest = max((c, p) for p, c in counts.items() if p >= 0)[1]
     return ids[main_tip], ids[busiest]
+
+
+def build_chapter_session(path: Path, size: int, seed: int = 13) -> str:
+    """The chapter's shape: ``size // 2,000`` roots, each a 2,000-deep chain, no header,
+    records holding only ``id``, ``parentId`` and ``message``; the chains' records
+    interleaved (each round adds one node to every chain). Returns a deepest leaf of the
+    middle chain."""
+    rng = random.Random(seed)
+    roots = max(1, size // DEEP)
+    ids = [[f"{rng.getrandbits(64):016x}" for _ in range(DEEP)] for _ in range(roots)]
+    with open(path, "wb") as out:
+        for depth in range(DEEP):
+            block = bytearray()
+            for chain in range(roots):
+                parent = ids[chain][depth - 1] if depth else None
+                record = _record(ids[chain][depth], parent, depth % 2, depth)
+                record.pop("meta", None)
+                block += orjson.dumps(record) + b"\n"
+            out.write(block)
+    return ids[roots // 2][-1]
+
+
+def build_project_session(path: Path, size: int) -> str:
+    """The project's own shape: ``build_session``'s tree after the header a session file
+    written by this project starts with. Returns the 2,000-deep leaf."""
+    body = path.with_suffix(".body")
+    leaf, _busy = build_session(body, size)
+    with open(path, "wb") as out:
+        out.write(orjson.dumps(header_record()) + b"\n")
+        out.write(body.read_bytes())
+    body.unlink()
+    return leaf
 
 
 def _record(node_id: str, parent: str | None, role: int, i: int) -> dict[str, Any]:
@@ -191,8 +234,11 @@ import json, os, subprocess, sys, time
 commands, rounds = json.load(sys.stdin)
 best = {name: float("inf") for name in commands}
 peak = {name: 0.0 for name in commands}
-for _ in range(rounds):
-    for name, command in commands.items():
+names = list(commands)
+for round_number in range(rounds):
+    turn = round_number % len(names)
+    for name in names[turn:] + names[:turn]:  # no command always follows the same one
+        command = commands[name]
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         _, _, usage = os.wait4(child.pid, 0)
@@ -231,12 +277,59 @@ def print_whole_processes(path: Path, leaf: str, rounds: int) -> None:
     size_mb = path.stat().st_size / 2**20
     figures = whole_processes(path, leaf, rounds)
     floor_time = figures["per-line parse (floor)"][0]
-    print(f"  whole processes, best of {rounds}, alternated; file {size_mb:.0f} MiB")
+    print(f"  whole processes, best of {rounds}, their order turning; file {size_mb:.0f} MiB")
     for name, (seconds, rss) in figures.items():
         print(
             f"    {name:<26} {fmt(seconds)}  {seconds / floor_time:5.2f}x the per-line parse"
             f"   peak RSS {rss:6.0f} MiB = {rss / size_mb:4.2f}x the file"
         )
+
+
+PATH_TARGET = 1.3
+
+
+def path_json_shapes(folder: Path, size: int, runs: int) -> None:
+    """``path --json`` against the per-line parse on both shapes, ``runs`` whole-process
+    runs each, their order turning; each run's ratio of CPU time (user and system: what
+    the shared machine's other work does not change) judged by its median, wall time
+    reported."""
+    cli = [sys.executable, "-m", "jupyter_tree_chat.cli"]
+    shapes = (("project's own", build_project_session), ("chapter's", build_chapter_session))
+    for shape, build in shapes:
+        path = folder / f"{shape.split()[0].strip(chr(39) + 's')}-{size}.chat.jsonl"
+        leaf = build(path, size)
+        commands = {
+            "floor": [sys.executable, "-c", PER_LINE, str(path)],
+            "path": [*cli, "path", str(path), "--leaf", leaf, "--json"],
+        }
+        cpu: list[float] = []
+        wall: list[float] = []
+        for run in range(runs):
+            order = list(commands) if run % 2 == 0 else list(reversed(commands))
+            took = {name: _one_process(commands[name]) for name in order}
+            wall.append(took["path"][0] / took["floor"][0])
+            cpu.append(took["path"][1] / took["floor"][1])
+        median = statistics.median(cpu)
+        verdict = "met" if median <= PATH_TARGET else "not met"
+        print(
+            f"  path --json, {shape} shape, {size:,} nodes, {path.stat().st_size / 2**20:.0f} MiB,"
+            f" {runs} runs: CPU {median:.2f}x the per-line parse (runs {min(cpu):.2f}-"
+            f"{max(cpu):.2f}x); target <= {PATH_TARGET}x: {verdict}"
+        )
+        print(
+            f"    wall (reported): median {statistics.median(wall):.2f}x"
+            f" (runs {min(wall):.2f}-{max(wall):.2f}x)"
+        )
+        path.unlink()
+
+
+def _one_process(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user and system) of one whole process."""
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=REPO)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    assert status == 0, command
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
 def fmt(seconds: float) -> str:
@@ -387,13 +480,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--appends", type=int, default=10_000)
     parser.add_argument("--dir", help="where to write the files (default: a temp folder)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of path --json per shape")
+    parser.add_argument(
+        "--path-json-only", action="store_true", help="only path --json on both shapes"
+    )
     args = parser.parse_args()
     print(f"Python {sys.version.split()[0]}, orjson {orjson.__version__}, {os.cpu_count()} CPUs")
+    print(f"load average at the start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         folder = Path(tmp)
         for size in (int(s) for s in args.sizes.split(",")):
-            bench_size(folder, size)
-        bench_appends(folder, args.appends)
+            if not args.path_json_only:
+                bench_size(folder, size)
+            path_json_shapes(folder, size, args.runs)
+        if not args.path_json_only:
+            bench_appends(folder, args.appends)
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

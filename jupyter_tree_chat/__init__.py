@@ -125,6 +125,7 @@ def panel(session: str | None = None) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jupyter_tree_chat``: register ``%%chat``/``%chat`` and ``TreeChat``."""
+    from .kernel import question_mark
     from .kernel import sessions as kernel_sessions
     from .kernel.magics import make_magics
     from .widget import hooks as widget_hooks
@@ -134,6 +135,7 @@ def load_ipython_extension(ipython: Any) -> None:
         kernel_sessions._registry.stop_servers()
     magics, sessions = make_magics(ipython)
     ipython.register_magics(magics)
+    question_mark.install(ipython)  # `%chat edit 1 Why?` is text, not a help request
     if sessions.config not in ipython.configurables:
         ipython.configurables.append(sessions.config)
     kernel_sessions.install(sessions)
@@ -147,7 +149,10 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jupyter_tree_chat``: forget the magics and the kernel's sessions."""
+    from .kernel import question_mark
     from .kernel import sessions as kernel_sessions
+
+    question_mark.uninstall(ipython)
 
     installed = kernel_sessions._registry
     if installed is not None:

@@ -32,6 +32,7 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
         ├── Overloaded              529 after the SDK's retries
         ├── ServerError             other 5xx
         ├── ConnectionFailed        network unreachable, dropped or timed out
+        │   └── RedirectRefused     a redirect to another host or to http: the key stays
         ├── StreamError             an ``error`` event inside the stream
         ├── BadRequest              400/404/413/422: the request itself was refused
         │   ├── FeatureMissing      an endpoint refused a feature its preset claims (once;
@@ -173,6 +174,13 @@ class ServerError(ProviderError):
 
 class ConnectionFailed(ProviderError):
     kind = "connection_failed"
+
+
+class RedirectRefused(ConnectionFailed):
+    """The endpoint answered a redirect to another host, or from https to http: a request
+    that carries a key does not follow it (providers/redirects.py)."""
+
+    kind = "redirect_refused"
 
 
 class StreamError(ProviderError):

@@ -43,6 +43,7 @@ from ..history.tree import (
     SessionTree,
     is_real_user_message,
 )
+from ..history.uninterrupted import interrupts_held
 from ..i18n import _
 from ..measures.budget import Sizes
 from ..measures.models import CONTEXT_WINDOWS, PRICES, Price, by_model
@@ -434,9 +435,10 @@ class SessionHost:
 
     def record(self, node: Node, *, durable: bool = False) -> Node:
         """Add ``node`` to the tree and the file, make it the leaf, announce it."""
-        self.tree.add(node)
-        self.tree.leaf = node.id
-        self._persist([node.to_record()], durable=durable)
+        with interrupts_held():  # a Ctrl-C never leaves it in the tree and not on disk
+            self.tree.add(node)
+            self.tree.leaf = node.id
+            self._persist([node.to_record()], durable=durable)
         self.emit(NodeAdded(node))
         return node
 

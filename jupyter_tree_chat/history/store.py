@@ -29,6 +29,7 @@ from .loader import LoadResult, Reader
 from .loader import parse_session as parse_session  # the store's name before loader.py
 from .problems import Problem, scrub_surrogates
 from .tree import Node
+from .uninterrupted import interrupts_held
 
 FORMAT_VERSION = 1
 SESSION_SUFFIX = ".chat.jsonl"
@@ -318,7 +319,10 @@ class FileStore:
         return NewRecords(note=note)
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None:
-        lines = [encode_record(r) for r in records]
+        with interrupts_held():  # a Ctrl-C waits for the records to be whole on disk
+            self._append([encode_record(r) for r in records], durable)
+
+    def _append(self, lines: list[bytes], durable: bool) -> None:
         self._raise_late_error()
         if self._broken is not None:
             raise self._not_saved(OSError(errno.ESTALE, self._broken))

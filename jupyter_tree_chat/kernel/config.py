@@ -158,13 +158,17 @@ class TreeChat(Configurable):
         help="MCP servers by name, in .mcp.json's shape: {'git': {'command': 'mcp-server-git', "
         "'args': ['--repository', '.']}} or {'docs': {'type': 'http', 'url': '...', "
         "'headers': {...}}}; ${VAR} is taken from the environment when a server starts. "
-        "Added to the servers of .mcp.json beside the notebook (these win on a name).",
+        "'allowed_tools': ['write_note'] names tools you trust to run without "
+        "--allow-destructive. Added to the servers of .mcp.json beside the notebook (these "
+        "win on a name).",
     ).tag(config=True)
     allow_destructive = Bool(
         False,
-        help="Let MCP tools their servers annotate destructive run (write_file, git_reset, "
-        "...); otherwise the model is told the tool was not run. --allow-destructive on a "
-        "cell allows them for that cell.",
+        help="Let destructive MCP tools run. As the MCP spec says, a tool is destructive "
+        "unless its server annotates it readOnlyHint: true or destructiveHint: false, so a "
+        "tool that says nothing counts as destructive; otherwise the model is told the tool "
+        "was not run. --allow-destructive on a cell allows them for that cell; a server's "
+        "'allowed_tools' lets the tools it names run always.",
     ).tag(config=True)
     tool_timeout = CFloat(
         120.0,

@@ -121,8 +121,8 @@ def _arguments() -> tuple[argument, ...]:
             "--allow-destructive",
             action="store_true",
             help=_(
-                "Let MCP tools annotated destructive run in this cell "
-                "(default: TreeChat.allow_destructive)."
+                "Let destructive MCP tools run in this cell: those not annotated read-only or "
+                "not destructive (default: TreeChat.allow_destructive)."
             ),
         ),
         argument("--provider", choices=PROVIDER_NAMES, help=_("Provider for this cell.")),

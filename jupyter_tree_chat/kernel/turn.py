@@ -10,6 +10,7 @@ asking the next question on top of it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -96,9 +97,22 @@ def _run_and_show(
     shell: Any,
     output: TurnOutput,
 ) -> None:
+    before = session.leaf
+    try:
+        turn = _run(shell, action, output)
+        _show_end(sessions, session, shell, output, turn)
+    except ChatInterrupted:
+        raise
+    except KeyboardInterrupt:  # anywhere else: a notice, a view, a write, the footer
+        where = _kept_now(session, before)
+        raise ChatInterrupted(_("Interrupted: {where}.").format(where=where)) from None
+
+
+def _run(shell: Any, action: Callable[[], Turn], output: TurnOutput) -> Turn:
+    """The action, its output in the cell; its failures as one line each."""
     try:
         with output:
-            turn = action()
+            return action()
     except TurnInterrupted as stop:
         _leave_for_python(shell, stop.turn)
         kept = stop.turn.replies[-1] if stop.turn.replies else None
@@ -128,6 +142,12 @@ def _run_and_show(
         raise ChatFailed(_("Model error: {error}").format(error=error)) from None
     except ChatError as error:
         raise UsageError(str(error)) from None
+
+
+def _show_end(
+    sessions: KernelSessions, session: Session, shell: Any, output: TurnOutput, turn: Turn
+) -> None:
+    """After a turn: ``_chat``, the footer, the turn hooks, a failure's one line."""
     _leave_for_python(shell, turn)
     last = turn.replies[-1] if turn.replies else None
     fanned_out = bool(turn.answers)  # each column has its own footer
@@ -155,6 +175,26 @@ def _run_and_show(
             )
         )
     flush_waiting_streams()
+
+
+def _kept_now(session: Session, before: str | None) -> str:
+    """What an interrupt outside the session's own handling leaves: the session settled
+    on its leaf (on disk, flushed, the views told), said in words."""
+    leaf = session.leaf
+    if leaf is None or leaf == before:
+        return _("nothing was stored")
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C: it is stored already
+        session.settle(leaf)
+    node = session.tree.get(leaf)
+    if node.role == "assistant" and tool_uses(node.message):
+        return _("the tool call was stopped; the reply that asked for it is kept as {id}").format(
+            id=leaf[:7]
+        )
+    if node.role == "assistant":
+        return _("the reply is kept as {id}").format(id=leaf[:7])
+    if (node.meta or {}).get("tool_results"):
+        return _("the tool results are kept as {id}, not yet answered").format(id=leaf[:7])
+    return _("nothing had arrived; the question is kept, unanswered")
 
 
 def _question_of(session: Session, turn: Turn) -> dict[str, Any]:

@@ -248,6 +248,13 @@ class Kernel:
         assert self.km is not None
         self.km.interrupt_kernel()
 
+    def kernel_pid(self) -> int:
+        """The kernel process's id (its ``/proc`` entry tells what it waits for)."""
+        assert self.km is not None and self.km.provisioner is not None
+        pid = getattr(self.km.provisioner, "pid", None)
+        assert isinstance(pid, int), "the kernel's provisioner does not say its pid"
+        return pid
+
     def session_file(self, name: str | None = None) -> Path:
         stem = self.notebook.stem
         return self.folder / (f"{stem}.{name}.chat.jsonl" if name else f"{stem}.chat.jsonl")

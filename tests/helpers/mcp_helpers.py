@@ -3,7 +3,8 @@
 Real servers no one here wrote: ``@modelcontextprotocol/server-everything`` and
 ``@modelcontextprotocol/server-filesystem`` (npm, installed from ``tests/mcp_servers``'s
 lock file by ``scripts/setup.sh``), ``mcp-server-git`` (PyPI, in the test extra); and a
-Streamable HTTP server made with the SDK's own server (``mcp_http_server.py``).
+Streamable HTTP server made with the SDK's own server (``mcp_http_server.py``); a stdio
+server on the SDK whose tools are annotated each way (``mcp_notes_server.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 GIT = Path(sys.executable).with_name("mcp-server-git")
 HTTP_SERVER = HERE / "mcp_http_server.py"
+NOTES_SERVER = HERE / "mcp_notes_server.py"
 
 
 def require_reference_servers() -> None:
@@ -49,6 +51,15 @@ def everything(*marks: str) -> dict[str, Any]:
 
 def filesystem(folder: Path) -> dict[str, Any]:
     return {"command": str(FILESYSTEM), "args": [str(folder)]}
+
+
+def notes(folder: Path, allowed: list[str] | None = None) -> dict[str, Any]:
+    """The SDK-built notes server (mcp_notes_server.py): a tool annotated each way and one
+    not at all, keeping ``folder/notes.txt``; ``allowed`` is the entry's allowed_tools."""
+    entry: dict[str, Any] = {"command": sys.executable, "args": [str(NOTES_SERVER), str(folder)]}
+    if allowed is not None:
+        entry["allowed_tools"] = allowed
+    return entry
 
 
 def git(repo: Path) -> dict[str, Any]:

@@ -6,9 +6,11 @@ serves ``http://127.0.0.1:PORT/mcp`` and refuses (401) any request without
 ``Authorization: Bearer TOKEN``, so a test can show that ``headers`` with ``${VAR}``
 reach the server. Its tools:
 
-- ``count(label)``: how many times it has been called (so a test can show that replaying
-  or switching a branch never runs a tool again), ``"call N: label"``;
-- ``slow(seconds)``: answers after ``seconds`` (a timeout, Ctrl-C, overlapping calls);
+- ``count(label)``: annotated not destructive; how many times it has been called (so a
+  test can show that replaying or switching a branch never runs a tool again),
+  ``"call N: label"``;
+- ``slow(seconds)``: annotated read-only; answers after ``seconds`` (a timeout, Ctrl-C,
+  overlapping calls);
 - ``erase(what)``: annotated destructive; answers what it would have erased.
 
 It prints ``ready`` on stdout once it accepts connections.
@@ -30,7 +32,7 @@ running = 0
 most_running = 0
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(destructive_hint=False))
 def count(label: str) -> str:
     """Count this call and say how many there have been."""
     global calls
@@ -38,7 +40,7 @@ def count(label: str) -> str:
     return f"call {calls}: {label}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 async def slow(seconds: float) -> str:
     """Answer after some seconds, saying how many calls ran at once at most."""
     global running, most_running

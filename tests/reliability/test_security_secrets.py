@@ -7,7 +7,9 @@ reliability tests know (HTTP 401/429/529/500, drops before and during text and t
 JSON, error events, malformed events, an unreachable server, a deleted file), with all
 logging at DEBUG (the SDK's own ``ANTHROPIC_LOG=debug`` too), and then searches every
 byte produced: session files, log files, cell outputs, a saved notebook, error
-messages and their chained tracebacks.
+messages and their chained tracebacks, and the pages a user shares: the session exported
+as HTML, Markdown and a notebook, with sessions on every kind of endpoint (Anthropic's
+API, an Anthropic-shaped hosted endpoint, a local one, OpenAI, Azure, Gemini).
 
 It also checks that session files are created readable by their owner only (0600),
 whatever the umask, since a transcript can hold private data even without a key.
@@ -52,6 +54,26 @@ def assert_no_key_in_tree(folder: Path) -> int:
             assert_no_key(str(path), path.read_bytes())
             count += 1
     return count
+
+
+def exported_pages(kernel: Kernel, folder: Path, conversation: str) -> list[Path]:
+    """The session as each page a user shares (``%chat export html|md|ipynb FILE``), each
+    checked to hold the conversation (so searching it means something)."""
+    pages = []
+    for kind in ("html", "md", "ipynb"):
+        page = folder / f"shared.{kind}"
+        kernel.run(f"%chat export {kind} {page}").check()
+        assert conversation in page.read_text(encoding="utf-8"), f"{kind}: {conversation!r}"
+        pages.append(page)
+    return pages
+
+
+def assert_no_key_in_pages(pages: list[Path], *keys: str) -> None:
+    for page in pages:
+        data = page.read_text(encoding="utf-8")
+        assert_no_key(str(page), data)
+        for key in keys:
+            assert key not in data and key[-20:] not in data, f"a key leaked into {page}"
 
 
 @pytest.fixture
@@ -177,6 +199,7 @@ def test_no_key_in_cell_outputs_saved_notebook_or_kernel_log(tmp_path: Path) -> 
             ), runs[-1].visible_text
             saved = kernel.session_file().read_bytes()
             assert saved.count(b'"role":"user"') >= len(FAULTS)  # the faults were recorded
+            pages = exported_pages(kernel, tmp_path, "auth fails")
             (tmp_path / "before-delete.chat.jsonl").write_bytes(saved)
             kernel.session_file().unlink()
             runs.append(kernel.chat("file gone", "cgone001"))
@@ -201,6 +224,7 @@ def test_no_key_in_cell_outputs_saved_notebook_or_kernel_log(tmp_path: Path) -> 
         notebook.cells.append(cell)
     nbformat.write(notebook, tmp_path / "analysis.ipynb")
     assert log_file.stat().st_size > 0, "the kernel's DEBUG log caught nothing"
+    assert_no_key_in_pages(pages)
     searched = assert_no_key_in_tree(tmp_path)
     print(f"\nSECURITY secrets kernel-level: cells={len(cells)} files={searched}")
 
@@ -269,6 +293,7 @@ def test_no_endpoint_key_in_outputs_files_or_logs_and_none_sent_elsewhere(tmp_pa
             assert "check DEEPSEEK_API_KEY" in runs[-1].visible_text
             for command in ("%chat models", "%chat model deepseek:deepseek-chat", "%chat usage"):
                 runs.append(kernel.run(command).check())
+            pages = exported_pages(kernel, tmp_path, "question one")
             runs.append(kernel.run("%config TreeChat"))
             runs.append(
                 kernel.run(
@@ -292,6 +317,7 @@ def test_no_endpoint_key_in_outputs_files_or_logs_and_none_sent_elsewhere(tmp_pa
         if path.is_file():
             assert ENDPOINT_KEY.encode() not in path.read_bytes(), f"the endpoint key is in {path}"
             assert ENDPOINT_KEY[-20:].encode() not in path.read_bytes(), path
+    assert_no_key_in_pages(pages, ENDPOINT_KEY)
     assert_no_key_in_tree(tmp_path)
 
 
@@ -349,6 +375,7 @@ def test_no_chat_completions_key_anywhere_and_each_server_saw_only_its_own(
             )
             for command in ("%chat models", "%chat model azure:gpt-5-mini", "%chat usage"):
                 runs.append(kernel.run(command).check())
+            pages = exported_pages(kernel, tmp_path, "question one")
             runs.append(kernel.run("%config TreeChat"))
             runs.append(
                 kernel.run(
@@ -385,4 +412,5 @@ def test_no_chat_completions_key_anywhere_and_each_server_saw_only_its_own(
             data = path.read_bytes()
             for key in CHAT_KEYS.values():
                 assert key.encode() not in data and key[-20:].encode() not in data, path
+    assert_no_key_in_pages(pages, *CHAT_KEYS.values())
     assert_no_key_in_tree(tmp_path)

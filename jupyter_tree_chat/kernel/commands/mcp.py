@@ -2,7 +2,10 @@
 
     %chat mcp            every server: its state (not started, running, failed with the
                          last lines of its stderr), where it is configured, and the tools of
-                         those running, with their descriptions and annotations
+                         those running, with their descriptions and what each may do:
+                         read-only, not destructive or destructive, annotated so by its
+                         server or by the MCP spec's default (destructive), and "allowed"
+                         for a tool named in the server's allowed_tools
     %chat mcp NAME       start NAME if need be, and list its tools
     %chat mcp stop NAME  stop NAME (the next use starts it again); no NAME: all of them
 
@@ -16,7 +19,13 @@ from IPython.core.error import UsageError
 
 from ...i18n import _
 from ...providers.mcp.config import MCP_JSON
-from ...providers.mcp.servers import ServerState, ServerTool
+from ...providers.mcp.servers import (
+    DESTRUCTIVE,
+    NOT_DESTRUCTIVE,
+    READ_ONLY,
+    ServerState,
+    ServerTool,
+)
 from ..sessions import KernelSessions
 
 USAGE = "mcp [NAME] | mcp stop [NAME]"
@@ -100,17 +109,28 @@ def _details(state: ServerState) -> list[str]:
     if not state.tools:
         return [_("(no tools)")]
     width = max(len(t.name) for t in state.tools)
-    return [_tool_line(tool, width) for tool in state.tools]
+    notes = [safety_note(tool) for tool in state.tools]
+    note_width = max(len(note) for note in notes)
+    return [
+        _tool_line(tool, width, note, note_width)
+        for tool, note in zip(state.tools, notes, strict=True)
+    ]
 
 
-def _tool_line(tool: ServerTool, width: int) -> str:
-    if tool.destructive:
-        note = _("destructive")
-    elif tool.read_only:
-        note = _("read-only")
-    else:
-        note = ""
+def safety_note(tool: ServerTool) -> str:
+    """``destructive (by default), allowed``: what the tool may do, on whose word, and
+    whether the user trusts it in ``allowed_tools``."""
+    words = {READ_ONLY: _("read-only"), NOT_DESTRUCTIVE: _("not destructive")}
+    word = words.get(tool.safety, _("destructive"))
+    source = _("annotated") if tool.annotated else _("by default")
+    note = f"{word} ({source})"
+    if tool.safety == DESTRUCTIVE and tool.trusted:
+        note = _("{note}, allowed").format(note=note)
+    return note
+
+
+def _tool_line(tool: ServerTool, width: int, note: str, note_width: int) -> str:
     description = " ".join(tool.description.split())
     if len(description) > _DESCRIPTION_CHARS:
         description = description[: _DESCRIPTION_CHARS - 1] + "…"
-    return f"{tool.server}:{tool.name:<{width}}  {note:<11}  {description}".rstrip()
+    return f"{tool.server}:{tool.name:<{width}}  {note:<{note_width}}  {description}".rstrip()

@@ -102,6 +102,7 @@ from ..base import (
     without_key,
 )
 from ..endpoints.capabilities import Supports, fitted_messages
+from ..redirects import guarded_http_client
 from ..tools.wire import request_tools
 from .wire import api_messages
 
@@ -238,6 +239,8 @@ class AnthropicProvider:
         self._service = service
         if client is None:
             options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
+            # the key never follows a redirect to another host (redirects.py)
+            options["http_client"] = guarded_http_client(anthropic, anthropic.AnthropicError)
             if max_retries is not None:
                 options["max_retries"] = max_retries
             try:

@@ -11,8 +11,9 @@ without the route still answers (a 404), which is all "answering" means. Plain
 
 Keys: an endpoint's key is read from the environment for the request and sent as both
 ``x-api-key`` and ``Authorization: Bearer`` (servers take one or the other; Azure's
-``api-key`` too); it is never
-part of what a probe returns.
+``api-key`` too); it is never part of what a probe returns, and it never follows a
+redirect to another host or from https to http (redirects.py: urllib would keep every
+header on any redirect).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import RedirectRefused
 from ...i18n import _
+from ..redirects import guarded_opener
 from .config import Endpoint
 
 TIMEOUT_S = 2.0
@@ -68,8 +71,10 @@ def probe(
             headers["api-key"] = key
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with guarded_opener.open(request, timeout=timeout) as response:
             body = response.read()
+    except RedirectRefused as refused:
+        return Probe(True, problem=str(refused))
     except urllib.error.HTTPError as error:
         error.close()
         if error.code in (401, 403):

@@ -16,7 +16,9 @@ file's folder; default: the notebook's folder); a Streamable HTTP server is a ``
 the kernel's environment when the server starts (``expanded``), never before and never
 written anywhere: the configuration keeps the ``${VAR}`` text, which is all ``%chat mcp``
 shows. ``"concurrent": true`` (this project's key; others ignore it) lets calls to one
-server overlap; without it they run one at a time.
+server overlap; without it they run one at a time. ``"allowed_tools": ["write_note"]``
+(the server's own tool names) are tools the user trusts: they run without
+``--allow-destructive`` even where the server marks them destructive (tools.py).
 
 Parsing is pure: it reads a mapping and reports each mistake as a one-line problem
 (the file, the server, what is wrong and the fix), so one bad entry never hides the
@@ -41,8 +43,9 @@ MCP_JSON = ".mcp.json"
 #: them with commas and selects all with ``*``
 _BAD_NAME = re.compile(r"[:,*\s]")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "concurrent", "description"})
-_HTTP_KEYS = frozenset({"type", "url", "headers", "concurrent", "description"})
+_COMMON_KEYS = frozenset({"type", "concurrent", "description", "allowed_tools"})
+_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd"}
+_HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class ServerConfig:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
     concurrent: bool = False
+    allowed_tools: frozenset[str] = frozenset()  # tools the user trusts, by the server's names
     folder: str | None = None  # what a relative cwd is relative to
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -176,6 +180,9 @@ def parse_server(name: str, entry: Any, source: str, folder: str | None = None) 
     concurrent = entry.get("concurrent", False)
     if not isinstance(concurrent, bool):
         raise wrong(_("concurrent must be true or false"))
+    allowed = entry.get("allowed_tools", [])
+    if not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed):
+        raise wrong(_('allowed_tools must be a list of the server\'s tool names: ["write_note"]'))
     if kind == "http":
         url = entry.get("url")
         if not isinstance(url, str) or not url.strip():
@@ -187,6 +194,7 @@ def parse_server(name: str, entry: Any, source: str, folder: str | None = None) 
             url=url.strip(),
             headers=_pairs(entry.get("headers"), "headers", wrong),
             concurrent=concurrent,
+            allowed_tools=frozenset(allowed),
             folder=folder,
             extra=extra,
         )
@@ -208,6 +216,7 @@ def parse_server(name: str, entry: Any, source: str, folder: str | None = None) 
         env=_pairs(entry.get("env"), "env", wrong),
         cwd=cwd,
         concurrent=concurrent,
+        allowed_tools=frozenset(allowed),
         folder=folder,
         extra=extra,
     )

@@ -58,6 +58,9 @@ STOP_TIMEOUT_S = 5.0
 STDERR_LINES = 3
 _GUARD = Path(__file__).with_name("guard.py")
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+#: what a tool may do, by the MCP spec's annotations (``readOnlyHint`` false and
+#: ``destructiveHint`` true when not given: a tool that says nothing is destructive)
+READ_ONLY, NOT_DESTRUCTIVE, DESTRUCTIVE = "read-only", "not destructive", "destructive"
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,23 @@ class ServerTool:
     name: str
     description: str
     input_schema: dict[str, Any]
-    read_only: bool = False
-    destructive: bool = False  # annotated destructive (and not read-only)
+    safety: str = DESTRUCTIVE  # READ_ONLY, NOT_DESTRUCTIVE or DESTRUCTIVE
+    annotated: bool = False  # ``safety`` is the server's word, not the spec's default
+    trusted: bool = False  # named in its server's ``allowed_tools``: runs ungated
+
+    @property
+    def read_only(self) -> bool:
+        return self.safety == READ_ONLY
+
+    @property
+    def destructive(self) -> bool:
+        return self.safety == DESTRUCTIVE
+
+    @property
+    def gated(self) -> bool:
+        """Runs only with ``--allow-destructive``: destructive, and the user has not
+        named it in ``allowed_tools`` (the user's word over the server's)."""
+        return self.destructive and not self.trusted
 
 
 @dataclass(frozen=True)
@@ -323,7 +341,7 @@ class McpServers:
                     connection.startup = scope
                     with anyio.fail_after(self.startup_timeout):
                         await session.initialize()
-                        tools = await _list_tools(config.name, session)
+                        tools = await _list_tools(config, session)
                 connection.startup = None
                 if scope.cancelled_caught or connection.garbage is not None:
                     raise McpServerFailed(self._failed(connection, _not_mcp(connection)))
@@ -463,7 +481,23 @@ def _not_mcp(connection: _Connection) -> str:
     )
 
 
-async def _list_tools(server: str, session: Any) -> tuple[ServerTool, ...]:
+def tool_safety(notes: Any) -> tuple[str, bool]:
+    """What a tool may do by its annotations (the SDK's ``ToolAnnotations`` or None), and
+    whether that is the server's word (True) or the spec's default (False).
+
+    By the spec, ``readOnlyHint`` is false and ``destructiveHint`` true unless the server
+    says otherwise; ``destructiveHint`` means something only when not read-only.
+    """
+    read_only = getattr(notes, "read_only_hint", None)
+    destructive = getattr(notes, "destructive_hint", None)
+    if read_only:
+        return READ_ONLY, True
+    if destructive is False:
+        return NOT_DESTRUCTIVE, True
+    return DESTRUCTIVE, destructive is True
+
+
+async def _list_tools(config: ServerConfig, session: Any) -> tuple[ServerTool, ...]:
     from mcp_types import PaginatedRequestParams
 
     found: list[ServerTool] = []
@@ -472,17 +506,16 @@ async def _list_tools(server: str, session: Any) -> tuple[ServerTool, ...]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         listing = await session.list_tools(params=params)
         for tool in listing.tools:
-            notes = tool.annotations
-            read_only = bool(notes is not None and notes.read_only_hint)
-            destructive = bool(notes is not None and notes.destructive_hint and not read_only)
+            safety, annotated = tool_safety(tool.annotations)
             found.append(
                 ServerTool(
-                    server,
+                    config.name,
                     tool.name,
                     tool.description or "",
                     dict(tool.input_schema or {"type": "object"}),
-                    read_only,
-                    destructive,
+                    safety,
+                    annotated,
+                    tool.name in config.allowed_tools,
                 )
             )
         cursor = listing.next_cursor

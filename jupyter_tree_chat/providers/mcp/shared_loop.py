@@ -2,26 +2,30 @@
 
 A call handed to a loop that a background thread runs costs two thread wake-ups, which
 a busy shared CPU makes dear. So a thread waiting for a call (``wait``) runs the loop
-itself until the call is done, the kernel's own running loop set aside meanwhile; the
-background thread runs it only when nobody waits (a server's notifications and pings, a
-fan-out's calls, closing). Exactly one thread runs the loop at any time (``_owner``,
+itself until the call is done; the background thread runs it when nobody waits (a
+server's notifications and pings, a fan-out's calls, closing), and for a thread that
+already runs an event loop of its own (the kernel's main thread runs ipykernel's): only
+CPython's private ``asyncio.events._set_running_loop`` could set that loop aside, and
+this module uses public APIs only, so such a thread waits on the future instead.
+Exactly one thread runs the loop at any time (``_owner``,
 under ``_cond``): a waiter that finds the background thread running it asks it to stop
 and takes over once it has. The background thread takes the loop back ``GRACE_S`` after
 the last waiter, or at once when asked (``wake``), so calls in a row never wait for it.
 
 A call's own cost is kept to what it must pay: one task (it sets its ``LoopFuture`` and
 stops the loop itself when its thread waits for it), one entry into the loop, the
-SIGINT swap (below) through ``_signal`` directly, and sniffio told the task runs on
-asyncio as ``anyio.run`` tells it (benchmarks/bench_mcp.py measures the rest).
+SIGINT swap (below), and sniffio told the task runs on asyncio as ``anyio.run`` tells it
+(benchmarks/bench_mcp.py measures the rest).
 
 Ctrl-C while the main thread runs the loop must not land inside the SDK's tasks (that
 would break the connection): SIGINT then only stops the loop, and ``KeyboardInterrupt``
-is raised once the loop has been left, with the loop intact.
+is raised once the loop has been left, with the loop intact. A thread waiting on the
+future while the background thread runs the loop gets ``KeyboardInterrupt`` in its wait,
+the loop untouched.
 """
 
 from __future__ import annotations
 
-import _signal  # signal's own C module: see _SIGINT
 import asyncio
 import concurrent.futures
 import signal
@@ -40,9 +44,6 @@ except ImportError:  # anyio works without sniffio; then there is nothing to tel
     _SNIFFIO_CVAR = None
 
 GRACE_S = 0.005
-#: SIGINT is swapped around every wait; ``signal.signal`` and ``getsignal`` turn a
-#: handler into an enum member when they can, which costs more than the swap itself
-_SIGINT = int(signal.SIGINT)
 #: how often the background thread looks while another thread runs the loop
 _IDLE_S = 0.05
 _BACKGROUND = -1
@@ -153,6 +154,9 @@ class SharedLoop:
         if self._owner == me:
             # a task of the loop waiting for the loop would wait forever
             raise RuntimeError(_("an MCP call cannot be waited for from inside the MCP loop"))
+        if _runs_a_loop():  # its own loop cannot be set aside: the background thread runs it
+            self.wake()
+            return future.result(timeout)  # Ctrl-C: KeyboardInterrupt here, the loop intact
         deadline = None if timeout is None else time.monotonic() + timeout
         interrupted: list[Any] = []
         previous: Any = None
@@ -234,18 +238,16 @@ class SharedLoop:
         )
         previous: Any = None
         if me == self._main:
-            previous = _signal.getsignal(_SIGINT)
+            previous = signal.getsignal(signal.SIGINT)
             if callable(previous):
 
                 def on_sigint(signum: int, frame: Any) -> None:
                     interrupted.append(frame)
                     loop.call_soon_threadsafe(loop.stop)
 
-                _signal.signal(_SIGINT, on_sigint)
+                signal.signal(signal.SIGINT, on_sigint)
             else:
                 previous = None
-        kernel_loop = asyncio.events._get_running_loop()
-        asyncio.events._set_running_loop(None)
         self._waited = future
         try:
             while not future.done() and not interrupted:
@@ -254,9 +256,8 @@ class SharedLoop:
                 loop.run_forever()  # stopped by the task, the timer, Ctrl-C, a stale stop
         finally:
             self._waited = None
-            asyncio.events._set_running_loop(kernel_loop)
             if previous is not None:
-                _signal.signal(_SIGINT, previous)
+                signal.signal(signal.SIGINT, previous)
             if timer is not None:
                 timer.cancel()
         return previous
@@ -297,6 +298,15 @@ class SharedLoop:
                 with self._cond:
                     self._owner = None
                     self._cond.notify_all()
+
+
+def _runs_a_loop() -> bool:
+    """Whether the calling thread is inside a running event loop (public API only)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _declare_asyncio() -> None:

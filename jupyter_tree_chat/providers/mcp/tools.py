@@ -10,9 +10,10 @@
   MCP error each become an ``is_error`` result the model can read, the first three with
   a one-line notice for the cell. Nothing waits for a click.
 
-A tool counts as destructive when its server annotates it so (``destructiveHint``, and
-not ``readOnlyHint``). Annotations are the server's own word; a server that does not
-annotate a destructive tool is not caught by this, which docs/tools.md says.
+A tool is gated (runs only with ``--allow-destructive``) unless its server annotates it
+``readOnlyHint: true`` or ``destructiveHint: false``: the MCP spec's defaults make a tool
+that says nothing destructive. A tool the user names in its server's ``allowed_tools``
+runs ungated whatever the server says (the user's word over the server's).
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ class McpTools:
         if not isinstance(arguments, Mapping):
             text = _("Bad arguments for {tool}: input must be a JSON object.").format(tool=shown)
             return PendingTool.ready(ToolAnswer(_error(tool_use_id, text)))
-        if tool.destructive and not allow_destructive:
-            return PendingTool.ready(_refused(tool_use_id, shown))
+        if tool.gated and not allow_destructive:
+            return PendingTool.ready(_refused(tool_use_id, tool, shown))
         timeout, max_chars = self.timeout, self.max_chars
         future = self.servers.call(tool.server, tool.name, dict(arguments), timeout)
 
@@ -151,15 +152,29 @@ def _answer(
     return ToolAnswer(_error(tool_use_id, text))
 
 
-def _refused(tool_use_id: str, shown: str) -> ToolAnswer:
-    text = _(
-        "{tool} was not run: it is annotated destructive and the user has not allowed "
-        "destructive tools here. Ask the user, or do without it."
-    ).format(tool=shown)
+def _refused(tool_use_id: str, tool: ServerTool, shown: str) -> ToolAnswer:
+    if tool.annotated:
+        text = _(
+            "{tool} was not run: it is annotated destructive and the user has not allowed "
+            "destructive tools here. Ask the user, or do without it."
+        ).format(tool=shown)
+        why = _("{tool} was not run: its server annotates it destructive.").format(tool=shown)
+    else:
+        text = _(
+            "{tool} was not run: its server does not say it is read-only or not destructive, "
+            "so it counts as destructive, and the user has not allowed destructive tools "
+            "here. Ask the user, or do without it."
+        ).format(tool=shown)
+        why = _(
+            "{tool} was not run: its server does not annotate it, and by the MCP spec's "
+            "defaults a tool that does not say readOnlyHint: true or destructiveHint: false "
+            "is destructive."
+        ).format(tool=shown)
     notice = _(
-        "{tool} was not run: its server annotates it destructive. Allow it with "
-        "%%chat --allow-destructive (this cell) or %config TreeChat.allow_destructive = True"
-    ).format(tool=shown)
+        "{why} Allow it with %%chat --allow-destructive (this cell) or %config "
+        'TreeChat.allow_destructive = True, or trust it with "allowed_tools": ["{name}"] in '
+        "the entry of the server {server}"
+    ).format(why=why, name=tool.name, server=tool.server)
     return ToolAnswer(_error(tool_use_id, text), notice)
 
 

@@ -62,6 +62,7 @@ from ...errors import (
 from ...i18n import _
 from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
 from ..endpoints.capabilities import Supports
+from ..redirects import guarded_http_client
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
 
@@ -123,7 +124,9 @@ def make_client(
     ``AZURE_OPENAI_API_KEY``); none set is a one-line ``MissingApiKey``."""
     service = service or openai_service()
     openai = load_openai(service.label)
-    options: dict[str, Any] = {"api_key": api_key}
+    # the key never follows a redirect to another host (redirects.py)
+    http_client = guarded_http_client(openai, openai.OpenAIError)
+    options: dict[str, Any] = {"api_key": api_key, "http_client": http_client}
     if max_retries is not None:
         options["max_retries"] = max_retries
     try:

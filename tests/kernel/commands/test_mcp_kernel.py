@@ -24,6 +24,7 @@ from helpers.mcp_helpers import (
     filesystem,
     garbage,
     http_server,
+    notes,
     processes_with,
     wait_until,
     write_mcp_json,
@@ -176,6 +177,45 @@ def test_a_destructive_tool_is_refused_with_a_notice_then_allowed_on_the_cell(
     fake_anthropic.enqueue("Written again.")
     claude.chat("Write step 2.", "c3", "--tools fs:*").check()
     assert (folder / "plan.txt").read_text() == "step 2"
+
+
+def test_a_tool_that_says_nothing_is_refused_until_the_user_trusts_it_in_allowed_tools(
+    claude, fake_anthropic, tmp_path
+):
+    kept = tmp_path / "notes.txt"
+    write = {"name": "notes__write_note", "input": {"text": "call Ada"}}
+    write_mcp_json(tmp_path, {"notes": notes(tmp_path)})
+    fake_anthropic.enqueue(tool_use=write)
+    fake_anthropic.enqueue("I could not write it.")
+
+    refused = claude.chat("Note: call Ada.", "c1", "--tools notes:*").check()
+
+    assert not kept.exists()
+    assert "notes:write_note was not run: its server does not annotate it" in refused.stderr
+    assert "by the MCP spec's defaults" in refused.stderr
+    assert '"allowed_tools": ["write_note"]' in refused.stderr
+
+    write_mcp_json(tmp_path, {"notes": notes(tmp_path, allowed=["write_note"])})
+    fake_anthropic.enqueue(tool_use=write)
+    fake_anthropic.enqueue("Noted.")
+    trusted = claude.chat("Note it, it is fine.", "c2", "--tools notes:*").check()
+
+    assert "was not run" not in trusted.stderr
+    assert kept.read_text() == "call Ada\n"
+
+
+def test_allowed_tools_in_the_kernel_settings_let_a_tool_run_too(claude, fake_anthropic, tmp_path):
+    kept = tmp_path / "notes.txt"
+    entry = notes(tmp_path, allowed=["erase_notes"])
+    kept.write_text("old\n")
+    claude.run(f"%config TreeChat.mcp_servers = {{'notes': {entry!r}}}").check()
+    fake_anthropic.enqueue(tool_use={"name": "notes__erase_notes", "input": {}})
+    fake_anthropic.enqueue("Erased.")
+
+    run = claude.chat("Erase my notes.", "c1", "--tools notes:*").check()
+
+    assert "was not run" not in run.stderr
+    assert kept.read_text() == ""
 
 
 # -- servers' lives ---------------------------------------------------------------------------
@@ -347,10 +387,23 @@ def test_chat_mcp_lists_servers_states_tools_and_annotations(claude, tmp_path):
     assert "fs:write_file" in started
     write_line = next(line for line in started.splitlines() if "fs:write_file " in line)
     read_line = next(line for line in started.splitlines() if "fs:read_text_file " in line)
-    assert "destructive" in write_line and "read-only" in read_line
+    assert "destructive (annotated)" in write_line and "read-only (annotated)" in read_line
     assert failed.status == "error" and "does not speak MCP" in failed.visible_text
     assert "fs  running" in after
     assert "chatty  failed" in after and "Welcome to my server!" in after
+
+
+def test_chat_mcp_says_what_each_tool_may_do_and_on_whose_word(claude, tmp_path):
+    write_mcp_json(tmp_path, {"notes": notes(tmp_path, allowed=["erase_notes"])})
+
+    listed = claude.run("%chat mcp notes").check().stdout
+
+    lines = {line.split()[0]: line for line in listed.splitlines() if "notes:" in line}
+    assert "read-only (annotated)" in lines["notes:read_notes"]
+    assert "not destructive (annotated)" in lines["notes:append_note"]
+    assert "destructive (annotated), allowed" in lines["notes:erase_notes"]
+    assert "destructive (by default)" in lines["notes:write_note"]
+    assert "allowed" not in lines["notes:write_note"]
 
 
 def test_load_ext_and_a_cell_without_mcp_tools_do_not_import_the_sdk(tmp_path):

@@ -47,6 +47,23 @@ def test_the_claude_code_shape_is_read_as_it_is(tmp_path):
     assert git.source == str(path)
 
 
+def test_allowed_tools_are_read_from_either_transport_and_none_is_the_default():
+    configs = parse_servers(
+        {
+            "notes": {"command": "x", "allowed_tools": ["write_note"]},
+            "docs": {"url": "http://h/mcp", "allowed_tools": ["erase", "write"]},
+            "plain": {"command": "y"},
+        },
+        ".mcp.json",
+    )
+
+    assert configs.problems == ()
+    assert configs.get("notes").allowed_tools == {"write_note"}
+    assert configs.get("docs").allowed_tools == {"erase", "write"}
+    assert configs.get("plain").allowed_tools == frozenset()
+    assert "allowed_tools" not in configs.get("notes").extra
+
+
 def test_variables_are_filled_from_the_environment_only_when_expanded(tmp_path):
     configs = parse_servers(CLAUDE_CODE_SHAPE["mcpServers"], "x", str(tmp_path))
 
@@ -81,6 +98,8 @@ def test_a_missing_variable_is_named_and_its_value_is_never_shown():
         ({"command": "x", "args": "a b"}, "args must be a list"),
         ({"command": "x", "env": ["A=1"]}, "env must be a JSON object"),
         ({"command": "x", "concurrent": "yes"}, "concurrent must be true or false"),
+        ({"command": "x", "allowed_tools": "write_note"}, "allowed_tools must be a list"),
+        ({"url": "http://h/mcp", "allowed_tools": [1]}, "allowed_tools must be a list"),
         ("mcp-server-git", "must be a JSON object"),
     ],
 )

@@ -2,7 +2,9 @@
 
 ``McpServers`` and ``McpTools`` (no kernel, no model): server-everything's echo, get-sum,
 image, structured content, resource links and long-running tools; server-filesystem
-confined to a temporary folder (destructive tools refused and allowed); mcp-server-git on
+confined to a temporary folder (destructive tools refused and allowed); the SDK-built
+notes server, a tool annotated each way and one not at all (the spec's defaults, and
+``allowed_tools``); mcp-server-git on
 a temporary repository; the SDK's own Streamable HTTP server with a bearer token from
 ``${VAR}``; servers that print garbage, exit, are killed mid-call or take too long.
 The kernel's side (a cell, the tree, the notices) is in test_mcp_kernel.py.
@@ -27,6 +29,7 @@ from helpers.mcp_helpers import (
     git,
     git_repo,
     http_server,
+    notes,
     processes_with,
     wait_until,
 )
@@ -200,6 +203,63 @@ def test_the_filesystem_server_stays_in_its_folder(make, tmp_path):
     assert "denied" in " ".join(texts(outside.result)).lower()
 
 
+# -- the spec's defaults: the notes server, built on the SDK ------------------------------
+
+
+def test_each_tool_is_read_only_not_destructive_or_destructive_by_the_specs_defaults(
+    make, tmp_path
+):
+    servers = make({"notes": notes(tmp_path)})
+
+    listed = {t.name: (t.safety, t.annotated) for t in servers.servers.tools("notes")}
+
+    assert listed == {
+        "read_notes": ("read-only", True),
+        "append_note": ("not destructive", True),
+        "erase_notes": ("destructive", True),
+        "write_note": ("destructive", False),  # says nothing: destructive by default
+        "hold": ("read-only", True),
+    }
+
+
+def test_only_tools_annotated_read_only_or_not_destructive_run_without_the_flag(make, tmp_path):
+    servers = make({"notes": notes(tmp_path)})
+    kept = tmp_path / "notes.txt"
+
+    appended = servers.call("notes:append_note", {"text": "milk"})
+    read = servers.call("notes:read_notes", {})
+    erased = servers.call("notes:erase_notes", {})
+    written = servers.call("notes:write_note", {"text": "only this"})
+
+    assert appended.notice is None and read.notice is None
+    assert texts(read.result) == ["milk\n"]
+    assert erased.result["is_error"] is True and "annotates it destructive" in erased.notice
+    assert written.result["is_error"] is True
+    assert "does not annotate it" in written.notice
+    assert "readOnlyHint: true or destructiveHint: false" in written.notice
+    assert '"allowed_tools": ["write_note"]' in written.notice
+    assert kept.read_text() == "milk\n"  # neither refused tool touched the file
+
+    allowed = servers.call("notes:write_note", {"text": "only this"}, allow_destructive=True)
+
+    assert allowed.notice is None and not allowed.result.get("is_error")
+    assert kept.read_text() == "only this\n"
+
+
+def test_tools_the_user_names_in_allowed_tools_run_whatever_the_server_says(make, tmp_path):
+    servers = make({"notes": notes(tmp_path, allowed=["write_note", "erase_notes"])})
+    kept = tmp_path / "notes.txt"
+
+    written = servers.call("notes:write_note", {"text": "kept"})
+    assert written.notice is None and kept.read_text() == "kept\n"
+    erased = servers.call("notes:erase_notes", {})
+
+    assert erased.notice is None and not erased.result.get("is_error")
+    assert kept.read_text() == ""
+    trusted = {t.name for t in servers.servers.tools("notes") if t.trusted}
+    assert trusted == {"write_note", "erase_notes"}
+
+
 # -- mcp-server-git -------------------------------------------------------------------------
 
 
@@ -308,30 +368,25 @@ def test_a_command_that_is_not_there_says_so(make):
 
 
 def test_a_server_killed_mid_call_gives_an_error_result_and_starts_again(make, tmp_path):
-    marker = tmp_path / "killed-mid-call"
-    marker.mkdir()
-    servers = make({"everything": everything(str(marker))})
-    spec = servers.box.specs(["everything:trigger-long-running-operation"])[0]
-    pid = wait_until(lambda: _server_pid(str(marker)), what="the server to run")
+    folder = tmp_path / "killed-mid-call"
+    folder.mkdir()
+    servers = make({"notes": notes(folder)})
+    spec = servers.box.specs(["notes:hold"])[0]
+    pid = wait_until(lambda: _server_pid(str(folder)), what="the server to run")
 
-    block = {
-        "type": "tool_use",
-        "id": "t",
-        "name": spec.name,
-        "input": {"duration": 30, "steps": 3},
-    }
+    block = {"type": "tool_use", "id": "t", "name": spec.name, "input": {"seconds": 60}}
     pending = servers.box.start(block)
-    time.sleep(0.3)  # the call is under way (nothing to poll for: the server is silent)
+    wait_until((folder / "held").exists, what="the call to reach the server")  # mid-call
     os.kill(pid, signal.SIGKILL)
     answer = pending.answer()
 
     assert answer.result["is_error"] is True
     assert "stopped before answering" in answer.result["content"]
     assert "starts again on its next use" in answer.notice
-    assert servers.servers.state("everything").state == "failed"
-    again = servers.call("everything:echo", {"message": "back"})
-    assert texts(again.result) == ["Echo: back"]
-    assert _server_pid(str(marker)) not in (None, pid)
+    assert servers.servers.state("notes").state == "failed"
+    again = servers.call("notes:read_notes", {})
+    assert texts(again.result) == ["(no notes)"]
+    assert _server_pid(str(folder)) not in (None, pid)
 
 
 def test_stopping_leaves_no_process_behind(make, tmp_path):
@@ -347,7 +402,7 @@ def test_stopping_leaves_no_process_behind(make, tmp_path):
 
 
 def _server_pid(path: str) -> int | None:
-    """The pid of the node process running ``path`` (not its guard)."""
+    """The pid of the server process running with ``path`` (not its guard)."""
     for pid, args in processes_with(path):
         if "guard.py" not in args:
             return pid

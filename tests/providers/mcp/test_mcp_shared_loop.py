@@ -34,14 +34,27 @@ def test_a_call_nobody_waits_for_is_run_by_the_background_thread(shared):
 
 
 def test_threads_waiting_at_once_each_get_their_own_answer(shared):
-    def one(i: int) -> tuple[int, str]:
-        return i, shared.wait(shared.submit(_ran_on(0.02)))
+    calls = 8
+    started: list[int] = []
+    all_started = asyncio.Event()
 
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(one, range(8)))
+    async def answer(i: int) -> tuple[str, str]:
+        started.append(i)
+        if len(started) == calls:
+            all_started.set()
+        await all_started.wait()  # no call answers before every call is under way
+        return f"answer {i}", threading.current_thread().name
 
-    assert [i for i, _name in answers] == list(range(8))
-    assert all(name for _i, name in answers)
+    def one(i: int) -> tuple[str, str]:
+        return shared.wait(shared.submit(answer(i)), timeout=30)
+
+    with concurrent.futures.ThreadPoolExecutor(calls) as pool:
+        waiters = [pool.submit(one, i) for i in range(calls)]
+        answers = [waiter.result(60) for waiter in waiters]
+
+    assert sorted(started) == list(range(calls))  # every call ran, once, all at once
+    assert [text for text, _thread in answers] == [f"answer {i}" for i in range(calls)]
+    assert all(thread for _text, thread in answers)
 
 
 def test_a_wait_past_its_timeout_leaves_the_call_going_and_the_loop_usable(shared):
