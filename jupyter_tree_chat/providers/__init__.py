@@ -1,6 +1,7 @@
 """Model providers: one streaming method each, by wire and by role.
 
 - ``base``: what a provider is (``Provider.stream``, ``ReplyRequest``, the reply events);
+- ``redirects``: the HTTP clients' redirect rule (a key never follows one off its host);
 - ``anthropic/``: the Messages API wire (Claude and compatible servers);
 - ``openai/``: the Chat Completions wire (GPT, Gemini, Azure, compatible servers);
 - ``offline/``: the deterministic offline teaching model (no key, no network);
@@ -10,7 +11,7 @@
 
 May import the core below it (``history``, ``measures.models``, ``language``, ``errors``)
 and nothing of the session, the views or Jupyter; inside, ``base`` ← ``tools/`` ← ``mcp/``,
-and ``base`` ← the wires ← ``endpoints.router`` (tests/test_layers.py).
+and ``base`` ← ``redirects`` ← the wires ← ``endpoints.router`` (tests/test_layers.py).
 ``choose_provider`` picks one by name, or by whether an API key is set, and says why
 when it falls back to the offline teaching model.
 """

@@ -16,11 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from jupyter_tree_chat.providers.openai_chat import OpenAIChatProvider
-from jupyter_tree_chat.providers.probe import probe
+from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
+from jupyter_tree_chat.providers.endpoints.probe import probe
 
 from jupyter_tree_chat.errors import RedirectRefused
-from jupyter_tree_chat.providers.anthropic import AnthropicProvider
+from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.base import ReplyRequest
 from jupyter_tree_chat.providers.redirects import refused_redirect
 
