@@ -251,7 +251,7 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert "history.tree" in imports(PACKAGE / "providers" / "offline.py")[0]
     assert "measures.preflight" in imports(PACKAGE / "conversation" / "session.py")[0]
     assert "IPython" in imports(PACKAGE / "kernel" / "magics.py")[1]
-    assert "anywidget" in imports(PACKAGE / "widget" / "widgets.py")[1]
+    assert "anywidget" in imports(PACKAGE / "widget" / "base.py")[1]
     assert "jupyter_server" in imports(PACKAGE / "server" / "handlers.py")[1]
     assert "formats" in imports(PACKAGE / "server" / "handlers.py")[0]
     assert is_front_end("ipykernel") and is_front_end("jupyter_client")
@@ -271,7 +271,8 @@ FRONT_END_ROOMS: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "viewer": ({"viewer", "components", "format"}, ("@jupyterlab/", "@lumino/")),
     "page": ({"page", "components", "format", "sanitize"}, ()),
     "notebook": ({"bridge", "components"}, ("@jupyterlab/",)),
-    "index": ({"viewer", "bridge", "notebook"}, ("@jupyterlab/", "@lumino/")),
+    # the lab plugin registers the widget (panel/) once for the page: panel/registry.ts
+    "index": ({"viewer", "bridge", "notebook", "panel"}, ("@jupyterlab/", "@lumino/")),
 }
 IMPORT_FROM = re.compile(r"""^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]""", re.M)
 
