@@ -59,11 +59,35 @@ function widget(model) {
   return found ? Promise.resolve(found) : fromKernel(model);
 }
 
+// Models whose initialize waits for the code, by their `uid` (initialize and render get
+// different proxies of one model). anywidget creates a model inside JupyterLab's chain of
+// kernel messages, so initialize must not wait for a kernel message: it returns at once
+// and the view waits instead.
+const initializing = new Map();
+
 export default {
-  async initialize({ model }) {
-    return (await widget(model)).initialize({ model });
+  initialize({ model }) {
+    const found = registered();
+    if (found) return found.initialize({ model });
+    const uid = model.get("uid");
+    const ready = fromKernel(model).then((code) => code.initialize({ model }));
+    ready.catch(() => {}); // said once, by the view
+    initializing.set(uid, ready);
+    return () => {
+      if (initializing.get(uid) === ready) initializing.delete(uid);
+      ready.then((cleanup) => typeof cleanup === "function" && cleanup(), () => {});
+    };
   },
   async render({ model, el }) {
-    return (await widget(model)).render({ model, el });
+    try {
+      const code = await widget(model);
+      await initializing.get(model.get("uid"));
+      return code.render({ model, el });
+    } catch (error) {
+      // no kernel answered (a page restored from saved state, its kernel gone): the
+      // cell's Markdown answer and footer above still say everything
+      console.warn(String(error));
+      return () => {};
+    }
   },
 };
