@@ -17,6 +17,13 @@ question to disk before sending it, renders the reply as Markdown updated in pla
    For reference, a cell running the SDK's ``messages.stream(...).text_stream`` helper
    (which also builds a snapshot per event) is timed too. Target: at most 1.2× the
    baseline for a 2,000-token reply.
+3. where a cell's time goes: after the timed rounds, more ``%%chat`` cells with the
+   parts timed inside the kernel (each wraps the function that does it): the session's
+   events handled by the turn controls (messages to the controls), making and showing
+   the cell's control (its ``comm_open``), ``os.fsync`` of the session file, the
+   Markdown rendered to safe HTML, and the display updates that carry it. Printed per
+   cell (median) and as a share of the cell; they run in a kernel of their own, so the
+   timing wrappers do not weigh on the ratio above.
 
     .venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
 """
@@ -24,6 +31,7 @@ question to disk before sending it, renders the reply as Markdown updated in pla
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -75,6 +83,30 @@ _pieces = [
     if _e.type == "content_block_delta" and _e.delta.type == "text_delta"
 ]
 _text = "".join(_pieces)
+"""
+
+
+BREAKDOWN = """
+import os as _bench_os, time as _bench_t
+import jupyter_tree_chat.kernel.output as _bench_output
+import jupyter_tree_chat.widget.base as _bench_base
+import jupyter_tree_chat.widget.turn as _bench_turn
+_bench_parts = {}
+def _bench_timed(owner, name, label):
+    original = getattr(owner, name)
+    def timed(*args, **kwargs):
+        started = _bench_t.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent = _bench_t.perf_counter() - started
+            _bench_parts[label] = _bench_parts.get(label, 0.0) + spent
+    setattr(owner, name, timed)
+_bench_timed(_bench_base.SessionWidget, "_on_event", "messages to the controls")
+_bench_timed(_bench_turn, "show_turn_control", "the control: made, comm_open, shown")
+_bench_timed(_bench_os, "fsync", "fsync of the session file")
+_bench_timed(_bench_output, "markdown_to_html", "Markdown to safe HTML")
+_bench_timed(_bench_output, "update_display", "display updates (the HTML sent)")
 """
 
 
@@ -178,6 +210,24 @@ def main() -> None:
                 raw_times.append(end - start)
                 raw_cpu.append(cpu)
 
+        # a kernel of its own, timed from its first control on
+        (Path(folder) / "parts").mkdir()
+        with Kernel(Path(folder) / "parts", env=env) as kernel:
+            kernel.run(TIMING_HOOKS + BREAKDOWN).check()
+            parts: dict[str, list[float]] = {}
+            part_cells: list[float] = []
+            for n in range(args.runs + 1):  # n == 0 warms up
+                kernel.run("_bench_parts.clear()").check()
+                server.enqueue(tokens=args.tokens)
+                kernel.chat(f"Write a long answer ({n}).", f"prt{n:05d}", "--new").check()
+                start, end, _ = last_cell(kernel)
+                spent = kernel.run("import json; print(json.dumps(_bench_parts))").check()
+                if n == 0:
+                    continue
+                part_cells.append(end - start)
+                for label, seconds in json.loads(spent.stdout).items():
+                    parts.setdefault(label, []).append(seconds)
+
     cold, warm = latencies[0], statistics.median(latencies[1:])
     chat, raw = statistics.median(chat_times), statistics.median(raw_times)
     ratio = chat / raw
@@ -220,6 +270,11 @@ def main() -> None:
         f"  kernel CPU (main thread)       {cpu_chat * 1000:8.1f} ms vs {cpu_raw * 1000:.1f} ms"
         f" = {cpu_chat / cpu_raw:.2f}×"
     )
+    cell = statistics.median(part_cells)
+    print(f"where a %%chat cell's time goes (median of {args.runs} cells of {cell * 1000:.1f} ms):")
+    for label, seconds in sorted(parts.items(), key=lambda item: -statistics.median(item[1])):
+        spent = statistics.median(seconds)
+        print(f"  {label:38s} {spent * 1000:7.2f} ms  {spent / cell:6.1%}")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ def test_a_wheel_builds_without_node_and_carries_the_prebuilt_front_end(tmp_path
     assert share + "package.json" in names and share + "install.json" in names
     assert any(n.startswith(share + "static/") and n.endswith(".js") for n in names)
     assert "jupyter_tree_chat/widget/static/widget.js" in names
+    assert "jupyter_tree_chat/widget/loader.js" in names  # every widget's whole _esm
     data = "jupyter_tree_chat-0.1.0.data/data/"
     config = data + "etc/jupyter/jupyter_server_config.d/jupyter_tree_chat.json"
     assert config in names

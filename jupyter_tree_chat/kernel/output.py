@@ -376,39 +376,57 @@ class TurnOutput:
 def footer(session: Session, node: Node) -> str:
     """``a1b2c3d · claude-sonnet-4-6 · 12 in · 345 out · $0.0052 · context 1% of 1M ·
     reply 2/2``."""
+    return " · ".join(text for text, _shown in footer_parts(session, node))
+
+
+def footer_parts(session: Session, node: Node) -> list[tuple[str, bool]]:
+    """The footer's parts, each with whether the turn control shows it too (the model,
+    the tokens, the cost, the positions), so a live page can show those once."""
     meta = node.meta or {}
-    parts = [node.id[:7]]
+    parts = [(node.id[:7], False)]
     if meta.get("model"):
-        parts.append(model_label(meta))
+        parts.append((model_label(meta), True))
     usage: dict[str, Any] = meta.get("usage") or {}
     if usage:
-        parts.append(_("{tokens} in").format(tokens=_n(usage.get("input_tokens"))))
-        parts.append(_("{tokens} out").format(tokens=_n(usage.get("output_tokens"))))
+        parts.append((_("{tokens} in").format(tokens=_n(usage.get("input_tokens"))), True))
+        parts.append((_("{tokens} out").format(tokens=_n(usage.get("output_tokens"))), True))
         if usage.get("cache_read_input_tokens"):
-            parts.append(cache_read(usage["cache_read_input_tokens"]))
+            parts.append((cache_read(usage["cache_read_input_tokens"]), False))
         if usage.get("cache_creation_input_tokens"):
-            parts.append(
-                _("{tokens} cache write").format(tokens=_n(usage["cache_creation_input_tokens"]))
-            )
+            written = _n(usage["cache_creation_input_tokens"])
+            parts.append((_("{tokens} cache write").format(tokens=written), False))
         cost = node_cost(node, session.prices)
         if cost is not None:
-            parts.append(dollars(cost))
+            parts.append((dollars(cost), True))
     if meta.get("interrupted"):
-        parts.append(interrupted(meta))
-    parts.append(context_part(session, node))
+        parts.append((interrupted(meta), False))
+    parts.append((context_part(session, node), False))
     seen = seen_label(meta.get("context"))
     if seen:
-        parts.append(seen)
+        parts.append((seen, False))
     tree = session.tree
-    parts.append(_("reply {position}").format(position=tree.sibling_position(node.id)))
+    position = tree.sibling_position(node.id)
+    parts.append((_("reply {position}").format(position=position), True))
     if node.parent_id is not None:
         question = tree.sibling_position(node.parent_id)
         if question.count > 1:
-            parts.append(_("question {position}").format(position=question))
+            parts.append((_("question {position}").format(position=question), True))
     label = session.labels.get(node.id)
     if label:
-        parts.append(_("label {label}").format(label=repr(label)))
-    return " · ".join(parts)
+        parts.append((_("label {label}").format(label=repr(label)), False))
+    return parts
+
+
+def footer_html(session: Session, node: Node) -> str:
+    """The footer as HTML for the cell: the parts the turn control shows too are marked
+    (``jtc-in-control``), and the line names its node (``data-node``): a live control
+    showing that reply folds them away (labextension/src/panel/footer.ts), while the
+    saved output, a renderer without widgets and nbconvert's HTML keep them all."""
+    pieces = []
+    for k, (text, shown) in enumerate(footer_parts(session, node)):
+        piece = escape(text if k == 0 else f" · {text}")
+        pieces.append(f'<span class="jtc-in-control">{piece}</span>' if shown else piece)
+    return f'<sub class="jtc-footer" data-node="{escape(node.id)}">{"".join(pieces)}</sub>'
 
 
 def context_part(session: Session, node: Node) -> str:
@@ -419,8 +437,9 @@ def context_part(session: Session, node: Node) -> str:
     return _("{label}: `%chat compact` makes room").format(label=label) if reading.full else label
 
 
-def show_footer(line: str) -> None:
-    display({"text/html": f"<sub>{escape(line)}</sub>", "text/plain": line}, raw=True)
+def show_footer(line: str, html: str | None = None) -> None:
+    """One footer line under the reply (``html``: its marked-up form, ``footer_html``)."""
+    display({"text/html": html or f"<sub>{escape(line)}</sub>", "text/plain": line}, raw=True)
 
 
 def _n(value: Any) -> str:

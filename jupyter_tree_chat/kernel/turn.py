@@ -30,6 +30,7 @@ from .output import (
     TurnOutput,
     flush_waiting_streams,
     footer,
+    footer_html,
     notice_line,
     quick_displays,
     show_footer,
@@ -157,7 +158,7 @@ def _show_end(
         and last.role == "assistant"
         and not (last.meta or {}).get("synthetic")
     ):
-        show_footer(footer(session, last))
+        show_footer(footer(session, last), footer_html(session, last))
         sent = sent_line(_question_of(session, turn).get("context") or [])
         if sent:
             show_footer(sent)

@@ -21,7 +21,7 @@ def turn_hook(session: Session, turn: Turn) -> None:
     shell = get_ipython()
     if shell is None or getattr(shell, "kernel", None) is None:
         return
-    from .widgets import show_turn_control
+    from .turn import show_turn_control
 
     show_turn_control(session, turn, cell_id=_cell_id(shell))
 

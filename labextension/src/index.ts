@@ -5,7 +5,9 @@
  * ChatGPT and Open WebUI sessions, read by the server extension), a command-palette
  * entry to open a session file, the command that puts an answer's code into a new
  * notebook cell (notebook.ts), and the bridge that hands the widget bundle the lab's
- * translation and this extension's commands (bridge.ts). Every label goes through the
+ * translation and this extension's commands (bridge.ts), and the widget's own code, which
+ * every panel and turn control on the page then uses instead of a copy of its own
+ * (panel/registry.ts). Every label goes through the
  * `jupyter_tree_chat` translation domain.
  */
 
@@ -21,6 +23,8 @@ import { LabIcon } from '@jupyterlab/ui-components';
 
 import { TRANSLATION_DOMAIN, installHost } from './bridge';
 import { addInsertCodeCommand } from './notebook';
+import widget from './panel/index';
+import { registerWidget } from './panel/registry';
 import { ChatSessionFactory, ChatSessionViewer, FACTORY, FILE_TYPE } from './viewer/viewer';
 
 const SUFFIX = '.chat.jsonl';
@@ -57,6 +61,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       addInsertCodeCommand(app, notebooks, trans);
     }
     installHost(trans, app.commands, () => (translator ?? nullTranslator).languageCode);
+    registerWidget(widget); // the panels' and turn controls' code, once for the page
     app.docRegistry.addFileType({
       name: FILE_TYPE,
       displayName: trans.__('Chat session'),

@@ -16,12 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
-from jupyter_tree_chat.providers.endpoints.probe import probe
 
 from jupyter_tree_chat.errors import RedirectRefused
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.base import ReplyRequest
+from jupyter_tree_chat.providers.endpoints.probe import probe
+from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider
 from jupyter_tree_chat.providers.redirects import refused_redirect
 
 KEY = "sk-redirect-secret-0123456789"

@@ -14,6 +14,7 @@ import { hostLanguage, hostTranslation, insertCodeBelow } from '../bridge';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from '../sanitize/markdown';
+import { foldFooterWhileShown } from './footer';
 import { KernelMessage, Store, WidgetModel } from './store';
 import { TurnView } from './turn';
 
@@ -90,7 +91,9 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
           fallbackTitle: trans.__('Chat session'),
           emptyText: trans.__('No messages yet: run a %1 cell.', '%%chat')
         });
+  const unfold = model.get('mode') === 'turn' ? foldFooterWhileShown(el, store) : null;
   return () => {
+    unfold?.();
     view.dispose();
     own?.();
   };

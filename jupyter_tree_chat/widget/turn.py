@@ -1,0 +1,171 @@
+"""The compact control under one ``%%chat`` turn, and showing it in the cell.
+
+It is a view like the panel (``base.SessionWidget``) that follows one place of the
+active path: which question and answer the path takes there, and their siblings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import traitlets
+
+from ..conversation.events import Turn
+from ..conversation.session import Session
+from ..history.tree import Node, is_real_user_message
+from ..textview import question_as_typed
+from .actions import question_of
+from .base import SessionWidget
+from .protocol import display_text, head, meta_summary, summary
+
+
+class TurnControl(SessionWidget):
+    """The compact control under one ``%%chat`` turn: ``‹ 2/3 ›``, retry, edit.
+
+    It follows its turn as the session changes: when the active path goes through
+    another answer (or another version of the question) at this turn's place, the
+    control shows that one, and the browser shows its text below the cell's own.
+    """
+
+    turn = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, session: Session, reply_id: str, **kwargs: Any) -> None:
+        reply = session.tree.get(reply_id)
+        question = question_of(session, reply)
+        self._question: Node = question
+        self._depth = len(session.path(question.id)) - 1
+        self._reply: Node | None = reply if reply.role == "assistant" else None
+        self._shown = self._reply.id if self._reply is not None else None
+        super().__init__(session, mode="turn", **kwargs)
+        self.turn = self._describe()
+
+    @classmethod
+    def for_turn(cls, session: Session, turn: Turn) -> TurnControl | None:
+        """The control for what a ``%%chat`` run produced (``None`` if nothing was stored)."""
+        last = turn.last
+        return None if last is None else cls(session, last.id)
+
+    def _describe(self) -> dict[str, Any]:
+        tree = self.session.tree
+        question, reply = self._question, self._reply
+        qpos = tree.sibling_position(question.id)
+        described: dict[str, Any] = {
+            "q": {
+                "id": question.id,
+                "pos": qpos.index,
+                "count": qpos.count,
+                "sibs": [n.id for n in tree.siblings(question.id)],
+                "head": head(question_as_typed(question.message, question.meta)),
+            },
+            "r": None,
+            "shown": self._shown,
+            "onPath": False,
+        }
+        if reply is not None:
+            rpos = tree.sibling_position(reply.id)
+            described["r"] = {
+                "id": reply.id,
+                "pos": rpos.index,
+                "count": rpos.count,
+                "sibs": [n.id for n in tree.siblings(reply.id)],
+                "parent": reply.parent_id,
+                "meta": meta_summary(reply, self.session.prices),
+            }
+        leaf = tree.leaf
+        focus = reply or question
+        described["onPath"] = leaf is not None and _on_path(self.session, focus.id, leaf)
+        return described
+
+    def _refresh(self) -> None:
+        described = self._describe()
+        if described != self.turn:
+            self.turn = described
+
+    def _follow(self, leaf: str | None) -> None:
+        """Move to the question/answer the active path now takes at this turn's place."""
+        if leaf is None:
+            return
+        path = self.session.path(leaf)
+        depth = self._depth
+        if len(path) <= depth:
+            return
+        at = path[depth]
+        if at.parent_id != self._question.parent_id or not is_real_user_message(at.message):
+            return
+        changed_question = at.id != self._question.id
+        self._question = at
+        found = None
+        for node in path[depth + 1 :]:
+            if is_real_user_message(node.message):
+                break
+            if node.role == "assistant":
+                found = node
+        if found is not None:
+            self._reply = found
+        elif changed_question:
+            self._reply = None
+
+    def _streams(self, parent_id: str) -> bool:
+        self._follow(self.session.leaf)
+        if parent_id == self._question.id:
+            return True
+        return self._reply is not None and parent_id == self._reply.parent_id
+
+    def _add_node(self, node: Node) -> None:
+        streamed = self._streamed_text_matches(node)
+        self._follow(self.session.leaf)
+        if streamed:
+            self.send(
+                {
+                    "t": "n",
+                    "r": [
+                        node.id,
+                        -1,
+                        "a",
+                        summary(display_text(node.message, node.meta)),
+                        meta_summary(node, self.session.prices),
+                    ],
+                    "s": 1,
+                }
+            )
+        self._refresh()
+
+    def _follow_leaf(self, leaf: str | None) -> None:
+        self._follow(leaf)
+        self._refresh()
+
+
+def _on_path(session: Session, node_id: str, leaf: str) -> bool:
+    current: str | None = leaf
+    tree = session.tree
+    while current is not None:
+        if current == node_id:
+            return True
+        current = tree.get(current).parent_id
+    return False
+
+
+_controls_by_cell: dict[tuple[int, str], TurnControl] = {}
+
+
+def show_turn_control(
+    session: Session, turn: Turn, *, cell_id: str | None = None
+) -> TurnControl | None:
+    """Display the control for ``turn``; the cell's previous control (a re-run) is closed.
+
+    A re-run replaces the cell's output, but the old widget would live on in the kernel,
+    subscribed to the session, so it is closed here.
+    """
+    from IPython.display import display
+
+    control = TurnControl.for_turn(session, turn)
+    if control is None:
+        return None
+    if cell_id:
+        key = (id(session), cell_id)
+        previous = _controls_by_cell.pop(key, None)
+        if previous is not None:
+            previous.close()
+        _controls_by_cell[key] = control
+    display(control)
+    return control
