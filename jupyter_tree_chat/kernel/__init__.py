@@ -1,8 +1,8 @@
 """The view that needs IPython: ``%%chat`` and ``%chat``.
 
-The cell's own path lives here: ``magics`` (the two magics), ``question_mark`` (a ``%chat`` line's trailing ``?`` kept as
-text), ``options`` (parsing a
-``%%chat`` line), ``context`` (``{name}``, ``--attach``, ``--with``), ``history`` (``Err``),
+The cell's own path lives here: ``magics`` (the two magics), ``question_mark`` (a
+``%chat`` line's trailing ``?`` kept as text), ``options`` (parsing a ``%%chat`` line),
+``context`` (``{name}``, ``--attach``, ``--with``), ``history`` (``Err``),
 ``turn`` (one session action in a cell), ``output`` and ``safe_html`` (what the cell shows),
 ``columns`` (answers side by side), ``config`` (``TreeChat``), ``sessions`` (the kernel's
 sessions, shared with the widget) and ``notebook`` (the notebook's path and cell id).
