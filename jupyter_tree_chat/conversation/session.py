@@ -81,7 +81,7 @@ from ..providers.tools import (
     definitions_called,
     kept_definitions,
 )
-from . import budgeting, cellrule
+from . import budgeting, cellrule, experiment
 from .events import (
     Event,
     LeafChanged,
@@ -872,6 +872,20 @@ class Session:
         except SessionNotSaved as error:
             self.save_error = error
             self.notice(str(error), "error")
+
+    def record_all(self, nodes: Iterable[Node]) -> None:
+        """Store ``nodes`` (an experiment's questions) in one durable append; announce them."""
+        nodes = list(nodes)
+        for node in nodes:
+            self.tree.add(node)
+        self._persist([node.to_record() for node in nodes], durable=True)
+        for node in nodes:
+            self.emit(NodeAdded(node))
+
+    @exclusive
+    def run_experiment(self, plan: experiment.Plan, **how: Any) -> Turn:
+        """One question over many rows, each row a sibling question (experiment.py)."""
+        return experiment.run(self, plan, **how)
 
     def settle(self, leaf: str) -> None:
         """End a turn at ``leaf``: make it current (on disk too), flush, announce it."""

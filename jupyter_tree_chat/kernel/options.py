@@ -85,6 +85,20 @@ def _arguments() -> tuple[argument, ...]:
             ),
         ),
         argument(
+            "--over",
+            metavar="NAME",
+            help=_(
+                "Ask the question once per row of NAME (a DataFrame or a list of dicts, or a "
+                "path ending in .csv): {column} is that row's value; the rows are siblings."
+            ),
+        ),
+        argument(
+            "--concurrency",
+            type=int,
+            metavar="N",
+            help=_("With --over: how many requests run at once (default 4)."),
+        ),
+        argument(
             "--budget",
             metavar="N",
             help=_(
@@ -197,6 +211,8 @@ class CellOptions:
     attach: tuple[str, ...] = ()
     with_refs: tuple[str, ...] = ()
     with_path: bool = False
+    over: str | None = None
+    concurrency: int | None = None
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -237,6 +253,12 @@ def parse_cell_line(line: str) -> CellOptions:
                     "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
                 ).format(single=single, many=many)
             )
+    if args.concurrency is not None and args.over is None:
+        raise UsageError(_("%%chat: --concurrency goes with --over NAME; add the rows to ask"))
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError(
+            _("%%chat --concurrency: at least 1 request at once, e.g. --concurrency 4")
+        )
     if args.with_path and not args.with_refs:
         raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
     return CellOptions(
@@ -258,6 +280,8 @@ def parse_cell_line(line: str) -> CellOptions:
         attach=tuple(args.attach or ()),
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,
+        over=args.over,
+        concurrency=args.concurrency,
     )
 
 
