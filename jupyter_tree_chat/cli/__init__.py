@@ -21,6 +21,7 @@ import sys
 
 from .. import formats, i18n
 from ..errors import ChatError
+from ..history.experiment_record import experiment_problems
 from ..i18n import _
 from . import serve_local
 from .budget import budgeted_path
@@ -157,7 +158,8 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
     reading = load(args.file)
     result = reading.result
     if args.command == "check":
-        return (1 if reading.problems else 0), "\n".join(reading.problems)
+        problems = reading.problems + [str(p) for p in experiment_problems(result.tree)]
+        return (1 if problems else 0), "\n".join(problems)
     if args.command == "show":
         return 0, show(reading, args.all)
     leaf = leaf_of(result.tree, args.leaf)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import TreeError
+from ..history.experiment_record import EXPERIMENT, experiment_problem
 from ..history.tree import Node, SessionTree, is_real_user_message, is_tool_result
 from ..i18n import _
 from ..providers.base import Message
@@ -39,9 +40,6 @@ from .events import Turn
 from .fanout import FanoutHost, answer_rows
 from .settings import ChatSettings, with_root_system
 from .variants import Fanout
-
-EXPERIMENT = "experiment"
-"""The ``meta`` key of an experiment's question (see the module docstring)."""
 
 DEFAULT_CONCURRENCY = 4
 
@@ -96,9 +94,12 @@ class ExperimentHost(FanoutHost, Protocol):
 
 
 def experiment_of(node: Node) -> dict[str, Any] | None:
-    """The ``meta.experiment`` of a row's question, or None."""
+    """The ``meta.experiment`` of a row's question, or None (also for one that is not the
+    format's: ``check`` reports it, the views read a plain question)."""
     found = (node.meta or {}).get(EXPERIMENT)
-    return found if isinstance(found, dict) else None
+    if found is None or experiment_problem(found) is not None:
+        return None
+    return dict(found)
 
 
 def row_values(row: Mapping[Any, Any]) -> dict[str, Any]:
