@@ -389,3 +389,90 @@ def test_a_fan_out_still_streams_its_columns(claude, fake_anthropic):
     run = claude.chat("Hi", "c0000001", "--n 2").check()
     assert any("jtc-fanout" in h for h in run.html)
     assert not any("jtc-experiment" in h for h in run.html)
+
+
+# -- the frame and the versions side by side -----------------------------------------------
+
+FRAME = """
+import jupyter_tree_chat, json
+df = jupyter_tree_chat.experiment_frame()
+print(json.dumps({"columns": list(df.columns), "rows": json.loads(df.to_json(orient="records"))}))
+"""
+
+
+def frame_of(kernel: Kernel) -> dict[str, Any]:
+    return json.loads(kernel.run(FRAME).check().stdout)
+
+
+def test_experiment_frame_has_a_row_per_answer_with_version_row_and_template(
+    claude, fake_anthropic
+):
+    claude.run("rows = [{'w': 'a', 'text': 't1'}, {'w': 'b', 'text': 't2'}]").check()
+    claude.chat("Say {w}.", "c0000001", "--over rows --models model-a,model-b").check()
+    claude.chat("Say {w} loudly.", "c0000001", "--over rows").check()
+
+    frame = frame_of(claude)
+
+    assert frame["columns"][:8] == [
+        "id", "question", "experiment", "version", "row", "template", "w", "row.text"
+    ]  # fmt: skip
+    for name in ("text", "model", "endpoint", "temperature", "input_tokens", "output_tokens"):
+        assert name in frame["columns"]
+    assert {"cost", "seconds"} <= set(frame["columns"])
+    rows = frame["rows"]
+    assert [(r["version"], r["row"], r["w"], r["model"]) for r in rows] == [
+        (1, 0, "a", "model-a"),
+        (1, 0, "a", "model-b"),
+        (1, 1, "b", "model-a"),
+        (1, 1, "b", "model-b"),
+        (2, 0, "a", "claude-sonnet-4-6"),
+        (2, 1, "b", "claude-sonnet-4-6"),
+    ]
+    assert {r["template"] for r in rows} == {"Say {w}.", "Say {w} loudly."}
+    assert [r["row.text"] for r in rows] == ["t1", "t1", "t2", "t2", "t1", "t2"]
+    assert len({r["experiment"] for r in rows}) == 1
+    tree = tree_of(claude)
+    for r in rows:
+        answer = tree.get(r["id"])
+        assert answer.parent_id == r["question"]
+        assert r["text"] == answer.text
+        assert r["output_tokens"] == answer.meta["usage"]["output_tokens"]
+        if r["model"] == "claude-sonnet-4-6":
+            assert r["cost"] > 0
+        else:  # a model with no known price has no cost, never a guess
+            assert r["cost"] is None
+    # an older experiment by the start of its id, a fan-out as an experiment of one row
+    first = rows[0]["experiment"]
+    claude.chat("Hi", "c0000002", "--n 2").check()
+    assert [r["row"] for r in frame_of(claude)["rows"]] == [None, None]
+    found = claude.run(f"print(len(jupyter_tree_chat.experiment_frame({first[:6]!r})))").check()
+    assert found.stdout.strip() == "6"
+
+
+def test_compare_versions_shows_rows_by_versions_with_differences(claude, fake_anthropic):
+    claude.run("rows = [{'w': 'a'}, {'w': 'b'}]").check()
+    fake_anthropic.enqueue("First version answer.")
+    fake_anthropic.enqueue("First version answer.")
+    claude.chat("Say {w}.", "c0000001", "--over rows --concurrency 1").check()
+    one = claude.run("%chat compare --versions")
+    assert one.status == "error"
+    assert one.stderr.strip() == (
+        "UsageError: %chat compare --versions: the experiment has 1 version; edit its cell's "
+        "question and run it again for a second"
+    )
+    fake_anthropic.enqueue("Second <b>version</b> answer.")
+    fake_anthropic.enqueue("Second version answer.")
+    claude.chat("Say {w} twice.", "c0000001", "--over rows --concurrency 1").check()
+
+    run = claude.run("%chat compare --versions").check()
+
+    (html,) = run.html
+    assert html.count('class="jtc-version-row"') == 2
+    assert "<b>v1</b> Say {w}." in html and "<b>v2</b> Say {w} twice." in html
+    first_row = html.split('class="jtc-version-row"')[1]
+    assert "w: a" in first_row
+    assert first_row.count('class="jtc-answer"') == 4  # two versions, plain and marked
+    assert "First version answer." in first_row
+    assert "<b>version</b>" not in first_row  # model text rendered safely
+    assert '<details class="jtc-differences">' in first_row
+    assert "<mark" in first_row  # what v2 says that v1 does not

@@ -12,8 +12,7 @@ import pytest
 from node_runner import LABEXT, node_module
 
 from jupyter_tree_chat.cli import main
-from jupyter_tree_chat.conversation.experiment import experiment_of
-from jupyter_tree_chat.history.experiment_record import experiment_problem
+from jupyter_tree_chat.history.experiment_record import experiment_of, experiment_problem
 from jupyter_tree_chat.history.node import Node
 
 EXPERIMENT_TS = json.dumps(str(LABEXT / "src/format/experiment.ts"))

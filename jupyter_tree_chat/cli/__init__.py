@@ -22,6 +22,7 @@ import sys
 from .. import formats, i18n
 from ..errors import ChatError
 from ..history.experiment_record import experiment_problems
+from ..history.loader import Problem
 from ..i18n import _
 from . import serve_local
 from .budget import budgeted_path
@@ -158,7 +159,8 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
     reading = load(args.file)
     result = reading.result
     if args.command == "check":
-        problems = reading.problems + [str(p) for p in experiment_problems(result.tree)]
+        found = experiment_problems(result.tree)
+        problems = reading.problems + [str(Problem(line, why)) for line, why in found]
         return (1 if problems else 0), "\n".join(problems)
     if args.command == "show":
         return 0, show(reading, args.all)

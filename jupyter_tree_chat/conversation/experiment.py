@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import TreeError
-from ..history.experiment_record import EXPERIMENT, experiment_problem
+from ..history.experiment_record import EXPERIMENT, experiment_of
 from ..history.tree import Node, SessionTree, is_real_user_message, is_tool_result
 from ..i18n import _
 from ..providers.base import Message
@@ -91,15 +91,6 @@ class ExperimentHost(FanoutHost, Protocol):
     ) -> None: ...
 
     def record_all(self, nodes: Sequence[Node]) -> None: ...
-
-
-def experiment_of(node: Node) -> dict[str, Any] | None:
-    """The ``meta.experiment`` of a row's question, or None (also for one that is not the
-    format's: ``check`` reports it, the views read a plain question)."""
-    found = (node.meta or {}).get(EXPERIMENT)
-    if found is None or experiment_problem(found) is not None:
-        return None
-    return dict(found)
 
 
 def row_values(row: Mapping[Any, Any]) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import _
-from .loader import Problem
-from .tree import SessionTree
+from .tree import Node, SessionTree
 
 EXPERIMENT = "experiment"
 
@@ -45,8 +44,18 @@ def _fits(name: str, found: Any) -> bool:
     return type(found) is int and found >= least
 
 
-def experiment_problems(tree: SessionTree) -> list[Problem]:
-    """Every question in ``tree`` whose ``meta.experiment`` is not the format's."""
+def experiment_of(node: Node) -> dict[str, Any] | None:
+    """The ``meta.experiment`` of a row's question, or None (also for one that is not the
+    format's: ``check`` reports it, the views read a plain question)."""
+    found = (node.meta or {}).get(EXPERIMENT)
+    if found is None or experiment_problem(found) is not None:
+        return None
+    return dict(found)
+
+
+def experiment_problems(tree: SessionTree) -> list[tuple[int, str]]:
+    """Every question in ``tree`` whose ``meta.experiment`` is not the format's, as its
+    line and the problem."""
     found = []
     for node in tree:
         meta = node.meta
@@ -55,5 +64,5 @@ def experiment_problems(tree: SessionTree) -> list[Problem]:
         why = experiment_problem(meta[EXPERIMENT])
         if why is not None:
             line = getattr(node, "line", 0) or 0
-            found.append(Problem(line, f"node {node.id!r}: {why}"))
+            found.append((line, f"node {node.id!r}: {why}"))
     return found

@@ -25,13 +25,21 @@ from ..conversation.events import (
     ExperimentProgress,
     ExperimentStarted,
 )
-from ..conversation.experiment import experiment_of
 from ..conversation.variants import Answer
-from ..history.tree import SessionTree
+from ..history.experiment_record import experiment_of
+from ..history.tree import Node, SessionTree
 from ..i18n import _
-from ..measures.compare import ComparedAnswer, model_label
+from ..measures.compare import (
+    ComparedAnswer,
+    experiment_questions,
+    model_label,
+    sibling_answers,
+)
+from ..measures.diff import unique_marks
 from ..measures.models import Price
 from ..measures.usage import dollars
+from .columns import card, facts, grid
+from .safe_html import comparison_units, markdown_to_html, marked_html
 
 MAX_GRID_LINES = 200
 """The grid's most lines in a cell; ``experiment_frame()`` has every answer."""
@@ -227,3 +235,106 @@ class ExperimentView:
     def _update(self, bundle: dict[str, str]) -> None:
         if self._display_id is not None:
             update_display(bundle, raw=True, display_id=self._display_id)
+
+
+# -- %chat compare --versions ------------------------------------------------------------
+
+MAX_COMPARED_ROWS = 50
+
+
+def versions_html(
+    tree: SessionTree, questions: Sequence[Node], prices: Mapping[str, Price] | None
+) -> dict[str, str]:
+    """Rows × versions: for each row, its versions' answers side by side (the first
+    answer of each), and the differences between them inside a closed ``<details>``."""
+    by_row: dict[int, dict[int, Node]] = {}
+    templates: dict[int, str] = {}
+    for question in questions:
+        about = experiment_of(question)
+        if about is None:
+            continue
+        by_row.setdefault(about["index"], {}).setdefault(about["version"], question)
+        templates.setdefault(about["version"], about["template"])
+    sections: list[str] = []
+    plain: list[str] = []
+    heads = [f"<li><b>v{v}</b> {escape(t)}</li>" for v, t in sorted(templates.items())]
+    plain.extend(f"v{v}: {t}" for v, t in sorted(templates.items()))
+    for index in sorted(by_row)[:MAX_COMPARED_ROWS]:
+        versions = by_row[index]
+        row = (experiment_of(next(iter(versions.values()))) or {}).get("row") or {}
+        answers = []
+        for version in sorted(versions):
+            found = sibling_answers(tree, versions[version].id, prices)
+            answers.append((version, found[0] if found else None))
+        texts = [a.text if a is not None else "" for _v, a in answers]
+        marks = unique_marks([comparison_units(t) for t in texts])
+        titles = [
+            f"v{v} · {facts(a.nodes, prices=prices)}"
+            if a is not None
+            else f"v{v} · " + _("no answer")
+            for v, a in answers
+        ]
+        footers = [a.head.id[:7] if a is not None else "" for _v, a in answers]
+        plain_cards = [
+            card(titles[i], markdown_to_html(texts[i]), footers[i], variant=i)
+            for i in range(len(answers))
+        ]
+        diff_cards = [
+            card(titles[i], marked_html(texts[i], marks[i]), footers[i], variant=i)
+            for i in range(len(answers))
+        ]
+        chips = "".join(
+            f'<span class="jtc-chip" style="{_CHIP}">{escape(k)}: {escape(_value(v))}</span>'
+            for k, v in row.items()
+        )
+        summary = _("Differences: what each version says that the others do not (marked)")
+        sections.append(
+            f'<section class="jtc-version-row" data-row="{index}">'
+            f'<p style="{_SMALL}">{index + 1} {chips}</p>'
+            + grid(plain_cards, "jtc-compare-columns")
+            + f'<details class="jtc-differences"><summary>{escape(summary)}</summary>'
+            + grid(diff_cards, "jtc-diff-columns")
+            + "</details></section>"
+        )
+        inputs = ", ".join(f"{k}={_value(v)}" for k, v in row.items())
+        plain.append(f"── {index + 1} [{inputs}] ──")
+        plain.extend(f"{titles[i]}\n{texts[i]}" for i in range(len(answers)))
+    more = len(by_row) - MAX_COMPARED_ROWS
+    if more > 0:
+        said = _("… {count} more rows; jupyter_tree_chat.experiment_frame() has them all").format(
+            count=more
+        )
+        sections.append(f'<p style="{_SMALL}">{escape(said)}</p>')
+        plain.append(said)
+    html = (
+        f'<div class="jtc-compare jtc-versions"><ul style="{_SMALL}">{"".join(heads)}</ul>'
+        + "".join(sections)
+        + "</div>"
+    )
+    return {"text/html": html, "text/plain": "\n".join(plain)}
+
+
+def version_count(questions: Sequence[Node]) -> int:
+    return len({(experiment_of(q) or {}).get("version") for q in questions} - {None})
+
+
+def show_versions(session: Any, ref: str | None) -> None:
+    """``%chat compare --versions [ID]``: the experiment of ``ref`` (default: the current
+    question's), rows × versions; a ``UsageError`` line if it has one version."""
+    from IPython.core.error import UsageError
+
+    questions = experiment_questions(session.tree, ref)
+    count = version_count(questions)
+    if count < 2:
+        raise UsageError(
+            _(
+                "%chat compare --versions: this question is in no experiment with two versions; "
+                "edit a %%chat --over cell's question and run it again for a second"
+            )
+            if count == 0
+            else _(
+                "%chat compare --versions: the experiment has 1 version; edit its cell's question "
+                "and run it again for a second"
+            )
+        )
+    display(versions_html(session.tree, questions, session.prices), raw=True)

@@ -1,8 +1,8 @@
 /**
  * A row of an experiment (`meta.experiment`, docs/format.md): the mirror of
- * `experiment_of` (conversation/experiment.py) and `experiment_problem`
- * (history/experiment_record.py). A question whose `meta.experiment` is not the format's
- * is read as a plain question; `experimentProblem` says why, in `check`'s words.
+ * `experiment_of` and `experiment_problem` (history/experiment_record.py). A question
+ * whose `meta.experiment` is not the format's is read as a plain question;
+ * `experimentProblem` says why, in `check`'s words.
  *
  * Pure: a node's meta in, a typed value out.
  */
