@@ -476,3 +476,30 @@ def test_compare_versions_shows_rows_by_versions_with_differences(claude, fake_a
     assert "<b>version</b>" not in first_row  # model text rendered safely
     assert '<details class="jtc-differences">' in first_row
     assert "<mark" in first_row  # what v2 says that v1 does not
+
+
+def test_without_a_cell_id_same_experiment_makes_the_version(offline):
+    """nbclient, and some front ends, send no cell id: the rule cannot know the cell."""
+    offline.run(CITIES).check()
+    offline.chat("Describe {city}.", None, "--over cities").check()
+    offline.chat("Describe {city}.", None, "--over cities --same-experiment").check()
+    offline.chat("Describe {city} briefly.", None, "--over cities --same-experiment").check()
+
+    tree = tree_of(offline)
+    asked = rows_asked(tree)
+    assert [q.meta["experiment"]["version"] for q in asked] == [1, 1, 1, 2, 2, 2]
+    assert [len(tree.children(q.id)) for q in asked] == [2, 2, 2, 1, 1, 1]
+    assert len({q.meta["experiment"]["id"] for q in asked}) == 1
+
+    offline.chat("Hello", None, "--new").check()
+    before = offline.session_file().read_bytes()
+    run = offline.chat("Describe {city}.", None, "--over cities --same-experiment")
+    assert run.stderr.strip() == (
+        "UsageError: %%chat --over --same-experiment: no experiment on the current path; "
+        "`%chat switch ID` to one of its answers first"
+    )
+    clash = offline.chat("Describe {city}.", None, "--over cities --same-experiment --new")
+    assert clash.stderr.strip() == (
+        "UsageError: %%chat: --new and --same-experiment contradict; use only one of them"
+    )
+    assert offline.session_file().read_bytes() == before

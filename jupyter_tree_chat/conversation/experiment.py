@@ -125,10 +125,13 @@ def place(
     new_id: str,
     parent: str | None = None,
     chosen: bool = False,
+    earlier: Node | None = None,
 ) -> Placement:
     """Apply the rule (module docstring); ``chosen`` means the options named ``parent``
-    (``--from``, ``--new``, ``--continue``) and the rule steps aside."""
-    earlier = None if chosen or not cell_id else cellrule.cell_node_on_path(tree, cell_id)
+    (``--from``, ``--new``, ``--continue``) and the rule steps aside; ``earlier`` is the
+    question the cell asked before, when the caller knows it (``--same-experiment``)."""
+    if earlier is None and not chosen and cell_id:
+        earlier = cellrule.cell_node_on_path(tree, cell_id)
     if earlier is None:
         start = parent if chosen else tree.leaf
         return Placement(_asking_point(tree, start), new_id, 1)
@@ -154,6 +157,15 @@ def place(
     placement.version = 1 + max(int(about.get("version") or 1) for _found, about in same)
     placement.forked_from = {i: n for i, n in of_version.items() if isinstance(i, int)}
     return placement
+
+
+def experiment_on_path(tree: SessionTree) -> Node | None:
+    """The last experiment question on the current path (``--same-experiment``'s)."""
+    if tree.leaf is None:
+        return None
+    return next(
+        (n for n in reversed(tree.path_nodes(tree.leaf)) if experiment_of(n) is not None), None
+    )
 
 
 def _asking_point(tree: SessionTree, start: str | None) -> str | None:
@@ -183,13 +195,20 @@ def run(
     fanout: Fanout | None = None,
     parent: str | None = None,
     chosen: bool = False,
+    earlier: Node | None = None,
 ) -> Turn:
     """Store the rows' new questions and ask every row (each variant of ``fanout``)."""
     if not plan.rows:
         raise TreeError(_("the experiment has no rows"))
     settings = session._settings(settings)
     placement = place(
-        session.tree, plan, cell_id=cell_id, new_id=session.new_id(), parent=parent, chosen=chosen
+        session.tree,
+        plan,
+        cell_id=cell_id,
+        new_id=session.new_id(),
+        parent=parent,
+        chosen=chosen,
+        earlier=earlier,
     )
     above = session.tree.path_nodes(placement.parent) if placement.parent else []
     longest = max(plan.rows, key=lambda r: len(str(r.content)))

@@ -18,7 +18,13 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..conversation.events import Turn
-from ..conversation.experiment import DEFAULT_CONCURRENCY, Plan, RowQuestion, row_values
+from ..conversation.experiment import (
+    DEFAULT_CONCURRENCY,
+    Plan,
+    RowQuestion,
+    experiment_on_path,
+    row_values,
+)
 from ..conversation.session import Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, NodeNotFound
@@ -125,7 +131,18 @@ def plan(
 
 
 def placement_options(session: Session, options: Any) -> dict[str, Any]:
-    """``--new``, ``--from ID`` and ``--continue`` as the experiment's ``parent``."""
+    """``--new``, ``--from ID`` and ``--continue`` as the experiment's ``parent``;
+    ``--same-experiment`` as the question the cell asked before."""
+    if options.same_experiment:
+        earlier = experiment_on_path(session.tree)
+        if earlier is None:
+            raise UsageError(
+                _(
+                    "{where} --same-experiment: no experiment on the current path; "
+                    "`%chat switch ID` to one of its answers first"
+                ).format(where=WHERE)
+            )
+        return {"earlier": earlier}
     if options.new:
         return {"parent": None, "chosen": True}
     if options.from_node is not None:

@@ -93,6 +93,14 @@ def _arguments() -> tuple[argument, ...]:
             ),
         ),
         argument(
+            "--same-experiment",
+            action="store_true",
+            help=_(
+                "With --over: continue the experiment on the current path, as running its "
+                "cell again does (edited text: a new version; unchanged: a sample per row)."
+            ),
+        ),
+        argument(
             "--concurrency",
             type=int,
             metavar="N",
@@ -212,6 +220,7 @@ class CellOptions:
     with_refs: tuple[str, ...] = ()
     with_path: bool = False
     over: str | None = None
+    same_experiment: bool = False
     concurrency: int | None = None
 
 
@@ -233,6 +242,7 @@ def parse_cell_line(line: str) -> CellOptions:
             ("--new", args.new),
             ("--from", args.from_node),
             ("--continue", args.continue_leaf),
+            ("--same-experiment", args.same_experiment),
         )
         if on
     ]
@@ -253,6 +263,8 @@ def parse_cell_line(line: str) -> CellOptions:
                     "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
                 ).format(single=single, many=many)
             )
+    if args.same_experiment and args.over is None:
+        raise UsageError(_("%%chat: --same-experiment goes with --over NAME; add the rows"))
     if args.concurrency is not None and args.over is None:
         raise UsageError(_("%%chat: --concurrency goes with --over NAME; add the rows to ask"))
     if args.concurrency is not None and args.concurrency < 1:
@@ -281,6 +293,7 @@ def parse_cell_line(line: str) -> CellOptions:
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,
         over=args.over,
+        same_experiment=args.same_experiment,
         concurrency=args.concurrency,
     )
 
