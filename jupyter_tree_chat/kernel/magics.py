@@ -70,6 +70,9 @@ path). The line under the footer says what was sent.
 --n 3, --models A,B and --temperatures 0,1 ask for several answers at once
 (every combination, at most 12), streamed side by side; `%chat compare`
 compares them and jupyter_tree_chat.compare_frame() scores them.
+--over NAME asks once per row of a DataFrame, a list of dicts or a .csv file
+({column} is the row's value; the rows are sibling branches, --concurrency N at
+a time); re-run edited, it is a new version; experiment_frame() has every answer.
 
 Afterwards _chat holds the reply text and _chat_id its node id;
 `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
