@@ -19,6 +19,7 @@ import { saveOrCancel } from './keys';
 import { Markdown } from './markdown';
 import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
+import { experimentOf } from '../format/experiment';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
 
@@ -50,6 +51,8 @@ export interface ConversationOptions {
   navigate: Navigate;
   /** the siblings of `id` side by side */
   compare(id: string): void;
+  /** the experiment of question `id` as a grid of rows × versions */
+  grid?(id: string): void;
   /** the id in a message's header was clicked */
   select(id: string): void;
   /** ←/→ or an arrow of the switcher */
@@ -237,8 +240,12 @@ export class Conversation {
         );
       }
     }
+    const experiment = role === 'user' ? experimentOf(source.content(id)?.meta ?? null) : null;
     buttons.push(
-      siblings > 1
+      experiment && this.options.grid
+        ? button(trans.__('Grid'), { act: 'grid', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
+        : null,
+      siblings > 1 && !experiment
         ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
         : null,
       actions ? button(trans.__('Label'), { act: 'label', id, look: 'quiet', title: trans.__('Name this node') }) : null,
@@ -479,6 +486,9 @@ export class Conversation {
         break;
       case 'compare':
         this.options.compare(id);
+        break;
+      case 'grid':
+        this.options.grid?.(id);
         break;
       case 'details':
         if (!this.details.delete(id)) {
