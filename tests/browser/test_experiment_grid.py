@@ -5,6 +5,8 @@ text, the filter box, and a cell opening its branch."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from playwright.sync_api import expect
@@ -20,7 +22,7 @@ def experiment_file() -> str:
     """Three rows × two versions under one question, one answer each (the second version's
     third row has none: it failed)."""
     lines = [
-        {"type": "session", "version": 1},
+        {"type": "session", "version": 1, "created": 0},
         {"id": "hello", "parentId": None, "message": {"role": "user", "content": "Hello"}},
         {"id": "hi", "parentId": "hello", "message": {"role": "assistant", "content": "Hi."}},
     ]
@@ -100,4 +102,32 @@ def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):
         "a21",
     ]
     expect(view.locator(".jtc-experiment-grid-view")).to_be_visible()  # still its grid
+    assert page_log.page_errors == []
+
+
+def test_the_exported_page_shows_the_experiment_grid_offline(page, page_log, tmp_path):
+    source = tmp_path / "exp.chat.jsonl"
+    source.write_text(experiment_file())
+    target = tmp_path / "exp.html"
+    subprocess.run(
+        [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
+         "-o", str(target)],
+        check=True,
+    )  # fmt: skip
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+
+    page.goto(target.as_uri())
+
+    grid = page.locator("#jtc-page .jtc-view .jtc-experiment-grid-view")
+    expect(grid).to_be_visible()
+    rows = grid.locator("tbody tr.jtc-grid-row")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(2).locator(".jtc-chip")).to_have_text(f"city: {HOSTILE}")
+    assert grid.locator("img, b").count() == 0
+    rows.nth(0).locator(".jtc-grid-answer").nth(1).click()
+    messages = page.locator("#jtc-page .jtc-conversation .jtc-msg")
+    expect(messages).to_have_count(4)
+    assert messages.evaluate_all("ms => ms.map(m => m.dataset.id)")[-1] == "a20"
+    assert requests == [target.as_uri()]  # the page loads nothing else
     assert page_log.page_errors == []
