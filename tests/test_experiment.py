@@ -324,7 +324,7 @@ def test_a_failing_row_is_marked_and_the_others_kept(claude, fake_anthropic):
     assert [len(tree.children(q.id)) for q in asked] == [1, 0, 1]
     assert "1 of 3 answers failed (marked in the grid)" in run.stdout
     html = grid_html(run)
-    marked = [row for row in html.split("<tr")[1:] if "jtc-row-failed" in row]
+    marked = [row for row in html.split("<tr")[1:] if "jtc-grid-failed-line" in row]
     assert len(marked) == 1
     assert "w: two" in marked[0] and "failed: Rate limited by the Anthropic API (429)" in marked[0]
     assert "Answer 2" not in run.stderr  # no line per failed row: the grid marks it
