@@ -873,12 +873,13 @@ class Session:
             self.save_error = error
             self.notice(str(error), "error")
 
-    def record_all(self, nodes: Iterable[Node]) -> None:
-        """Store ``nodes`` (an experiment's questions) in one durable append; announce them."""
+    def record_all(self, nodes: Iterable[Node], *, durable: bool = True) -> None:
+        """Store ``nodes`` (an experiment's questions, or its answers) in one append, the
+        leaf left where it is; announce them."""
         nodes = list(nodes)
         for node in nodes:
             self.tree.add(node)
-        self._persist([node.to_record() for node in nodes], durable=True)
+        self._persist([node.to_record() for node in nodes], durable=durable)
         for node in nodes:
             self.emit(NodeAdded(node))
 
