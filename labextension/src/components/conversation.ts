@@ -49,10 +49,8 @@ export interface ConversationOptions {
   /** the panel's actions; `null` in the read-only viewer */
   actions: SessionActions | null;
   navigate: Navigate;
-  /** the siblings of `id` side by side */
+  /** the siblings of `id` side by side (an experiment's question: its grid) */
   compare(id: string): void;
-  /** the experiment of question `id` as a grid of rows × versions */
-  grid?(id: string): void;
   /** the id in a message's header was clicked */
   select(id: string): void;
   /** ←/→ or an arrow of the switcher */
@@ -240,14 +238,13 @@ export class Conversation {
         );
       }
     }
-    const experiment = role === 'user' ? experimentOf(source.content(id)?.meta ?? null) : null;
+    const experiment = role === 'user' && experimentOf(source.content(id)?.meta ?? null) !== null;
     buttons.push(
-      experiment && this.options.grid
-        ? button(trans.__('Grid'), { act: 'grid', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
-        : null,
-      siblings > 1 && !experiment
-        ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
-        : null,
+      experiment
+        ? button(trans.__('Grid'), { act: 'compare', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
+        : siblings > 1
+          ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
+          : null,
       actions ? button(trans.__('Label'), { act: 'label', id, look: 'quiet', title: trans.__('Name this node') }) : null,
       button(trans.__('Info'), {
         act: 'details',
@@ -486,9 +483,6 @@ export class Conversation {
         break;
       case 'compare':
         this.options.compare(id);
-        break;
-      case 'grid':
-        this.options.grid?.(id);
         break;
       case 'details':
         if (!this.details.delete(id)) {
