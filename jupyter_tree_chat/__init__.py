@@ -62,6 +62,7 @@ __all__ = [
     "Turn",
     "__version__",
     "compare_frame",
+    "experiment_frame",
     "load_ipython_extension",
     "node_cost",
     "nodes_cost",
@@ -110,6 +111,44 @@ def compare_frame(ref: str | None = None, *, session: str | None = None) -> Any:
     return pandas.DataFrame(rows(answers), columns=list(COLUMNS))
 
 
+def experiment_frame(ref: str | None = None, *, session: str | None = None) -> Any:
+    """Every answer of an experiment (``%%chat --over``) as a pandas DataFrame, one row per
+    answer: ``id``, ``question``, ``experiment``, ``version``, ``row`` (the row's place),
+    ``template``, the row's input columns, then ``compare_frame``'s columns (``text``,
+    ``model``, ``endpoint``, ``temperature``, tokens, ``cost``, ``seconds``, ...).
+
+    ``ref``: a node of the experiment, or the start of the experiment's id (default: the
+    current question's). A question of no experiment (a fan-out) is one of one row.
+    Compare versions with ``df.pivot_table(index="row", columns="version", values=...)``.
+    Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
+    """
+    from .errors import MissingExtra, NodeNotFound
+    from .i18n import _
+    from .kernel.sessions import current_session
+    from .measures.compare import experiment_questions, experiment_rows, find_experiment
+
+    try:
+        import pandas
+    except ImportError:
+        raise MissingExtra(
+            _("experiment_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'")
+        ) from None
+    current = current_session(session)
+    node = None
+    if ref is not None:
+        node = find_experiment(current.tree, ref)
+        if node is None:
+            try:
+                node = current.resolve(ref)
+            except NodeNotFound:
+                raise NodeNotFound(
+                    _("no node and no experiment id starts with {ref}").format(ref=repr(ref))
+                ) from None
+    questions = experiment_questions(current.tree, None if node is None else node.id)
+    found, columns = experiment_rows(current.tree, questions, current.prices)
+    return pandas.DataFrame(found, columns=columns)
+
+
 def panel(session: str | None = None) -> Any:
     """The full panel over this notebook's session (the same one ``%%chat`` uses).
 
@@ -141,6 +180,7 @@ def load_ipython_extension(ipython: Any) -> None:
     kernel_sessions.install(sessions)
     # the one hook between views: the kernel's cells show the widget's views
     sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
+    sessions.grid_hook = widget_hooks.experiment_grid  # an experiment cell's clickable grid
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()
     )

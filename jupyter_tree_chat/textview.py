@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from .history.tree import Message, SessionTree, message_text, tool_shown_name
+from .history.experiment_record import experiment_of
+from .history.tree import Message, Node, SessionTree, message_text, tool_shown_name
 from .i18n import _, ngettext
 
 MIN_SHORT = 7  # like git: ids are shown by their shortest unique prefix, at least 7 long
@@ -262,7 +263,61 @@ def path_markdown(tree: SessionTree, leaf: str | None, *, for_model: bool = Fals
             title = titles.get(node.role) or node.role.capitalize()
         out.append(f"## {title} `{node.id[:width]}`\n")
         out.append(_content_markdown(node.message, node.meta, words))
+        table = None if for_model else experiment_markdown(tree, node)
+        if table is not None:
+            out.append(table)
     return "\n".join(out)
+
+
+MAX_TABLE_ROWS = 200
+
+
+def experiment_markdown(tree: SessionTree, question: Node) -> str | None:
+    """The experiment ``question`` is a row of, as a Markdown table of rows × versions
+    (each cell the first line of that version's first answer), or None."""
+    mine = experiment_of(question)
+    if mine is None:
+        return None
+    grid: dict[int, dict[int, Node]] = {}
+    rows: dict[int, dict[str, Any]] = {}
+    for node in tree.children(question.parent_id):
+        about = experiment_of(node)
+        if about is None or about["id"] != mine["id"]:
+            continue
+        grid.setdefault(about["index"], {}).setdefault(about["version"], node)
+        rows.setdefault(about["index"], about["row"])
+    versions = sorted({v for line in grid.values() for v in line})
+    head = [_("row"), _("inputs"), *(_("version {number}").format(number=v) for v in versions)]
+    out = [
+        _("Experiment `{id}`: {rows} rows × {versions} versions").format(
+            id=str(mine["id"])[:8], rows=len(grid), versions=len(versions)
+        ),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for index in sorted(grid)[:MAX_TABLE_ROWS]:
+        inputs = ", ".join(f"{k}: {v}" for k, v in rows[index].items())
+        cells = [str(index + 1), inputs]
+        for version in versions:
+            asked = grid[index].get(version)
+            answers = [n for n in tree.children(asked.id) if n.role == "assistant"] if asked else []
+            cells.append(_first_line(answers[0].text) if answers else "")
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    if len(grid) > MAX_TABLE_ROWS:
+        out.append("")
+        out.append(_("… {count} more rows").format(count=len(grid) - MAX_TABLE_ROWS))
+    return "\n".join(out) + "\n"
+
+
+def _first_line(text: str) -> str:
+    line = next((piece.strip() for piece in text.splitlines() if piece.strip()), "")
+    return line if len(line) <= 120 else line[:119] + "…"
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: one line, its pipes escaped."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _is_tool_result(message: Message) -> bool:

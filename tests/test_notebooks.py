@@ -32,7 +32,14 @@ from jupyter_tree_chat.history.tree import is_tool_result
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ("session-tree-chapter", "session-tree-chapter.zh-CN", "quickstart", "compare", "tools")
+NAMES = (
+    "session-tree-chapter",
+    "session-tree-chapter.zh-CN",
+    "quickstart",
+    "compare",
+    "tools",
+    "experiments",
+)
 #: the chapter's lesson in English and in Chinese, the chapter's own language
 LESSONS = {"en": "session-tree-chapter", "zh": "session-tree-chapter.zh-CN"}
 CELL_TIMEOUT = 120
@@ -497,6 +504,26 @@ def test_compare_notebook_runs(tmp_path: Path) -> None:
     assert sum('<details class="jtc-differences">' in h for h in html) == 3
     source = "".join(cell.source for cell in nb.cells if cell.cell_type == "code")
     assert "<" not in source  # no hand-written HTML
+
+
+@pytest.mark.kernel
+def test_experiments_notebook_runs_two_versions_over_its_rows(tmp_path: Path) -> None:
+    nb = execute("experiments", tmp_path)
+    tree = load_file(tmp_path / "experiments.chat.jsonl").tree
+    rows = [n for n in tree.roots() if (n.meta or {}).get("experiment")]
+    assert [(n.meta["experiment"]["version"], n.meta["experiment"]["index"]) for n in rows] == [
+        (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)
+    ]  # fmt: skip
+    assert [len(tree.children(n.id)) for n in rows] == [1] * 6
+    html = [
+        out["data"]["text/html"]
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if "text/html" in out.get("data", {})
+    ]
+    assert sum('class="jtc-experiment-grid"' in h for h in html) == 2
+    assert sum('class="jtc-version-row"' in h for h in html) == 1  # the versions compared
+    assert not any("jtc-experiment-progress" in h for h in html)  # replaced by the grids
 
 
 @pytest.mark.kernel

@@ -26,6 +26,8 @@ import sys
 
 from .. import formats, i18n
 from ..errors import ChatError
+from ..history.experiment_record import experiment_problems
+from ..history.loader import Problem
 from ..i18n import _
 from . import serve_local
 from .budget import budgeted_path
@@ -162,7 +164,9 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
     reading = load(args.file)
     result = reading.result
     if args.command == "check":
-        return (1 if reading.problems else 0), "\n".join(reading.problems)
+        found = experiment_problems(result.tree)
+        problems = reading.problems + [str(Problem(line, why)) for line, why in found]
+        return (1 if problems else 0), "\n".join(problems)
     if args.command == "show":
         return 0, show(reading, args.all)
     leaf = leaf_of(result.tree, args.leaf)

@@ -89,6 +89,33 @@ class FanoutEnded:
 
 
 @dataclass(frozen=True)
+class ExperimentStarted:
+    """An experiment's rows begin: every variant under each of ``question_ids`` (siblings,
+    one a row), in order; its answers stream no text to the views, only progress."""
+
+    question_ids: tuple[str, ...]
+    variants: tuple[Variant, ...]
+
+
+@dataclass(frozen=True)
+class ExperimentProgress:
+    """``done`` of ``total`` answers of the running experiment have ended (``failed`` of
+    them with an error)."""
+
+    done: int
+    total: int
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class ExperimentEnded:
+    """Every answer of the experiment ended (or was cut short) and was stored."""
+
+    question_ids: tuple[str, ...]
+    answers: tuple[Answer, ...]
+
+
+@dataclass(frozen=True)
 class Notice:
     """One line for the user: an error, a warning or information."""
 
@@ -105,6 +132,9 @@ Event = (
     | ReplyEnded
     | FanoutStarted
     | FanoutEnded
+    | ExperimentStarted
+    | ExperimentProgress
+    | ExperimentEnded
     | Notice
 )
 Listener = Callable[[Event], None]
@@ -122,6 +152,8 @@ class Turn:
     error: ChatError | None = None
     notices: list[str] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
+    experiment: str | None = None
+    """The experiment's id, for a turn that asked its rows (experiment.py)."""
 
     @property
     def interrupted(self) -> bool:

@@ -72,6 +72,9 @@ from ..providers.tools.toolbox import PendingTool, Toolbox
 from .choices import SharedChoices
 from .events import (
     Event,
+    ExperimentEnded,
+    ExperimentProgress,
+    ExperimentStarted,
     FanoutEnded,
     FanoutStarted,
     ReplyDelta,
@@ -127,6 +130,8 @@ class FanoutHost(Protocol):
 
     def record(self, node: Node) -> Node: ...
 
+    def record_all(self, nodes: list[Node], *, durable: bool = True) -> None: ...
+
     def emit(self, event: Event) -> None: ...
 
     def notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None: ...
@@ -153,10 +158,12 @@ class _Worker:
     them and hands the results back on ``results``.
     """
 
-    def __init__(self, run: _FanoutRun, index: int, variant: Variant) -> None:
+    def __init__(self, run: _FanoutRun, index: int, variant: Variant, question: int = 0) -> None:
         self.run = run
         self.index = index
         self.variant = variant
+        self.question = question
+        """Which of the run's questions this answer is under (an experiment's row)."""
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
         self.began = threading.Event()
         """Set once this answer's response has begun (or it ended): what waits on it."""
@@ -166,7 +173,7 @@ class _Worker:
         self.context: dict[str, Any] | None = None
         #: the one request this answer is a choice of (its samples share it), if any
         self.choices: tuple[SharedChoices, int] | None = None
-        self.thread = threading.Thread(
+        self.thread = threading.Thread(  # started when a slot is free (``concurrency``)
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
 
@@ -192,7 +199,7 @@ class _Worker:
             return
         for round_number in range(settings.max_tool_rounds + 1):
             request = run.session.context_request(
-                run.path, settings, run.specs, rounds, summarize=False
+                run.paths[self.question], settings, run.specs, rounds, summarize=False
             )
             self.context = request.context  # for a reply cut short
             try:
@@ -270,15 +277,34 @@ class _Worker:
 
 
 class _FanoutRun:
-    """One fan-out under ``question``: starts the workers and owns every change."""
+    """One fan-out: every ``(question, variant)`` job, ``concurrency`` at a time (None: all
+    at once); it starts the workers and owns every change. A plain fan-out has one
+    question; an experiment (experiment.py) one per row, and then streams no text to the
+    views: they show its progress (``ExperimentProgress``), not a column per answer."""
 
-    def __init__(self, session: FanoutHost, question: Node, variants: list[Variant]) -> None:
+    def __init__(
+        self,
+        session: FanoutHost,
+        questions: list[Node],
+        jobs: list[tuple[int, Variant]],
+        concurrency: int | None = None,
+    ) -> None:
         self.session = session
-        self.question = question
-        self.path: list[Node] = session.tree.path_nodes(question.id)
+        self.questions = questions
+        self.question = questions[0]
+        self.rows = len(questions) > 1
+        above = session.tree.path_nodes(questions[0].parent_id) if questions[0].parent_id else []
+        # the rows share the path above them: one list each, not one walk of the tree each
+        self.paths: list[list[Node]] = [[*above, q] for q in questions]
+        variants = [variant for _question, variant in jobs]
         self.specs = session.tool_specs(variants[0].settings)
-        self.answers = [Answer(v) for v in variants]
-        self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]
+        self.answers = [Answer(v, question_id=questions[q].id) for q, v in jobs]
+        self.workers = [_Worker(self, i, v, q) for i, (q, v) in enumerate(jobs)]
+        self.concurrency = concurrency or len(jobs)
+        self._next_start = 0
+        self._running = 0
+        self._done = 0
+        self.failed = 0
         self.partials = [PartialReply() for _ in variants]
         self.started = [0.0 for _ in variants]
         # the siblings' ids are taken in variant order now, whatever order they finish in
@@ -302,11 +328,12 @@ class _FanoutRun:
     def _share_requests(self, provider: Provider) -> list[SharedChoices]:
         """One request for the samples of each model and temperature whose endpoint takes
         ``n`` (see the module docstring); each of those workers gets its choice of it."""
-        groups: dict[tuple[str, float | None], list[_Worker]] = {}
+        groups: dict[tuple[int, str, float | None], list[_Worker]] = {}
         for worker in self.workers:
             variant = worker.variant
             if variant.samples > 1 and takes_n(provider, variant.model):
-                groups.setdefault((variant.model, variant.temperature), []).append(worker)
+                key = (worker.question, variant.model, variant.temperature)
+                groups.setdefault(key, []).append(worker)
         shared = []
         for members in groups.values():
             if len(members) > 1:
@@ -319,45 +346,77 @@ class _FanoutRun:
     def run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
-        for answer in self.answers:  # a summary the budget asks for, made here, not by a worker
-            session.context_request(self.path, answer.variant.settings, self.specs)
-        session.emit(FanoutStarted(self.question.id, tuple(a.variant for a in self.answers)))
-        for worker in self.workers:
-            worker.thread.start()
+        for worker in self.workers:  # a summary the budget asks for, made here, not by a worker
+            if worker.question == 0:
+                session.context_request(self.paths[0], worker.variant.settings, self.specs)
+        self._announce_start()
+        self._start_more()
         try:
             running = len(self.workers)
             while running:
                 report = self.reports.get()
                 if report.kind == "done":
                     running -= 1
+                    self._running -= 1
                 self._handle(report, turn)
+                if report.kind == "done":
+                    self._start_more()
         except KeyboardInterrupt:
             self.cancelled.set()
             for call in (c for calls in self.calls for c in calls):
                 call.cancel()
             self._keep_what_arrived()
             self._finish(turn)
-            session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
+            self._announce_end()
             raise TurnInterrupted(turn) from None
         self._finish(turn)
-        session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
+        self._announce_end()
         return turn
+
+    def _start_more(self) -> None:
+        """Start waiting answers, in order, while fewer than ``concurrency`` run."""
+        while self._next_start < len(self.workers) and self._running < self.concurrency:
+            self.workers[self._next_start].thread.start()
+            self._next_start += 1
+            self._running += 1
+
+    def _announce_start(self) -> None:
+        variants = tuple(a.variant for a in self.answers)
+        if self.rows:
+            ids = tuple(q.id for q in self.questions)
+            self.session.emit(ExperimentStarted(ids, variants))
+        else:
+            self.session.emit(FanoutStarted(self.question.id, variants))
+
+    def _announce_end(self) -> None:
+        if self.rows:
+            ids = tuple(q.id for q in self.questions)
+            self.session.emit(ExperimentEnded(ids, tuple(self.answers)))
+        else:
+            self.session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
+
+    def _progress(self) -> None:
+        self._done += 1
+        self.session.emit(ExperimentProgress(self._done, len(self.answers), self.failed))
 
     def _handle(self, report: _Report, turn: Turn) -> None:
         session, i = self.session, report.variant
         answer, parent = self.answers[i], self._parent_of(i)
         if report.kind == "delta":
             self.partials[i].add(TextDelta(report.payload))
-            session.emit(ReplyDelta(parent, report.payload, variant=i))
+            if not self.rows:
+                session.emit(ReplyDelta(parent, report.payload, variant=i))
         elif report.kind == "think":
             self.partials[i].think(report.payload)
-            session.emit(ReplyThinking(parent, report.payload.text, variant=i))
+            if not self.rows:
+                session.emit(ReplyThinking(parent, report.payload.text, variant=i))
         elif report.kind == "thought":
             self.partials[i].thought(report.payload)
         elif report.kind == "start":
             self.partials[i] = PartialReply()
             self.started[i] = time.monotonic()
-            session.emit(ReplyStarted(parent, variant=i))
+            if not self.rows:
+                session.emit(ReplyStarted(parent, variant=i))
         elif report.kind == "finished":
             finished, context, choice = report.payload
             route = route_of(session.provider, answer.variant.model)
@@ -372,7 +431,8 @@ class _FanoutRun:
             stop = stop_reason_error(finished, answer.variant.settings)
             if stop is not None:
                 session.notice(self._about(i, stop), "warning", turn)
-            session.emit(ReplyEnded(parent, node, variant=i))
+            if not self.rows:
+                session.emit(ReplyEnded(parent, node, variant=i))
         elif report.kind == "tools":  # started here; MCP calls go on while others stream
             allowed = answer.variant.settings.allow_destructive
             start = session.tools.start
@@ -412,11 +472,16 @@ class _FanoutRun:
         elif report.kind == "done":
             answer.done = True
             self._commit_ready(turn)
+            if self.rows:
+                self._progress()
 
     def _fail(self, i: int, error: ChatError, turn: Turn) -> None:
         answer = self.answers[i]
         answer.error = error
         node = self._partial_node(i, error.kind if isinstance(error, ProviderError) else "error")
+        self.failed += 1
+        if self.rows:  # the grid marks each failed row; one line sums them up (experiment.py)
+            return
         self.session.notice(
             _("Answer {number} ({variant}) failed: {error}").format(
                 number=i + 1, variant=answer.variant.label, error=error
@@ -463,19 +528,25 @@ class _FanoutRun:
 
     def _parent_of(self, i: int) -> str:
         nodes = self.answers[i].nodes
-        return nodes[-1].id if nodes else self.question.id
+        return nodes[-1].id if nodes else self.questions[self.workers[i].question].id
 
     def _commit_ready(self, turn: Turn) -> None:
         """Append every finished answer whose earlier variants are all appended."""
+        ready: list[Node] = []  # an experiment's: appended together, one write for them all
         while self._committed < len(self.answers) and self.answers[self._committed].done:
             answer = self.answers[self._committed]
             for node in answer.nodes:
                 if node.id in self.session.tree:  # a Ctrl-C cut this loop short before
                     continue
-                self.session.record(node)
+                if self.rows:
+                    ready.append(node)
+                else:
+                    self.session.record(node)
                 if node.role == "assistant":
                     turn.replies.append(node)
             self._committed += 1
+        if ready:
+            self.session.record_all(ready, durable=False)
 
     def _finish(self, turn: Turn) -> None:
         session = self.session
@@ -486,7 +557,7 @@ class _FanoutRun:
         if all(a.error is not None for a in self.answers):
             turn.error = self.answers[0].error
         session.settle(leaf)
-        for worker in self.workers:
+        for worker in self.workers[: self._next_start]:
             worker.thread.join(timeout=_POLL_S)
         for choices in self.shared:
             choices.join(timeout=_POLL_S)
@@ -494,4 +565,17 @@ class _FanoutRun:
 
 def answer_all(session: FanoutHost, question: Node, turn: Turn, variants: list[Variant]) -> Turn:
     """Ask every variant under ``question`` at once (see the module docstring)."""
-    return _FanoutRun(session, question, variants).run(turn)
+    return _FanoutRun(session, [question], [(0, v) for v in variants]).run(turn)
+
+
+def answer_rows(
+    session: FanoutHost,
+    questions: list[Node],
+    turn: Turn,
+    variants: list[Variant],
+    concurrency: int,
+) -> Turn:
+    """Ask every variant under each of ``questions`` (an experiment's rows, siblings),
+    ``concurrency`` requests at a time; one question is a fan-out, the same run."""
+    jobs = [(q, variant) for q in range(len(questions)) for variant in variants]
+    return _FanoutRun(session, questions, jobs, concurrency).run(turn)

@@ -442,6 +442,17 @@ class SessionHost:
         self.emit(NodeAdded(node))
         return node
 
+    def record_all(self, nodes: Iterable[Node], *, durable: bool = True) -> None:
+        """Store ``nodes`` (an experiment's questions, or its answers) in one append, the
+        leaf left where it is; announce them."""
+        nodes = list(nodes)
+        with interrupts_held():  # all in the tree and on disk, or none
+            for node in nodes:
+                self.tree.add(node)
+            self._persist([node.to_record() for node in nodes], durable=durable)
+        for node in nodes:
+            self.emit(NodeAdded(node))
+
     def _persist(self, records: Iterable[dict[str, Any]], *, durable: bool) -> None:
         if self.save_error is not None:
             return

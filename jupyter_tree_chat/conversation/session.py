@@ -39,7 +39,7 @@ from ..language import COMPACTION, path_language
 from ..providers.base import (
     Provider,
 )
-from . import budgeting, cellrule
+from . import budgeting, cellrule, experiment
 from .asking import Asking
 from .events import (
     LeafChanged,
@@ -176,6 +176,11 @@ class Session(Asking):
         return True
 
     # -- the notebook-native rule -----------------------------------------------------
+
+    @exclusive
+    def run_experiment(self, plan: experiment.Plan, **how: Any) -> Turn:
+        """One question over many rows, each row a sibling question (experiment.py)."""
+        return experiment.run(self, plan, **how)
 
     @exclusive
     def run_cell(

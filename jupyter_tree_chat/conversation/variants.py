@@ -110,6 +110,8 @@ class Answer:
     error: ChatError | None = None
     interrupted: bool = False
     done: bool = False
+    question_id: str | None = None
+    """The question it answers (in an experiment, its row's)."""
 
     @property
     def head(self) -> Node | None:

@@ -40,6 +40,12 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CELL = r"(?:In|Out|Err)\[\d+\]"
 #: ``{{field}}`` (a literal), ``{In[3]}``-style cell fields, ``{name}``; nothing else
 FIELD = re.compile(rf"\{{\{{({_CELL}|{_NAME})\}}\}}|\{{(?:(In|Out|Err)\[(\d+)\]|({_NAME}))\}}")
+_IDENTIFIER = r"[^\W\d]\w*"
+#: in a ``--over`` cell: also any Python identifier (``{价格}``) and ``{row[any name]}``
+ROW_FIELD = re.compile(
+    rf"\{{\{{({_CELL}|{_IDENTIFIER})\}}\}}"
+    rf"|\{{(?:(In|Out|Err)\[(\d+)\]|({_IDENTIFIER})|row\[([^\[\]{{}}]+)\])\}}"
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,12 @@ class QuestionBuilder:
         with_refs: Sequence[str] = (),
         with_path: bool = False,
         session: Session | None = None,
+        row: dict[str, Any] | None = None,
+        kernel_values: bool = True,
     ) -> Question:
-        """The question ``text`` asks, with its fields filled in and its files and nodes."""
+        """The question ``text`` asks, with its fields filled in and its files and nodes;
+        with ``row`` (an experiment's), ``{column}`` is that row's value first, and the
+        other fields kernel values only if ``kernel_values`` (else left as written)."""
         parts = QuestionParts()
         for ref in with_refs:
             assert session is not None, "--with needs the session"
@@ -102,7 +112,7 @@ class QuestionBuilder:
         for path in attach:
             parts.lead(self._file(where, path, folder or Path.cwd()))
         if substitute:
-            self._fill(where, text, parts)
+            self._fill(where, text, parts, row, kernel_values)
         else:
             parts.text(text)
         return self._finish(where, parts)
@@ -143,15 +153,40 @@ class QuestionBuilder:
 
     # -- {fields} ------------------------------------------------------------------------
 
-    def _fill(self, where: str, text: str, parts: QuestionParts) -> None:
+    def _fill(
+        self,
+        where: str,
+        text: str,
+        parts: QuestionParts,
+        row: dict[str, Any] | None = None,
+        kernel_values: bool = True,
+    ) -> None:
         at = 0
-        for match in FIELD.finditer(text):
+        for match in (FIELD if row is None else ROW_FIELD).finditer(text):
             parts.text(text[at : match.start()])
             at = match.end()
-            escaped, cell_kind, cell_number, name = match.groups()
+            escaped, cell_kind, cell_number, name, *spelled = match.groups()
             if escaped is not None:
                 parts.text("{" + escaped + "}", typed=match.group(0))
                 continue
+            column = spelled[0] if spelled and spelled[0] is not None else name
+            if row is not None and column in row:
+                parts.text(row_text(row[column]))
+                continue
+            if not kernel_values:  # TreeChat.substitute_variables off: the rest as written
+                parts.text(match.group(0))
+                continue
+            namespace = getattr(self.shell, "user_ns", None) or {}
+            unknown = cell_kind is None and name != "Err" and name not in namespace
+            if row is not None and (unknown or (spelled and spelled[0] is not None)):
+                raise UsageError(
+                    _(
+                        "{where}: {field} names no column of the rows and no Python variable "
+                        "(columns: {columns}); write {{{{ }}}} for literal braces"
+                    ).format(
+                        where=where, field=match.group(0), columns=", ".join(map(str, row or ()))
+                    )
+                )
             try:
                 if cell_kind is not None:
                     parts.value(self._cell(where, cell_kind, int(cell_number)))
@@ -267,6 +302,11 @@ class QuestionBuilder:
             text = f"From branch {short} ({said}):\n\n{_quote(kept + note)}"
             sent = Sent(short, role, f"{len(node.text):,} chars", "quote", "node")
         return Converted((text,), sent)
+
+
+def row_text(value: Any) -> str:
+    """A row's value as it goes into the question: its text, a missing value empty."""
+    return "" if value is None else str(value)
 
 
 def _leading(original: Node) -> list[tuple[list[str | Block], Chip]]:

@@ -16,12 +16,14 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class, no_var_expand
 
+from ..conversation.events import Turn
 from ..conversation.host import Refilled
 from ..conversation.session import Session
 from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, ChatError, ContextRefused, NodeNotFound
 from ..history.node import Node
 from ..i18n import _
+from . import experiment_cell
 from . import turn as _turn
 from .commands.chat import Commands, help_text
 from .commands.language import follow_settings
@@ -69,6 +71,9 @@ path). The line under the footer says what was sent.
 --n 3, --models A,B and --temperatures 0,1 ask for several answers at once
 (every combination, at most 12), streamed side by side; `%chat compare`
 compares them and jupyter_tree_chat.compare_frame() scores them.
+--over NAME asks once per row of a DataFrame, a list of dicts or a .csv file
+({column} is the row's value; the rows are sibling branches, --concurrency N at
+a time); re-run edited, it is a new version; experiment_frame() has every answer.
 
 Afterwards _chat holds the reply text and _chat_id its node id;
 `%chat help` lists the commands (tree, branches, switch, edit, retry, ...).
@@ -115,8 +120,21 @@ class ChatMagics(Magics):
         self._check_refs(session, options)
         settings = self._settings(session, options)
         self._check_tools(session, settings)
-        question = self._question(cell, options, session)
         cell_id = current_cell_id(self.shell)
+        if options.over is not None:
+            action = self._experiment(cell, options, session, settings, cell_id)
+        else:
+            question = self._question(cell, options, session)
+            action = lambda: session.run_cell(  # noqa: E731
+                question.content,
+                meta=question.meta,
+                cell_id=cell_id,
+                settings=settings,
+                from_node=options.from_node,
+                new_root=options.new,
+                continue_leaf=options.continue_leaf,
+                fanout=options.fanout,
+            )
         original_provider = session.provider
         if options.provider is not None:
             try:
@@ -124,21 +142,7 @@ class ChatMagics(Magics):
             except ChatError as error:  # e.g. --provider anthropic with no API key
                 raise UsageError(f"%%chat --provider {options.provider}: {error}") from None
         try:
-            _turn.run_turn(
-                self.sessions,
-                session,
-                lambda: session.run_cell(
-                    question.content,
-                    meta=question.meta,
-                    cell_id=cell_id,
-                    settings=settings,
-                    from_node=options.from_node,
-                    new_root=options.new,
-                    continue_leaf=options.continue_leaf,
-                    fanout=options.fanout,
-                ),
-                shell=self.shell,
-            )
+            _turn.run_turn(self.sessions, session, action, shell=self.shell)
         finally:
             session.provider = original_provider
 
@@ -172,6 +176,29 @@ class ChatMagics(Magics):
             with_refs=options.with_refs,
             with_path=options.with_path,
             session=session,
+        )
+
+    def _experiment(
+        self,
+        cell: str,
+        options: CellOptions,
+        session: Session,
+        settings: ChatSettings,
+        cell_id: str | None,
+    ) -> Callable[[], Turn]:
+        """The action of a ``--over`` cell, its rows filled in (experiment_cell.py)."""
+        return experiment_cell.prepare(
+            self.shell,
+            self.questions,
+            session,
+            cell.strip(),
+            options,
+            settings=settings,
+            cell_id=cell_id,
+            folder=self.sessions.notebook().parent,
+            substitute=self.sessions.config.substitute_variables and not options.raw,
+            live=getattr(self.shell, "kernel", None) is not None,
+            grid_hook=self.sessions.grid_hook,
         )
 
     def _session(self, name: str | None) -> Session:

@@ -85,6 +85,28 @@ def _arguments() -> tuple[argument, ...]:
             ),
         ),
         argument(
+            "--over",
+            metavar="NAME",
+            help=_(
+                "Ask the question once per row of NAME (a DataFrame or a list of dicts, or a "
+                "path ending in .csv): {column} is that row's value; the rows are siblings."
+            ),
+        ),
+        argument(
+            "--same-experiment",
+            action="store_true",
+            help=_(
+                "With --over: continue the experiment on the current path, as running its "
+                "cell again does (edited text: a new version; unchanged: a sample per row)."
+            ),
+        ),
+        argument(
+            "--concurrency",
+            type=int,
+            metavar="N",
+            help=_("With --over: how many requests run at once (default 4)."),
+        ),
+        argument(
             "--budget",
             metavar="N",
             help=_(
@@ -197,6 +219,9 @@ class CellOptions:
     attach: tuple[str, ...] = ()
     with_refs: tuple[str, ...] = ()
     with_path: bool = False
+    over: str | None = None
+    same_experiment: bool = False
+    concurrency: int | None = None
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -217,6 +242,7 @@ def parse_cell_line(line: str) -> CellOptions:
             ("--new", args.new),
             ("--from", args.from_node),
             ("--continue", args.continue_leaf),
+            ("--same-experiment", args.same_experiment),
         )
         if on
     ]
@@ -237,6 +263,18 @@ def parse_cell_line(line: str) -> CellOptions:
                     "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
                 ).format(single=single, many=many)
             )
+    if args.raw and args.over is not None:
+        raise UsageError(
+            _("%%chat: --raw and --over contradict: --over fills each row's {column}; drop --raw")
+        )
+    if args.same_experiment and args.over is None:
+        raise UsageError(_("%%chat: --same-experiment goes with --over NAME; add the rows"))
+    if args.concurrency is not None and args.over is None:
+        raise UsageError(_("%%chat: --concurrency goes with --over NAME; add the rows to ask"))
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError(
+            _("%%chat --concurrency: at least 1 request at once, e.g. --concurrency 4")
+        )
     if args.with_path and not args.with_refs:
         raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
     return CellOptions(
@@ -258,6 +296,9 @@ def parse_cell_line(line: str) -> CellOptions:
         attach=tuple(args.attach or ()),
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,
+        over=args.over,
+        same_experiment=args.same_experiment,
+        concurrency=args.concurrency,
     )
 
 

@@ -131,7 +131,10 @@ def _run(shell: Any, action: Callable[[], Turn], output: TurnOutput) -> Turn:
             where = _(
                 "the tool call was stopped; the reply that asked for it is kept as {id}"
             ).format(id=kept.id[:7])
-        if stop.turn.answers:
+        if stop.turn.experiment is not None:
+            arrived = sum(1 for a in stop.turn.answers if a.head is not None)
+            where = _("the {count} answers that had arrived are kept").format(count=arrived)
+        elif stop.turn.answers:
             kept_ids = ", ".join(a.head.id[:7] for a in stop.turn.answers if a.head is not None)
             where = (
                 _("what each answer had received is kept ({ids})").format(ids=kept_ids)
@@ -162,7 +165,8 @@ def _show_end(
         sent = sent_line(_question_of(session, turn).get("context") or [])
         if sent:
             show_footer(sent)
-    sessions.run_turn_hooks(session, turn)
+    if turn.experiment is None:  # an experiment's control is its grid, not a switcher
+        sessions.run_turn_hooks(session, turn)
     shown = str(turn.error) if turn.error is not None else None
     for line in output.errors:  # e.g. the session could not be saved
         if line != shown:

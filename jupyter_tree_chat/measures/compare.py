@@ -10,6 +10,10 @@ table: the session's, so ``%config TreeChat.prices`` counts here too).
 
 ``COLUMNS`` is what a row holds, one line a column: another column is one more line
 (``"words": lambda a: ...``), and ``compare_frame`` picks it up.
+
+An experiment (``%%chat --over``) is the same answers over many questions: its frame
+(``experiment_rows``) is these rows with the question's experiment, version and row in
+front; a fan-out is an experiment of one row, so both frames come from this code.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TreeError
+from ..history.experiment_record import experiment_of
 from ..history.tree import Node, SessionTree, is_real_user_message
 from ..i18n import _
 from .models import Price
@@ -153,3 +158,68 @@ def _answer_nodes(tree: SessionTree, head: Node) -> list[Node]:
         if not below:
             return nodes
         nodes.append(below[0])
+
+
+# -- experiments: the same answers, over rows and versions ------------------------------
+
+
+def experiment_questions(tree: SessionTree, ref: str | None = None) -> list[Node]:
+    """The questions of the experiment ``ref``'s question belongs to: every row of every
+    version, in the order they were asked. A question of no experiment (a fan-out, a
+    plain question) is an experiment of one row: it alone."""
+    question = question_of(tree, ref)
+    about = experiment_of(question)
+    if about is None:
+        return [question]
+    return [
+        node
+        for node in tree.children(question.parent_id)
+        if (found := experiment_of(node)) is not None and found["id"] == about["id"]
+    ]
+
+
+def find_experiment(tree: SessionTree, prefix: str) -> Node | None:
+    """The first question of the experiment whose id starts with ``prefix``, if any."""
+    for node in tree:
+        about = experiment_of(node) if node.role == "user" else None
+        if about is not None and str(about["id"]).startswith(prefix):
+            return node
+    return None
+
+
+EXPERIMENT_COLUMNS = ("id", "question", "experiment", "version", "row", "template")
+"""An experiment frame's first columns; the row's inputs follow, then ``COLUMNS`` but
+``id`` (``experiment_rows``)."""
+
+
+def experiment_rows(
+    tree: SessionTree, questions: list[Node], prices: Mapping[str, Price] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One dict per answer to ``questions`` (each question's answers in sibling order),
+    and the frame's columns: ``EXPERIMENT_COLUMNS``, the rows' inputs (a name that is
+    already a column gets ``row.`` before it), then ``COLUMNS``."""
+    inputs: dict[str, str] = {}
+    taken = {*EXPERIMENT_COLUMNS, *COLUMNS}
+    for question in questions:
+        for name in (experiment_of(question) or {}).get("row") or {}:
+            inputs.setdefault(name, f"row.{name}" if name in taken else name)
+    found = []
+    for question in questions:
+        about = experiment_of(question) or {}
+        row = about.get("row") or {}
+        for answer, values in zip(
+            answers := sibling_answers(tree, question.id, prices), rows(answers), strict=True
+        ):
+            line = {
+                "id": answer.head.id,
+                "question": question.id,
+                "experiment": about.get("id"),
+                "version": about.get("version"),
+                "row": about.get("index"),
+                "template": about.get("template"),
+            }
+            line.update({column: row.get(name) for name, column in inputs.items()})
+            line.update((k, v) for k, v in values.items() if k != "id")
+            found.append(line)
+    columns = [*EXPERIMENT_COLUMNS, *inputs.values(), *(c for c in COLUMNS if c != "id")]
+    return found, columns

@@ -31,6 +31,7 @@ from ..history.tree import Node, SessionTree, is_real_user_message, message_text
 from ..i18n import _
 from ..measures.models import PRICES, Price
 from ..measures.usage import dollars, node_cost
+from ..textview import experiment_markdown
 from .naming import question_source
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -81,6 +82,9 @@ def branch_notebook(
     for question, replies in turns:
         cell_id = _cell_id(question, used)
         used.add(cell_id)
+        table = experiment_markdown(tree, question)  # a row of an experiment: all its rows
+        if table is not None:
+            cells.append(_markdown_cell(_cell_id_for(f"{cell_id}-experiment", used), table))
         cells.append(
             _code_cell(
                 cell_id,
@@ -156,6 +160,17 @@ def _cell_id(question: Node, used: set[str]) -> str:
     while f"tree-chat-{number}" in used:
         number += 1
     return f"tree-chat-{number}"
+
+
+def _cell_id_for(wanted: str, used: set[str]) -> str:
+    """``wanted`` as a cell id nbformat allows, unique among ``used`` (then added)."""
+    base = re.sub(r"[^a-zA-Z0-9_-]", "-", wanted)[:60] or "cell"
+    found, number = base, 1
+    while found in used:
+        number += 1
+        found = f"{base[:56]}-{number}"
+    used.add(found)
+    return found
 
 
 def _chat_source(question: Node) -> str:

@@ -38,6 +38,7 @@ from ..options import fanout_words
 from ..output import show_markdown, show_svg
 from ..sessions import KernelSessions
 from .endpoints import describe_model, models_lines
+from .experiment_view import show_versions
 from .importing import import_session
 from .language import LanguageCommands
 from .measures import MeasureCommands
@@ -60,6 +61,7 @@ def help_text() -> str:
                         (both take --n N, --models A,B, --temperatures T1,T2 first:
                         several answers at once, e.g. %chat retry --n 3)
   compare [ID]          the answers to the last question (or ID's) side by side
+  compare --versions    an experiment's rows × versions side by side (%%chat --over)
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
@@ -444,11 +446,16 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         self._turn(lambda: self.session.retry(ref, fanout=fanout))
 
     def do_compare(self, args: list[str]) -> None:
-        self._expect(args, 0, 1, "compare [ID]")
+        versions = "--versions" in args
+        args = [a for a in args if a != "--versions"]
+        self._expect(args, 0, 1, "compare [--versions] [ID]")
         session = self.session
         if session.leaf is None and not args:
             raise UsageError(_("the session is empty; run a %%chat cell first"))
         ref = self.node(args[0]).id if args else None
+        if versions:
+            show_versions(session, ref)
+            return
         question = question_of(session.tree, ref)
         answers = sibling_answers(session.tree, question.id, session.prices)
         if len(answers) < 2:

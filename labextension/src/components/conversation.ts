@@ -19,6 +19,7 @@ import { saveOrCancel } from './keys';
 import { Markdown } from './markdown';
 import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
+import { experimentOf } from '../format/experiment';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
 
@@ -48,7 +49,7 @@ export interface ConversationOptions {
   /** the panel's actions; `null` in the read-only viewer */
   actions: SessionActions | null;
   navigate: Navigate;
-  /** the siblings of `id` side by side */
+  /** the siblings of `id` side by side (an experiment's question: its grid) */
   compare(id: string): void;
   /** the id in a message's header was clicked */
   select(id: string): void;
@@ -237,10 +238,13 @@ export class Conversation {
         );
       }
     }
+    const experiment = role === 'user' && experimentOf(source.content(id)?.meta ?? null) !== null;
     buttons.push(
-      siblings > 1
-        ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
-        : null,
+      experiment
+        ? button(trans.__('Grid'), { act: 'compare', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
+        : siblings > 1
+          ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
+          : null,
       actions ? button(trans.__('Label'), { act: 'label', id, look: 'quiet', title: trans.__('Name this node') }) : null,
       button(trans.__('Info'), {
         act: 'details',

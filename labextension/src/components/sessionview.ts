@@ -19,6 +19,7 @@
 
 import { CodeActions } from './code';
 import { renderCompare, renderLiveCompare } from './compare';
+import { experimentAt, renderExperimentGrid } from './experiment';
 import { Conversation, SessionActions } from './conversation';
 import { h, listen } from './dom';
 import { renderHeader, renderProblems } from './header';
@@ -61,7 +62,7 @@ export interface SessionViewOptions {
 
 /** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
 interface CompareState {
-  of: 'siblings' | 'children';
+  of: 'siblings' | 'children' | 'experiment';
   id: string;
 }
 
@@ -84,6 +85,8 @@ export class SessionView {
   private compare: CompareState | null = null;
   /** the compare view marks the differences (a toggle, off until switched on) */
   private differences = false;
+  /** what the experiment grid's filter box holds */
+  private gridFilter = '';
   /** the fan-out the compare view last opened for (each new one opens it again) */
   private fanoutSeen: FanoutState | null = null;
   private frame = 0;
@@ -122,7 +125,7 @@ export class SessionView {
       markdown: options.markdown,
       actions: actions ?? null,
       navigate: actions ? 'switch' : 'select',
-      compare: id => this.openCompare({ of: 'siblings', id }),
+      compare: id => this.openCompare({ of: experimentAt(source, id) ? 'experiment' : 'siblings', id }),
       select: id => (actions ? this.tree.reveal(id) : this.select(id)),
       sibling: (id, step) => this.sibling(id, step),
       emptyText: options.emptyText,
@@ -404,6 +407,10 @@ export class SessionView {
   /** The viewer compares a selected node's siblings, or else the answers under it. */
   private autoCompare(id: string): CompareState | null {
     const tree = this.source.tree;
+    const question = tree.role(id) === 'user' ? id : tree.parentOf(id);
+    if (question !== null && experimentAt(this.source, question)) {
+      return { of: 'experiment', id: question };
+    }
     if (tree.siblings(id).length > 1) {
       return { of: 'siblings', id };
     }
@@ -414,6 +421,24 @@ export class SessionView {
     this.compare = state;
     this.renderCompare();
     this.compareHost.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  /** An experiment's rows × versions in place of the compare view (experiment.ts). */
+  private renderGrid(id: string): void {
+    const actions = this.options.actions;
+    const grid = renderExperimentGrid(this.source, id, this.options.trans, {
+      navigate: actions ? 'switch' : 'select',
+      filter: this.gridFilter,
+      setFilter: text => {
+        this.gridFilter = text;
+      },
+      choose: chosen => (actions ? actions.switchTo(chosen) : this.select(chosen)),
+      close: () => {
+        this.compare = null;
+        this.renderCompare();
+      }
+    });
+    this.compareHost.replaceChildren(...(grid ? [grid] : []));
   }
 
   /** The compared ids, the reference first (recomputed: a retry may add a sibling). */
@@ -448,6 +473,10 @@ export class SessionView {
     const fanout = this.source.fanout;
     if (fanout && !fanout.ended && this.compare?.id === fanout.parent) {
       this.compareHost.replaceChildren(renderLiveCompare(fanout, this.options.trans, this.options.markdown));
+      return;
+    }
+    if (this.compare?.of === 'experiment') {
+      this.renderGrid(this.compare.id);
       return;
     }
     const ids = this.compareIds();

@@ -1,0 +1,223 @@
+/**
+ * An experiment (`%%chat --over`) as a grid: one line per row, one column per version,
+ * each cell the first line of that version's first answer to that row with its numbers;
+ * choosing a cell opens its branch (the panel switches to it, the viewer shows it). The
+ * rows' inputs are chips. A filter box hides the lines that do not contain what is typed
+ * (the row's inputs and the answers' first lines), without drawing anything again.
+ *
+ * Everything from a row or a model goes in as text (`h` makes text nodes): nothing here
+ * is parsed as HTML. The rows' questions are siblings; their `meta.experiment`
+ * (format/experiment.ts) says which row and version each is.
+ */
+
+import { Navigate } from './controls';
+import { h, listen } from './dom';
+import { SessionSource, Summary, shortId } from './model';
+import { Translation } from './translate';
+import { numbersLine } from './vocabulary';
+import { Experiment, experimentOf } from '../format/experiment';
+
+/** The most lines drawn; the frame (`experiment_frame()`) has them all. */
+export const MAX_GRID_ROWS = 2000;
+
+export interface GridOptions {
+  navigate: Navigate;
+  /** the filter's text, kept by the caller across redraws */
+  filter: string;
+  setFilter(text: string): void;
+  choose(id: string): void;
+  /** absent: no Close button (a cell's grid stays) */
+  close?(): void;
+}
+
+/** The experiment `id`'s question belongs to, or null (not one, or its siblings' content
+ * not here yet: asked for, and a `texts` change draws it). */
+export function experimentAt(source: SessionSource, id: string): Experiment | null {
+  const content = source.content(id);
+  if (!content) {
+    source.requestContent([id]);
+    return null;
+  }
+  return experimentOf(content.meta);
+}
+
+/** One answer of the grid: its id, its first line and its numbers. */
+export interface GridCell {
+  id: string;
+  head: string;
+  summary: Summary | null;
+}
+
+/** One row: its place, its inputs, and per version its answer (`null`: no question of
+ * that version for this row; `'none'`: asked, no answer). */
+export interface GridLine {
+  index: number;
+  row: Record<string, unknown>;
+  cells: Array<GridCell | 'none' | null>;
+}
+
+/** An experiment as the grid draws it (the kernel sends the same for a cell's grid). */
+export interface GridData {
+  experiment: string;
+  versions: number[];
+  lines: GridLine[];
+}
+
+/** The grid of the experiment of question `id`, from the session's tree and contents. */
+export function gridData(source: SessionSource, id: string): GridData | null {
+  const mine = experimentAt(source, id);
+  if (!mine) {
+    return null;
+  }
+  const { tree } = source;
+  const siblings = tree.siblings(id);
+  source.requestContent(siblings.filter(s => !source.content(s)));
+  const found = new Map<number, { row: Record<string, unknown>; versions: Map<number, string> }>();
+  const versions = new Set<number>();
+  for (const question of siblings) {
+    const content = source.content(question);
+    const about = content ? experimentOf(content.meta) : null;
+    if (!about || about.id !== mine.id) {
+      continue;
+    }
+    versions.add(about.version);
+    let line = found.get(about.index);
+    if (!line) {
+      line = { row: about.row, versions: new Map() };
+      found.set(about.index, line);
+    }
+    if (!line.versions.has(about.version)) {
+      line.versions.set(about.version, question);
+    }
+  }
+  const order = [...versions].sort((a, b) => a - b);
+  const lines = [...found.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .slice(0, MAX_GRID_ROWS)
+    .map(([index, line]): GridLine => ({
+      index,
+      row: line.row,
+      cells: order.map(version => {
+        const question = line.versions.get(version);
+        if (!question) {
+          return null;
+        }
+        const answer = tree.childIds(question)[0];
+        if (!answer) {
+          return 'none';
+        }
+        return { id: answer, head: tree.heads[tree.index.get(answer) ?? -1] ?? '', summary: tree.summary(answer) };
+      })
+    }));
+  return { experiment: mine.id, versions: order, lines };
+}
+
+/** The grid section for the experiment of question `id` (null if it is none). */
+export function renderExperimentGrid(source: SessionSource, id: string, trans: Translation, options: GridOptions): HTMLElement | null {
+  const data = gridData(source, id);
+  return data ? renderGrid(data, trans, options) : null;
+}
+
+/** The grid section for `data`. */
+export function renderGrid(data: GridData, trans: Translation, options: GridOptions): HTMLElement {
+  const head = h(
+    'tr',
+    {},
+    h('th', {}, '#'),
+    h('th', {}, trans.__('inputs')),
+    ...data.versions.map(v => h('th', {}, trans.__('version %1', v)))
+  );
+  const body = h('tbody', {});
+  const searchable: Array<[HTMLElement, string]> = [];
+  for (const line of data.lines) {
+    const chips = Object.entries(line.row).map(([name, value]) =>
+      h('span', { class: 'jtc-chip', title: `${name}: ${text(value)}` }, `${name}: ${text(value)}`)
+    );
+    const cells = line.cells.map(cell => {
+      if (cell === null || cell === 'none') {
+        return h('td', { class: 'jtc-grid-empty' }, cell === 'none' ? trans.__('no answer') : '');
+      }
+      const { summary } = cell;
+      return h(
+        'td',
+        {},
+        h(
+          'button',
+          {
+            class: 'jtc-grid-answer',
+            'data-act': options.navigate,
+            'data-id': cell.id,
+            title: options.navigate === 'switch' ? trans.__('Continue from this answer: its branch becomes the current one') : trans.__('Show the path to this version')
+          },
+          cell.head || shortId(cell.id)
+        ),
+        h('div', { class: 'jtc-grid-numbers' }, [summary?.model ?? '', numbersLine(summary, trans)].filter(Boolean).join(' · ')),
+        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null
+      );
+    });
+    const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, h('td', {}, String(line.index + 1)), h('td', {}, ...chips), ...cells);
+    searchable.push([tr, tr.textContent!.toLowerCase()]);
+    body.append(tr);
+  }
+  const filter = h('input', {
+    class: 'jtc-grid-filter',
+    type: 'search',
+    placeholder: trans.__('Filter rows'),
+    'aria-label': trans.__('Filter the rows of the experiment'),
+    value: options.filter
+  }) as HTMLInputElement;
+  const count = h('span', { class: 'jtc-grid-count' });
+  const apply = (): void => {
+    const wanted = filter.value.trim().toLowerCase();
+    let shown = 0;
+    for (const [tr, words] of searchable) {
+      const hide = wanted !== '' && !words.includes(wanted);
+      if (tr.hidden !== hide) {
+        tr.hidden = hide;
+      }
+      shown += hide ? 0 : 1;
+    }
+    count.textContent = trans.__('%1 of %2 rows', shown, searchable.length);
+  };
+  apply();
+  const section = h(
+    'section',
+    { class: 'jtc-experiment-grid-view', 'aria-label': trans.__('Experiment') },
+    h(
+      'div',
+      { class: 'jtc-compare-bar' },
+      h('strong', {}, trans.__('Experiment %1', shortId(data.experiment))),
+      filter,
+      count,
+      options.close ? h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close')) : null
+    ),
+    h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body)
+  );
+  listen(filter, {
+    input: () => {
+      options.setFilter(filter.value);
+      apply();
+    }
+  });
+  listen(section, {
+    click: event => {
+      const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
+      if (!target) {
+        return;
+      }
+      if (target.dataset.act === 'close-grid') {
+        options.close?.();
+      } else if (target.dataset.id) {
+        options.choose(target.dataset.id);
+      }
+    }
+  });
+  return section;
+}
+
+function text(value: unknown): string {
+  if (value === null || value === undefined) {
+    return '';
+  }
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
