@@ -83,7 +83,7 @@ session file keeps everything.
 Settings: %config TreeChat.model = "..." (also max_tokens, system,
 temperature, thinking, provider, session, substitute_variables, throttle,
 max_rows, max_columns, max_chars, context_windows, prices, context_budget,
-summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
+summarize_dropped, tools, mcp_servers, allow_destructive, allow_run, tool_timeout).
 """
     )
 
@@ -97,6 +97,7 @@ class ChatMagics(Magics):
         self.sessions = sessions
         self.errors = CellErrors(shell)  # the kernel's Err, for {Err} and {Err[3]}
         self.errors.install()
+        sessions.serve_notebook(self.errors)  # the notebook:* tools, offered when named
         self.questions = QuestionBuilder(
             shell, self.errors, sessions.config.limits, lambda: sessions.config.substitute_variables
         )
@@ -220,6 +221,8 @@ class ChatMagics(Magics):
             settings = settings.merged(tools=options.tools)
         if options.allow_destructive:
             settings = replace(settings, allow_destructive=True)
+        if options.allow_run:
+            settings = replace(settings, allow_run=True)
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)

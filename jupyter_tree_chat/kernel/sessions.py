@@ -39,6 +39,7 @@ from ..providers.router import EndpointPool, Router
 from ..providers.toolbox import LazySource, Toolbox
 from ..providers.tools import default_registry
 from .config import TreeChat
+from .history import CellErrors
 from .notebook import fallback_notebook, notebook_path
 
 if TYPE_CHECKING:  # imported when a cell first names an MCP tool: %load_ext pays nothing
@@ -156,6 +157,20 @@ class KernelSessions:
             self._mcp_json = (path, stamp, read_mcp_json(path))
         configured = parse_servers(self.config.mcp_servers, "TreeChat.mcp_servers", str(folder))
         return configured.over(self._mcp_json[2])
+
+    def serve_notebook(self, errors: CellErrors) -> None:
+        """Offer the built-in ``notebook`` server (kernel/notebook_tools/) to cells that
+        name it; ``errors`` is the kernel's ``Err``, for ``cells``."""
+        from .notebook_tools import NOTEBOOK, NotebookTools
+        from .notebook_tools.keys import key_values
+
+        self.tools.builtin[NOTEBOOK] = NotebookTools(
+            self.shell,
+            errors,
+            self.config.limits,
+            lambda: self.config.tool_timeout,
+            lambda: key_values(self.config.endpoint_table()),
+        )
 
     def stop_servers(self) -> None:
         """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""

@@ -1,0 +1,57 @@
+"""``insert(code)``: a new cell proposed below the asking cell, never run.
+
+Where a notebook front end shows the asking cell, IPython's next input (a
+``set_next_input`` payload of the cell's execute reply) puts the code into a new cell
+below it when the cell finishes; JupyterLab, Notebook 7 and VS Code honour it. A reply
+carries one such payload, so a turn's proposals are joined into that one cell. Headless
+(no front end: a script, nbclient, a kernel that was sent no cell id) there is no cell
+to put it in, and the model is told so rather than told a cell appeared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...i18n import _
+from ..notebook import current_cell_id
+
+
+class Inserts:
+    """The code proposed during the cell that is running, by execution count."""
+
+    def __init__(self) -> None:
+        self._count: int | None = None
+        self._codes: list[str] = []
+
+    def propose(self, shell: Any, code: str) -> tuple[str, bool]:
+        """Propose ``code``; what the model is told, and whether a cell will appear."""
+        if not code.strip():
+            return _("Nothing was inserted: the code is empty."), False
+        if getattr(shell, "kernel", None) is None or current_cell_id(shell) is None:
+            return (
+                _(
+                    "No cell was inserted: this kernel has no notebook front end to show one "
+                    "(it runs headless). Give the code in your answer instead."
+                ),
+                False,
+            )
+        count = getattr(shell, "execution_count", None)
+        if count != self._count:
+            self._count, self._codes = count, []
+        self._codes.append(code.rstrip("\n"))
+        shell.set_next_input("\n\n".join(self._codes), replace=False)
+        if len(self._codes) == 1:
+            return (
+                _(
+                    "Proposed: a new cell below the asking cell holds this code once the "
+                    "answer ends. It was not run; the user decides."
+                ),
+                True,
+            )
+        return (
+            _(
+                "Proposed: added to the new cell below the asking cell ({count} proposals of "
+                "this turn, one cell). It was not run; the user decides."
+            ).format(count=len(self._codes)),
+            True,
+        )
