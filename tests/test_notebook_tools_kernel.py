@@ -354,3 +354,37 @@ def test_a_planted_key_never_leaves_the_kernel(claude, fake_anthropic, tmp_path)
         for piece in KEY_PIECES:
             assert piece not in where
     assert "Bearer [redacted]" in text_of(results[2])
+
+
+# -- inserting -----------------------------------------------------------------------------------
+
+
+def test_insert_proposes_a_cell_below_through_the_next_input(claude, fake_anthropic):
+    fake_anthropic.enqueue(
+        tool_use=[
+            {"name": "notebook__insert", "input": {"code": "df.describe()"}},
+            {"name": "notebook__insert", "input": {"code": "df.plot()\n"}},
+        ]
+    )
+    fake_anthropic.enqueue("Two proposals.")
+
+    run = claude.chat("Suggest code.", "c1", "--tools notebook:insert").check()
+
+    assert run.payload == [
+        {"source": "set_next_input", "text": "df.describe()\n\ndf.plot()", "replace": False}
+    ]
+    first, second = (text_of(r) for r in results_sent(fake_anthropic, 1))
+    assert first.startswith("Proposed: a new cell below the asking cell holds this code")
+    assert "(2 proposals of this turn, one cell)" in second
+    after = claude.run("print('nothing ran')", "c2").check()
+    assert after.payload == []  # the next cell proposes nothing
+
+
+def test_headless_insert_tells_the_model_no_cell_was_inserted(claude, fake_anthropic):
+    ask(fake_anthropic, "insert", {"code": "print(1)"}, "Then here it is: print(1).")
+
+    run = claude.chat("Suggest code.", None, "--tools notebook:insert").check()  # no cell id
+
+    assert run.payload == []
+    result = results_sent(fake_anthropic, 1)[0]
+    assert text_of(result).startswith("No cell was inserted: this kernel has no notebook front")

@@ -77,6 +77,8 @@ class KernelSessions:
         self._mcp: McpServers | None = None
         self._mcp_tools: McpTools | None = None
         self._mcp_json: tuple[Path, float | None, ServerConfigs] | None = None
+        #: whether the page has the lab's Insert below (the package root asks the widget)
+        self.can_insert_below: Callable[[], bool] = lambda: False
 
     # -- where -------------------------------------------------------------------------
 
@@ -170,7 +172,16 @@ class KernelSessions:
             self.config.limits,
             lambda: self.config.tool_timeout,
             lambda: key_values(self.config.endpoint_table()),
+            lambda: self.can_insert_below(),
         )
+
+    def take_inserts(self) -> list[str]:
+        """The cells ``notebook:insert`` proposed in the running cell, for its turn control
+        to insert (each once: they are gone from here)."""
+        from .notebook_tools import NOTEBOOK, NotebookTools
+
+        server = self.tools.builtin.get(NOTEBOOK)
+        return server.inserts.take() if isinstance(server, NotebookTools) else []
 
     def stop_servers(self) -> None:
         """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""

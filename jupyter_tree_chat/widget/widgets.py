@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
 from ..i18n import _
 from ..textview import question_as_typed, typed_source
+from .lab import lab_said
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -247,6 +248,7 @@ class _SessionWidget(anywidget.AnyWidget):
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
             i18n.front_end_said(str(content.get("code", "")))
+            lab_said(content)
             return
         req = content.get("req")
         self.send({"t": "ack", "req": req})
@@ -409,6 +411,7 @@ class TurnControl(_SessionWidget):
     """
 
     turn = traitlets.Dict().tag(sync=True)
+    inserts = traitlets.Dict().tag(sync=True)  # {"cell", "codes"}: notebook:insert's cells
 
     def __init__(self, session: Session, reply_id: str, **kwargs: Any) -> None:
         reply = session.tree.get(reply_id)
@@ -586,7 +589,7 @@ _controls_by_cell: dict[tuple[int, str], TurnControl] = {}
 
 
 def show_turn_control(
-    session: Session, turn: Turn, *, cell_id: str | None = None
+    session: Session, turn: Turn, *, cell_id: str | None = None, inserts: Sequence[str] = ()
 ) -> TurnControl | None:
     """Display the control for ``turn``; the cell's previous control (a re-run) is closed.
 
@@ -604,5 +607,7 @@ def show_turn_control(
         if previous is not None:
             previous.close()
         _controls_by_cell[key] = control
+    if inserts and cell_id:
+        control.inserts = {"cell": cell_id, "codes": list(inserts)}
     display(control)
     return control

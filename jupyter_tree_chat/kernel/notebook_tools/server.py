@@ -92,13 +92,14 @@ class NotebookTools:
         limits: Callable[[], Limits],
         timeout: Callable[[], float | None],
         keys: Callable[[], tuple[str, ...]],
+        can_insert_below: Callable[[], bool] = lambda: False,
     ) -> None:
         self.shell = shell
         self.errors = errors
         self.limits = limits  # read at each call: %config may change them
         self.timeout = timeout
         self.keys = keys
-        self.inserts = Inserts()
+        self.inserts = Inserts(can_insert_below)
 
     # -- offering -------------------------------------------------------------------------
 
