@@ -388,3 +388,25 @@ def test_headless_insert_tells_the_model_no_cell_was_inserted(claude, fake_anthr
     assert run.payload == []
     result = results_sent(fake_anthropic, 1)[0]
     assert text_of(result).startswith("No cell was inserted: this kernel has no notebook front")
+
+
+# -- in the tree ---------------------------------------------------------------------------------
+
+
+def test_a_run_is_a_node_and_fork_before_tool_does_not_undo_kernel_state(claude, fake_anthropic):
+    ask(fake_anthropic, "run", {"code": "counter = 1"}, "Set it.")
+
+    claude.chat("Set a counter.", "c1", "--tools notebook:run --allow-run").check()
+
+    tree = load_file(claude.session_file()).tree
+    question, asking, results, _reply = tree.path_nodes(tree.leaf)
+    assert asking.meta["tool_names"] == {"notebook__run": "notebook:run"}
+    assert results.message["content"][0]["content"] == "(no output, no result)"
+    # rewinding to before the call asks again; the kernel keeps what the run did
+    fake_anthropic.enqueue("Without running anything this time.")
+    claude.run("%chat fork-before-tool Do not run anything.").check()
+    tree = load_file(claude.session_file()).tree
+    path = tree.path_nodes(tree.leaf)
+    assert [n.role for n in path] == ["user", "assistant"]
+    assert path[0].parent_id == question.parent_id and path[0].id != question.id
+    assert claude.run("print(counter)").check().stdout == "1\n"
