@@ -525,9 +525,7 @@ def test_tools_notebook_shows_the_notebook_server_offline(tmp_path: Path) -> Non
     assert any("No cell was inserted" in r for r in results)
     assert "Allow it with %%chat --allow-run" in shown
     assert "best is still Mar" in shown
-    assert (
-        "['notebook:describe', 'notebook:insert', 'notebook:run', 'notebook:variables']" in shown
-    )
+    assert "['notebook:describe', 'notebook:insert', 'notebook:run', 'notebook:variables']" in shown
 
 
 @pytest.mark.kernel
