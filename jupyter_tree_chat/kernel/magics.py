@@ -76,7 +76,9 @@ decide); its thinking is folded above the answer. The footer shows the reply's
 cost and how full the context window is; `%chat context` and `%chat usage` say more.
 --tools add,git:* offers registered functions and MCP servers' tools (servers
 from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
-them); --allow-destructive lets tools annotated destructive run.
+them); --allow-destructive lets tools annotated destructive run. --tools notebook:*
+lets the model look at this notebook (docs/notebook-tools.md); --allow-run lets it
+run code here.
 Past the window (or --budget N tokens), each request keeps whole exchanges, newest
 first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
 session file keeps everything.
