@@ -119,6 +119,7 @@ def test_variables_lists_names_types_and_sizes_never_values(claude, fake_anthrop
         "_hidden = 5",
         "c0",
     ).check()
+    assert claude.run("1 / 0", "c00").status == "error"  # Err now holds an error
     ask(fake_anthropic, "variables", {}, "You have a frame.")
 
     run = claude.chat("What do I have?", "c1", "--tools notebook:variables").check()
@@ -128,7 +129,7 @@ def test_variables_lists_names_types_and_sizes_never_values(claude, fake_anthrop
     assert "word: str, 24 chars" in listing
     assert "items: list, 3 items" in listing
     assert "pd: module" in listing
-    assert not any(line.startswith("_hidden") for line in listing)
+    assert not any(line.startswith(("_hidden", "Err", "In", "Out")) for line in listing)
     assert "secret-looking" not in "\n".join(listing)
     assert "tool call: notebook:variables" in run.stdout  # the cell says which tool ran
 
@@ -176,22 +177,31 @@ def test_hostile_values_are_clear_results_not_crashes(claude, fake_anthropic):
         "    @property\n"
         "    def shape(self): raise KeyError('nor a shape')\n"
         "bad = Hostile()\n"
-        "huge = 'x' * 5_000_000",
+        "huge = 'x' * 5_000_000\n"
+        "class Endless:\n"
+        "    def __repr__(self):\n"
+        "        while True: pass\n"
+        "endless = Endless()",
         "c0",
     ).check()
+    claude.run("%config TreeChat.tool_timeout = 1.5").check()
     fake_anthropic.enqueue(
         tool_use=[
             {"name": "notebook__variables", "input": {}},
             {"name": "notebook__describe", "input": {"name": "bad"}},
             {"name": "notebook__describe", "input": {"name": "huge"}},
             {"name": "notebook__describe", "input": {"name": "nothing_here"}},
+            {"name": "notebook__describe", "input": {"name": "endless"}},
         ]
     )
     fake_anthropic.enqueue("Some values are odd.")
 
-    claude.chat("Check my values.", "c1", "--tools notebook:*").check()
+    run = claude.chat("Check my values.", "c1", "--tools notebook:*").check()
 
-    listed, bad, huge, missing = results_sent(fake_anthropic, 1)
+    listed, bad, huge, missing, endless = results_sent(fake_anthropic, 1)
+    assert endless["is_error"] is True
+    assert text_of(endless) == "Stopped after 1.5 s (the time limit)."
+    assert "notebook:describe ran longer than TreeChat.tool_timeout (1.5 s)" in run.stderr
     assert "bad: Hostile, size unknown (KeyError)" in text_of(listed)
     assert bad["is_error"] is True
     assert "could not be turned into text or an image (RuntimeError: no repr for you)" in (
@@ -251,8 +261,6 @@ def test_run_with_leave_runs_in_the_kernel_and_returns_what_it_showed(claude, fa
         "total = sum(range(10))\nprint('summing')\nplt.plot([3, 1, 2])\ntotal * 2"
     )
     ask(fake_anthropic, "run", {"code": code}, "The total is 45.")
-    fake_anthropic.enqueue(tool_use={"name": "notebook__run", "input": {"code": "total + 1"}})
-    fake_anthropic.enqueue("And 46.")
 
     run = claude.chat("Sum it.", "c1", "--tools notebook:run --allow-run").check()
 
@@ -264,10 +272,13 @@ def test_run_with_leave_runs_in_the_kernel_and_returns_what_it_showed(claude, fa
     assert [b["type"] for b in result["content"]].count("image") == 1
     assert claude.run("print(total)").check().stdout == "45\n"  # the kernel's namespace
     assert "tool call: notebook:run" in run.stdout
-    # TreeChat.allow_run opens it for every cell
+    # TreeChat.allow_run opens it for every cell; IPython's syntax works as in a cell
     claude.run("%config TreeChat.allow_run = True").check()
+    shell = "said = !echo shell-says-hi\ntotal + 1, said"
+    fake_anthropic.enqueue(tool_use={"name": "notebook__run", "input": {"code": shell}})
+    fake_anthropic.enqueue("And 46.")
     claude.chat("Once more.", "c2", "--tools notebook:run").check()
-    assert text_of(results_sent(fake_anthropic, 3)[0]) == "result:\n46"
+    assert text_of(results_sent(fake_anthropic, 3)[0]) == "result:\n(46, ['shell-says-hi'])"
 
 
 def test_an_error_raised_by_the_code_is_its_traceback(claude, fake_anthropic):

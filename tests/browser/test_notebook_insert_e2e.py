@@ -115,3 +115,35 @@ def test_insert_puts_the_proposed_cells_below_the_asking_cell(
     expect(cells.nth(5).locator(".jp-OutputArea-output")).to_have_text(
         "waiting: [{}]", timeout=30_000
     )
+
+
+def test_a_hostile_value_described_runs_nothing_and_the_panel_names_the_tool(
+    lab, page, page_log, screenshot, fake
+):
+    """The hostile corpus as a variable's value: the model describes it, the panel shows
+    the call as ``notebook:describe`` and the result (its head) as text; nothing runs,
+    nothing is requested, in the cell or the panel."""
+    from test_hostile_content import HOSTILE, assert_nothing_ran
+
+    fake.reset()
+    fake.enqueue(tool_use={"name": "notebook__describe", "input": {"name": "page_text"}})
+    fake.enqueue("It is a page of HTML.")
+    setup = (
+        "import os\n"
+        "os.environ['ANTHROPIC_API_KEY'] = 'sk-test'\n"
+        f"os.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}\n"
+        f"page_text = {HOSTILE!r}\n"
+        "%load_ext jupyter_tree_chat"
+    )
+    asking = "%%chat --tools notebook:describe\nWhat is in page_text?"
+    write_notebook(lab.root / "hostile-value.ipynb", [setup, asking, "%chat panel"])
+    open_and_run_all(page, lab, "hostile-value.ipynb")
+    panel = page.locator(".jtc-panel")
+    conversation = panel.locator(".jtc-conversation")
+    expect(conversation).to_contain_text("tool call: notebook:describe", timeout=60_000)
+    expect(conversation).to_contain_text("tool result: Payloads follow.\n<script>window.__xss_1")
+    expect(conversation).to_contain_text("It is a page of HTML.")
+    screenshot("hostile-value")
+    assert_nothing_ran(page, page_log, ".jtc-root")
+    assert_nothing_ran(page, page_log, ".jp-OutputArea-output")
+    assert not page_log.page_errors, page_log.page_errors

@@ -12,7 +12,8 @@ Two ways to put it there, both the user's to run or delete:
   proposals are joined into that one cell.
 
 Headless (no front end: a script, nbclient, a kernel that was sent no cell id) there is
-no cell to put it in, and the model is told so rather than told a cell appeared.
+no cell to put it in, and the model is told so rather than told a cell appeared; so it is
+in a turn a view started (a retry in the panel), where no cell is running.
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ class Inserts:
         """Propose ``code``; what the model is told, and whether a cell will appear."""
         if not code.strip():
             return _("Nothing was inserted: the code is empty."), False
+        if _from_a_view(shell):
+            return (
+                _(
+                    "No cell was inserted: this turn was started from a view (a retry or an "
+                    "edit in the panel), not from a cell. Give the code in your answer: its "
+                    "Insert below button puts it in a cell."
+                ),
+                False,
+            )
         if getattr(shell, "kernel", None) is None or current_cell_id(shell) is None:
             return (
                 _(
@@ -80,3 +90,13 @@ class Inserts:
             ).format(count=len(self._codes)),
             True,
         )
+
+
+def _from_a_view(shell: Any) -> bool:
+    """Whether the kernel is answering a widget's message (a comm), not a cell."""
+    try:
+        parent = shell.kernel.get_parent()
+    except Exception:  # no kernel, or no request in flight
+        return False
+    header = parent.get("header") if isinstance(parent, dict) else None
+    return isinstance(header, dict) and header.get("msg_type") == "comm_msg"

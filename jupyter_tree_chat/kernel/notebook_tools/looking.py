@@ -32,9 +32,9 @@ class LookFailed(Exception):
     """A look the model can read and correct (an unknown name, a value that will not show)."""
 
 
-def variables(shell: Any) -> str:
+def variables(shell: Any, errors: CellErrors) -> str:
     """One line per user variable: ``df: DataFrame, shape (1000, 12)``."""
-    names = _who(shell)
+    names = _who(shell, errors)
     if not names:
         return _("The notebook has no user variables yet.")
     lines = []
@@ -119,10 +119,14 @@ def _as_text(field: str, value: Any, limits: Limits) -> str:
     return "\n".join(texts)
 
 
-def _who(shell: Any) -> list[str]:
-    """The names ``%who`` lists (IPython's own rule: not hidden, not starting with ``_``)."""
+def _who(shell: Any, errors: CellErrors | None = None) -> list[str]:
+    """The names ``%who`` lists (IPython's own rule: not hidden, not starting with ``_``),
+    less this extension's own ``Err`` (the cells' errors, which ``cells`` shows)."""
     found = shell.run_line_magic("who_ls", "")
-    return list(found) if isinstance(found, list) else []
+    names = list(found) if isinstance(found, list) else []
+    if errors is not None:
+        names = [n for n in names if shell.user_ns.get(n) is not errors.errors]
+    return names
 
 
 def _type_name(value: Any) -> str:

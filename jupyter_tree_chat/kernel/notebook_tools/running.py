@@ -1,11 +1,11 @@
 """``run(code)``: Python run in the kernel's namespace, and all it showed, for the model.
 
-The code runs as a cell's would (same namespace, the last expression's value is the
-result) but is not a cell: it is not in ``In``, it has no execution count, and what it
-prints or displays is captured for the model instead of shown (the tree keeps it, as the
-call's result). Figures come back as images, whether the code displayed them or only
-made them. An error is its traceback, a result that raised. The time limit
-(limit.py) stops it; Ctrl-C stops it and the turn.
+The code runs as a cell's would (same namespace, IPython's ``%magics`` and ``!commands``,
+the last expression's value is the result) but is not a cell: it is not in ``In``, it has
+no execution count, and what it prints or displays is captured for the model instead of
+shown (the tree keeps it, as the call's result). Figures come back as images, whether the
+code displayed them or only made them. An error is its traceback, a result that raised.
+The time limit (limit.py) stops it; Ctrl-C stops it and the turn.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _runs = itertools.count(1)
 def run_code(shell: Any, code: str, limits: Limits) -> tuple[list[str | Block], bool]:
     """Run ``code``; its output as text pieces and image blocks, and whether it raised."""
     filename = f"<notebook:run {next(_runs)}>"
+    code = shell.transform_cell(code)  # %magics and !commands, as in a cell
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     before = _figure_numbers()
     pieces: list[str | Block] = []

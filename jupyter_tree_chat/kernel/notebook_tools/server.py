@@ -170,7 +170,7 @@ class NotebookTools:
     def _call(self, tool: str, arguments: Mapping[str, Any]) -> tuple[list[str | Block], bool]:
         limits = self.limits()
         if tool == "variables":
-            return [variables(self.shell)], False
+            return [variables(self.shell, self.errors)], False
         if tool == "describe":
             return describe(self.shell, _text(arguments, "name"), limits), False
         if tool == "cells":
