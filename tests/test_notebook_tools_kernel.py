@@ -421,3 +421,37 @@ def test_a_run_is_a_node_and_fork_before_tool_does_not_undo_kernel_state(claude,
     assert [n.role for n in path] == ["user", "assistant"]
     assert path[0].parent_id == question.parent_id and path[0].id != question.id
     assert claude.run("print(counter)").check().stdout == "1\n"
+
+
+def test_a_turn_started_from_a_view_inserts_nothing_and_runs_only_with_the_setting(
+    claude, fake_anthropic
+):
+    fake_anthropic.enqueue("First answer.")
+    claude.run("%config TreeChat.tools = ['notebook:*']").check()  # what a view's turn offers
+    claude.chat("Hello.", "c1", "--allow-run").check()
+    found = claude.run(
+        "from jupyter_tree_chat.widget.widgets import _controls_by_cell\n"
+        "(control,) = _controls_by_cell.values()\n"
+        "print(control.comm.comm_id, control.turn['r']['id'])"
+    ).check()
+    comm_id, reply_id = found.stdout.split()
+    fake_anthropic.enqueue(
+        tool_use=[
+            {"name": "notebook__insert", "input": {"code": "print(1)"}},
+            {"name": "notebook__run", "input": {"code": "from_view = True"}},
+        ]
+    )
+    fake_anthropic.enqueue("Retried.")
+
+    # the control's Retry, as the browser sends it (an anywidget custom message)
+    data = {"method": "custom", "content": {"a": "retry", "id": reply_id, "req": 1}}
+    message = claude.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    claude.kc.shell_channel.send(message)
+    wait_until(lambda: len(fake_anthropic.requests) == 3, what="the retried turn's tool results")
+
+    inserted, ran = results_sent(fake_anthropic, 2)
+    assert text_of(inserted).startswith(
+        "No cell was inserted: this turn was started from a view (a retry or an edit in the panel)"
+    )
+    assert "notebook:run was not run" in text_of(ran)  # the cell's --allow-run was its own
+    assert claude.run("print('from_view' in dir())").check().stdout == "False\n"

@@ -19,8 +19,9 @@ from ...providers.endpoints import Endpoint
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
 #: shorter values are not treated as keys (``LLAMA_API_KEY=x`` would redact every x)
 MIN_KEY_CHARS = 8
-#: a run of this many characters of a key counts as a piece of it
-PIECE_CHARS = 12
+#: a run of this many characters of a key counts as a piece of it (more than the
+#: public prefixes: "sk-ant-api03-" alone is not a secret)
+PIECE_CHARS = 16
 REDACTED = "[redacted]"
 
 

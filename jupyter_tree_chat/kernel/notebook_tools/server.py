@@ -177,7 +177,9 @@ class NotebookTools:
             last = arguments.get("last", 10)
             if not isinstance(last, int) or isinstance(last, bool):
                 raise ValueError(_("last must be a whole number of cells"))
-            outputs = bool(arguments.get("outputs", False))
+            outputs = arguments.get("outputs", False)
+            if not isinstance(outputs, bool):
+                raise ValueError(_("outputs must be true or false"))
             return [cells(self.shell, self.errors, last, outputs, limits)], False
         if tool == "run":
             return run_code(self.shell, _text(arguments, "code"), limits)
