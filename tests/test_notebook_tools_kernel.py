@@ -61,8 +61,11 @@ def test_the_notebook_tools_are_offered_only_when_a_cell_names_them(claude, fake
     fake_anthropic.enqueue("Hello again.")
     fake_anthropic.enqueue("And again.")
 
+    loaded = "import sys\nprint('jupyter_tree_chat.kernel.notebook_tools.server' in sys.modules)"
     claude.chat("Hi", "c1").check()
+    assert claude.run(loaded).check().stdout == "False\n"  # %load_ext paid nothing for it
     claude.chat("Hi", "c2", "--tools notebook:variables").check()
+    assert claude.run(loaded).check().stdout == "True\n"
     claude.chat("Hi", "c3", "--tools notebook:*").check()
 
     assert "tools" not in fake_anthropic.requests[0].body

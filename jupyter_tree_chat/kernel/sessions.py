@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # imported when a cell first names an MCP tool: %load_ext pay
     from ..providers.mcp.config import ServerConfigs
     from ..providers.mcp.servers import McpServers
     from ..providers.mcp.tools import McpTools
+    from .notebook_tools.server import NotebookTools
 
 log = logging.getLogger(__name__)
 
@@ -162,26 +163,32 @@ class KernelSessions:
 
     def serve_notebook(self, errors: CellErrors) -> None:
         """Offer the built-in ``notebook`` server (kernel/notebook_tools/) to cells that
-        name it; ``errors`` is the kernel's ``Err``, for ``cells``."""
-        from .notebook_tools import NOTEBOOK, NotebookTools
-        from .notebook_tools.keys import key_values
+        name it; ``errors`` is the kernel's ``Err``, for ``cells``. Nothing of it is
+        imported before a cell names one of its tools."""
+        from .notebook_tools import NOTEBOOK, LazyNotebookTools
 
-        self.tools.builtin[NOTEBOOK] = NotebookTools(
-            self.shell,
-            errors,
-            self.config.limits,
-            lambda: self.config.tool_timeout,
-            lambda: key_values(self.config.endpoint_table()),
-            lambda: self.can_insert_below(),
-        )
+        def make() -> NotebookTools:
+            from .notebook_tools.keys import key_values
+            from .notebook_tools.server import NotebookTools
+
+            return NotebookTools(
+                self.shell,
+                errors,
+                self.config.limits,
+                lambda: self.config.tool_timeout,
+                lambda: key_values(self.config.endpoint_table()),
+                lambda: self.can_insert_below(),
+            )
+
+        self.tools.builtin[NOTEBOOK] = LazyNotebookTools(make)
 
     def take_inserts(self) -> list[str]:
         """The cells ``notebook:insert`` proposed in the running cell, for its turn control
         to insert (each once: they are gone from here)."""
-        from .notebook_tools import NOTEBOOK, NotebookTools
+        from .notebook_tools import NOTEBOOK, LazyNotebookTools
 
         server = self.tools.builtin.get(NOTEBOOK)
-        return server.inserts.take() if isinstance(server, NotebookTools) else []
+        return server.take_inserts() if isinstance(server, LazyNotebookTools) else []
 
     def stop_servers(self) -> None:
         """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""

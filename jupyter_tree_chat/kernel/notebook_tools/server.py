@@ -21,14 +21,13 @@ from ...i18n import _
 from ...providers.base import ToolSpec
 from ...providers.toolbox import PendingTool, ToolAnswer
 from ..history import CellErrors
+from . import NOTEBOOK
 from .inserting import Inserts
 from .keys import redact
 from .limit import TimedOut, time_limit
 from .looking import LookFailed, cells, describe, variables
 from .running import run_code
 
-#: the server's name, reserved (providers/mcp/config.py refuses it in .mcp.json)
-NOTEBOOK = "notebook"
 SEPARATOR = "__"
 
 _STRING = {"type": "string"}
