@@ -458,3 +458,23 @@ def test_a_turn_started_from_a_view_inserts_nothing_and_runs_only_with_the_setti
     )
     assert "notebook:run was not run" in text_of(ran)  # the cell's --allow-run was its own
     assert claude.run("print('from_view' in dir())").check().stdout == "False\n"
+
+
+def test_run_output_is_cut_with_a_note_and_displays_come_back(claude, fake_anthropic):
+    claude.run("%config TreeChat.max_chars = 500").check()
+    code = (
+        "from IPython.display import display, Markdown\n"
+        "print('x' * 5000)\n"
+        "display(Markdown('**shown** by display'))\n"
+        "list(range(1000))"
+    )
+    ask(fake_anthropic, "run", {"code": code}, "Long.")
+
+    run = claude.chat("Print a lot.", "c1", "--tools notebook:run --allow-run").check()
+
+    stdout, displayed, result = text_of(results_sent(fake_anthropic, 1)[0]).split("\n\n")
+    assert stdout == "stdout:\n" + "x" * 500 + "\n… [cut: 4,501 of 5,001 characters not sent]"
+    assert displayed == "displayed:\n**shown** by display"
+    assert result.startswith("result:\n[0, 1, 2")
+    assert result.endswith("… [cut: 4,390 of 4,890 characters not sent]")
+    assert "x" * 600 not in run.visible_text  # nothing it printed reached the cell
