@@ -11,6 +11,7 @@ leave runs nothing, and the cell says how to allow it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +28,8 @@ from .keys import redact
 from .limit import TimedOut, time_limit
 from .looking import LookFailed, cells, describe, variables
 from .running import run_code
+
+log = logging.getLogger(__name__)
 
 SEPARATOR = "__"
 
@@ -143,7 +146,8 @@ class NotebookTools:
         shown = f"{NOTEBOOK}:{tool}"
         arguments = block.get("input") or {}
         if tool is None or not isinstance(arguments, Mapping):
-            return ToolAnswer(_result(tool_use_id, [_("Bad call: input must be a JSON object.")]))
+            bad = _("Bad call: input must be a JSON object.")
+            return ToolAnswer(_result(tool_use_id, [bad], True))
         if tool == "run" and not allow_run:
             return _refused(tool_use_id)
         notice = None
@@ -162,6 +166,9 @@ class NotebookTools:
             ).format(tool=shown, seconds=seconds)
         except (LookFailed, ValueError, TypeError) as error:
             pieces, failed = [str(error)], True
+        except Exception as error:  # the kernel's own state, read in an odd moment
+            log.exception("notebook:%s failed", tool)
+            pieces, failed = [f"{type(error).__name__}: {error}"], True
         keys = self.keys()
         kept = [redact(p, keys) if isinstance(p, str) else p for p in pieces]
         return ToolAnswer(_result(tool_use_id, kept, failed), notice)
