@@ -167,8 +167,9 @@ class NotebookTools:
         except (LookFailed, ValueError, TypeError) as error:
             pieces, failed = [str(error)], True
         except Exception as error:  # the kernel's own state, read in an odd moment
-            log.exception("notebook:%s failed", tool)
             pieces, failed = [f"{type(error).__name__}: {error}"], True
+            # the message only, redacted below like the result: a traceback could hold a key
+            log.debug("notebook:%s failed", tool)
         keys = self.keys()
         kept = [redact(p, keys) if isinstance(p, str) else p for p in pieces]
         return ToolAnswer(_result(tool_use_id, kept, failed), notice)
