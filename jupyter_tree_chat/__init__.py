@@ -179,7 +179,10 @@ def load_ipython_extension(ipython: Any) -> None:
         ipython.configurables.append(sessions.config)
     kernel_sessions.install(sessions)
     # the one hook between views: the kernel's cells show the widget's views
-    sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
+    sessions.turn_hooks.append(  # the per-turn control, with the cells notebook:insert proposed
+        lambda session, turn: widget_hooks.turn_hook(session, turn, sessions.take_inserts())
+    )
+    sessions.can_insert_below = widget_hooks.lab_inserts_below  # a view said the lab can
     sessions.grid_hook = widget_hooks.experiment_grid  # an experiment cell's clickable grid
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()

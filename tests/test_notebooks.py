@@ -540,6 +540,22 @@ def test_tools_notebook_calls_server_everything_and_forks_before_the_call(tmp_pa
 
 
 @pytest.mark.kernel
+def test_tools_notebook_shows_the_notebook_server_offline(tmp_path: Path) -> None:
+    nb = execute("tools", tmp_path)
+    shown = outputs_text(nb)
+    tree = load_file(tmp_path / "tools.notebook-tools.chat.jsonl").tree
+    results = [json.dumps(n.message["content"]) for n in tree if is_tool_result(n.message)]
+    assert any("sales: pandas.DataFrame, shape (4, 2)" in r for r in results)
+    assert any("| Apr     |     140 |" in r for r in results)  # describe: the table
+    assert any("notebook:run was not run" in r for r in results)
+    assert any("result:\\nMar" in r for r in results)
+    assert any("No cell was inserted" in r for r in results)
+    assert "Allow it with %%chat --allow-run" in shown
+    assert "best is still Mar" in shown
+    assert "['notebook:describe', 'notebook:insert', 'notebook:run', 'notebook:variables']" in shown
+
+
+@pytest.mark.kernel
 def test_demo_execution_step_leaves_notebook_session_and_tree(tmp_path: Path) -> None:
     """``scripts/demo.sh --no-setup DIR``: what the README's demo does after the setup."""
     out = tmp_path / "demo"

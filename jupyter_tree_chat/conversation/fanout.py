@@ -434,13 +434,15 @@ class _FanoutRun:
             if not self.rows:
                 session.emit(ReplyEnded(parent, node, variant=i))
         elif report.kind == "tools":  # started here; MCP calls go on while others stream
-            allowed = answer.variant.settings.allow_destructive
-            start = session.tools.start
-            offered = {spec.name for spec in self.specs}
+            asked = answer.variant.settings
+            start = functools.partial(
+                session.tools.start,
+                allow_destructive=asked.allow_destructive,
+                allow_run=asked.allow_run,
+                offered={spec.name for spec in self.specs},
+            )
             self.asked[i] = report.payload
-            self.calls[i] = [
-                start(b, allow_destructive=allowed, offered=offered) for b in report.payload
-            ]
+            self.calls[i] = [start(b) for b in report.payload]
             done = _Report(i, "tool_done")
             for call in self.calls[i]:
                 call.when_done(functools.partial(self.reports.put, done))

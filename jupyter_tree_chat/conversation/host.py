@@ -395,8 +395,11 @@ class SessionHost:
         """Answer a reply's tool_use blocks, in order; calls to MCP servers may overlap.
         A call to a tool not in ``offered`` runs nothing (see ``ToolRegistry.run``).
         Ctrl-C cancels the calls still running and is raised."""
-        allowed = settings.allow_destructive
-        pending = [self.tools.start(b, allow_destructive=allowed, offered=offered) for b in uses]
+        gates = settings.allow_destructive, settings.allow_run
+        pending = [
+            self.tools.start(b, allow_destructive=gates[0], allow_run=gates[1], offered=offered)
+            for b in uses
+        ]
         try:
             answers = [call.answer() for call in pending]
         except KeyboardInterrupt:

@@ -27,6 +27,7 @@ class ChatSettings:
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     thinking: Thinking = None  # a budget of tokens, "adaptive", or None for no thinking
     allow_destructive: bool = False  # may MCP tools annotated destructive run?
+    allow_run: bool = False  # may the notebook server's run tool run code in the kernel?
     context_budget: int | str = "window"  # tokens a request may hold, "window" or "off"
     summarize_dropped: bool = False  # what the budget leaves out: a summary, not a note
 

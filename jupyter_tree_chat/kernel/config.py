@@ -170,10 +170,17 @@ class TreeChat(Configurable):
         "was not run. --allow-destructive on a cell allows them for that cell; a server's "
         "'allowed_tools' lets the tools it names run always.",
     ).tag(config=True)
+    allow_run = Bool(
+        False,
+        help="Let the model run Python in this kernel with the notebook server's run tool "
+        "(--tools notebook:run); otherwise it is told the code was not run. --allow-run on a "
+        "cell allows it for that cell; allow_destructive does not.",
+    ).tag(config=True)
     tool_timeout = CFloat(
         120.0,
         allow_none=True,
-        help="Seconds an MCP tool call may take before it is cancelled (None: no limit).",
+        help="Seconds an MCP tool call, or code the notebook server runs, may take before it "
+        "is stopped (None: no limit).",
     ).tag(config=True)
     language = Unicode(
         AUTO,
@@ -274,6 +281,7 @@ class TreeChat(Configurable):
             thinking=self.thinking,
             tools=tuple(self.tools) if self.tools is not None else None,
             allow_destructive=self.allow_destructive,
+            allow_run=self.allow_run,
             context_budget=self.context_budget,
             summarize_dropped=self.summarize_dropped,
         )

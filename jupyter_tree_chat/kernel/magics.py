@@ -83,14 +83,16 @@ cost and how full the context window is; `%chat context` and `%chat usage` say m
 --tools add,git:* offers registered functions and MCP servers' tools (servers
 from .mcp.json beside the notebook or TreeChat.mcp_servers; `%chat mcp` lists
 them); --allow-destructive lets destructive tools run: by the MCP spec, every
-tool not annotated readOnlyHint: true or destructiveHint: false.
+tool not annotated readOnlyHint: true or destructiveHint: false. --tools notebook:*
+lets the model look at this notebook (docs/notebook-tools.md); --allow-run lets it
+run code here.
 Past the window (or --budget N tokens), each request keeps whole exchanges, newest
 first, and a note for the rest ("saw 12 of 40 exchanges" in the footer); the
 session file keeps everything.
 Settings: %config TreeChat.model = "..." (also max_tokens, system,
 temperature, thinking, provider, session, substitute_variables, throttle,
 max_rows, max_columns, max_chars, context_windows, prices, context_budget,
-summarize_dropped, tools, mcp_servers, allow_destructive, tool_timeout).
+summarize_dropped, tools, mcp_servers, allow_destructive, allow_run, tool_timeout).
 """
     )
 
@@ -104,6 +106,7 @@ class ChatMagics(Magics):
         self.sessions = sessions
         self.errors = CellErrors(shell)  # the kernel's Err, for {Err} and {Err[3]}
         self.errors.install()
+        sessions.serve_notebook(self.errors)  # the notebook:* tools, offered when named
         self.questions = QuestionBuilder(
             shell, self.errors, sessions.config.limits, lambda: sessions.config.substitute_variables
         )
@@ -249,6 +252,8 @@ class ChatMagics(Magics):
             settings = settings.merged(tools=options.tools)
         if options.allow_destructive:
             settings = replace(settings, allow_destructive=True)
+        if options.allow_run:
+            settings = replace(settings, allow_run=True)
         if options.thinking is not None:
             thinking = None if options.thinking == THINKING_OFF else options.thinking
             settings = replace(settings, thinking=thinking)

@@ -147,6 +147,14 @@ def _arguments() -> tuple[argument, ...]:
                 "not destructive (default: TreeChat.allow_destructive)."
             ),
         ),
+        argument(
+            "--allow-run",
+            action="store_true",
+            help=_(
+                "Let the notebook server's run tool (notebook:run) run code in this kernel "
+                "in this cell (default: TreeChat.allow_run)."
+            ),
+        ),
         argument("--provider", choices=PROVIDER_NAMES, help=_("Provider for this cell.")),
         argument(
             "--raw", action="store_true", help=_("Send the text as is: no {name} substitution.")
@@ -213,6 +221,7 @@ class CellOptions:
     continue_leaf: bool = False
     tools: tuple[str, ...] | None = None
     allow_destructive: bool = False
+    allow_run: bool = False
     provider: str | None = None
     raw: bool = False
     fanout: Fanout | None = None
@@ -290,6 +299,7 @@ def parse_cell_line(line: str) -> CellOptions:
         continue_leaf=args.continue_leaf,
         tools=parse_tool_names(args.tools),
         allow_destructive=args.allow_destructive,
+        allow_run=args.allow_run,
         provider=args.provider,
         raw=args.raw,
         fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),

@@ -42,12 +42,14 @@ from ..providers.endpoints.router import EndpointPool, Router
 from ..providers.tools.functions import default_registry
 from ..providers.tools.toolbox import LazySource, Toolbox
 from .config import TreeChat
+from .history import CellErrors
 from .notebook import fallback_notebook, notebook_path
 
 if TYPE_CHECKING:  # imported when a cell first names an MCP tool: %load_ext pays nothing
     from ..providers.mcp.config import ServerConfigs
     from ..providers.mcp.servers import McpServers
     from ..providers.mcp.tools import McpTools
+    from .notebook_tools.server import NotebookTools
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,8 @@ class KernelSessions:
         self._mcp: McpServers | None = None
         self._mcp_tools: McpTools | None = None
         self._mcp_json: tuple[Path, float | None, ServerConfigs] | None = None
+        #: whether the page has the lab's Insert below (the package root asks the widget)
+        self.can_insert_below: Callable[[], bool] = lambda: False
 
     # -- where -------------------------------------------------------------------------
 
@@ -161,6 +165,35 @@ class KernelSessions:
             self._mcp_json = (path, stamp, read_mcp_json(path))
         configured = parse_servers(self.config.mcp_servers, "TreeChat.mcp_servers", str(folder))
         return configured.over(self._mcp_json[2])
+
+    def serve_notebook(self, errors: CellErrors) -> None:
+        """Offer the built-in ``notebook`` server (kernel/notebook_tools/) to cells that
+        name it; ``errors`` is the kernel's ``Err``, for ``cells``. Nothing of it is
+        imported before a cell names one of its tools."""
+        from .notebook_tools import NOTEBOOK, LazyNotebookTools
+
+        def make() -> NotebookTools:
+            from .notebook_tools.keys import key_values
+            from .notebook_tools.server import NotebookTools
+
+            return NotebookTools(
+                self.shell,
+                errors,
+                self.config.limits,
+                lambda: self.config.tool_timeout,
+                lambda: key_values(self.config.endpoint_table()),
+                lambda: self.can_insert_below(),
+            )
+
+        self.tools.builtin[NOTEBOOK] = LazyNotebookTools(make)
+
+    def take_inserts(self) -> list[str]:
+        """The cells ``notebook:insert`` proposed in the running cell, for its turn control
+        to insert (each once: they are gone from here)."""
+        from .notebook_tools import NOTEBOOK, LazyNotebookTools
+
+        server = self.tools.builtin.get(NOTEBOOK)
+        return server.take_inserts() if isinstance(server, LazyNotebookTools) else []
 
     def stop_servers(self) -> None:
         """Stop the kernel's MCP servers (the extension unloads, or the kernel exits)."""

@@ -54,6 +54,7 @@ from .actions import (
     question_of,
     take_clicks_where_sent,
 )
+from .lab import lab_said
 from .loader import LOADER, code_message
 from .protocol import DeltaCoalescer, display_text, meta_summary, text_payload
 from .sharing import find_answer, write_page
@@ -218,6 +219,7 @@ class SessionWidget(anywidget.AnyWidget):
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
             i18n.front_end_said(str(content.get("code", "")))
+            lab_said(content)
             return
         req = content.get("req")
         self.send({"t": "ack", "req": req})

@@ -1,21 +1,29 @@
 """Where the widget meets the magic, without importing ipywidgets until it is needed.
 
 ``load_ipython_extension`` registers ``turn_hook`` with the kernel's sessions: after each
-``%%chat`` turn it shows the per-turn control under the reply. ``%chat panel`` calls
-``show_panel``. Both import ``widget`` lazily, so loading the extension stays cheap and
-a terminal IPython (no kernel, no widgets) never pays for it.
+``%%chat`` turn it shows the per-turn control under the reply (with the cells the
+notebook server's ``insert`` proposed, for the control to put below the cell).
+``%chat panel`` calls ``show_panel``. Both import ``widget`` lazily, so loading the
+extension stays cheap and a terminal IPython (no kernel, no widgets) never pays for it.
+``lab_inserts_below`` (lab.py) says whether a view has told the kernel its page has the
+lab's Insert below command (the lab extension is present).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..conversation.events import Turn
 from ..conversation.session import Session
+from .lab import lab_inserts_below
+
+__all__ = ["compare_traits", "lab_inserts_below", "show_panel", "turn_hook"]
 
 
-def turn_hook(session: Session, turn: Turn) -> None:
-    """Display the ``‹ 2/3 ›`` / retry / edit control for ``turn`` (in a kernel only)."""
+def turn_hook(session: Session, turn: Turn, inserts: Sequence[str] = ()) -> None:
+    """Display the ``‹ 2/3 ›`` / retry / edit control for ``turn`` (in a kernel only);
+    ``inserts``: code for new cells below the asking cell, which the control puts there."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -23,7 +31,7 @@ def turn_hook(session: Session, turn: Turn) -> None:
         return
     from .turn import show_turn_control
 
-    show_turn_control(session, turn, cell_id=_cell_id(shell))
+    show_turn_control(session, turn, cell_id=_cell_id(shell), inserts=inserts)
 
 
 def show_panel(session: Session, choices: dict[str, list[Any]] | None = None) -> Any:

@@ -6,6 +6,7 @@ active path: which question and answer the path takes there, and their siblings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import traitlets
@@ -28,6 +29,7 @@ class TurnControl(SessionWidget):
     """
 
     turn = traitlets.Dict().tag(sync=True)
+    inserts = traitlets.Dict().tag(sync=True)  # {"cell", "codes"}: notebook:insert's cells
 
     def __init__(self, session: Session, reply_id: str, **kwargs: Any) -> None:
         reply = session.tree.get(reply_id)
@@ -149,7 +151,7 @@ _controls_by_cell: dict[tuple[int, str], TurnControl] = {}
 
 
 def show_turn_control(
-    session: Session, turn: Turn, *, cell_id: str | None = None
+    session: Session, turn: Turn, *, cell_id: str | None = None, inserts: Sequence[str] = ()
 ) -> TurnControl | None:
     """Display the control for ``turn``; the cell's previous control (a re-run) is closed.
 
@@ -167,5 +169,7 @@ def show_turn_control(
         if previous is not None:
             previous.close()
         _controls_by_cell[key] = control
+    if inserts and cell_id:
+        control.inserts = {"cell": cell_id, "codes": list(inserts)}
     display(control)
     return control

@@ -106,6 +106,30 @@ export function insertCodeBelow(cellOf: (answer: string) => string | undefined):
   };
 }
 
+/**
+ * Put the cells the notebook server's `insert` proposed (a `%%chat` turn's control carries
+ * them) below the cell that asked, with the same command "Insert below" runs, one cell per
+ * proposal in the order proposed. Says whether the lab could; without the bridge the
+ * kernel used IPython's next input instead (it asks `canInsertBelow` first).
+ */
+export function insertProposedCells(codes: string[], cellId: string, near: HTMLElement): boolean {
+  const host = findHost();
+  if (!host?.hasCommand(INSERT_CODE_COMMAND)) {
+    return false;
+  }
+  // each new cell goes right under the asking cell: the last proposal first keeps the order
+  void [...codes].reverse().reduce<Promise<unknown>>(
+    (previous, code) => previous.then(() => host.execute(INSERT_CODE_COMMAND, { code, cellId, near })),
+    Promise.resolve()
+  );
+  return true;
+}
+
+/** Whether the page has the lab's Insert below (told to the kernel as a view renders). */
+export function canInsertBelow(): boolean {
+  return findHost()?.hasCommand(INSERT_CODE_COMMAND) ?? false;
+}
+
 /** The code of the lab's language when the bridge is there (`zh-CN`), else `null`. */
 export function hostLanguage(): string | null {
   const host = findHost();

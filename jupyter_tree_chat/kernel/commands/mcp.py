@@ -9,6 +9,8 @@
     %chat mcp NAME       start NAME if need be, and list its tools
     %chat mcp stop NAME  stop NAME (the next use starts it again); no NAME: all of them
 
+The built-in ``notebook`` server (kernel/notebook_tools/) ends the listing: it needs no
+configuration, and its line says whether its ``run`` is allowed.
 Nothing here starts a server except ``%chat mcp NAME``. What a server says of itself
 (descriptions, stderr) is printed as plain text.
 """
@@ -51,6 +53,7 @@ def mcp_command(sessions: KernelSessions, args: list[str]) -> None:
         )
         for problem in configs.problems:
             print(_("problem: {problem}").format(problem=problem))
+        _builtin(sessions)
         return
     if args:
         name = args[0]
@@ -73,6 +76,23 @@ def mcp_command(sessions: KernelSessions, args: list[str]) -> None:
                 "with --tools NAME:* or NAME:TOOL."
             )
         )
+        _builtin(sessions)
+
+
+def _builtin(sessions: KernelSessions) -> None:
+    """The built-in ``notebook`` server's line (kernel/notebook_tools/): always there."""
+    if "notebook" not in sessions.tools.builtin:
+        return
+    allowed = (
+        _("allowed in every cell (TreeChat.allow_run)")
+        if sessions.config.allow_run
+        else _("not allowed here; %%chat --allow-run or TreeChat.allow_run allows it")
+    )
+    print(
+        _("notebook  built in: variables, describe, cells, run, insert (run: {allowed})").format(
+            allowed=allowed
+        )
+    )
 
 
 def _stop(sessions: KernelSessions, name: str | None) -> None:

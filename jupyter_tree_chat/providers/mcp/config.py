@@ -39,6 +39,9 @@ from ...i18n import _
 
 #: the file beside the notebook that names its servers
 MCP_JSON = ".mcp.json"
+#: server names built into the kernel (kernel/notebook_tools/): no configured server may
+#: take one, or ``notebook:run`` could mean code run by someone else's server
+RESERVED_NAMES = frozenset({"notebook"})
 #: what a server's name may not contain: the cell names tools ``server:tool``, lists
 #: them with commas and selects all with ``*``
 _BAD_NAME = re.compile(r"[:,*\s]")
@@ -162,6 +165,12 @@ def parse_server(name: str, entry: Any, source: str, folder: str | None = None) 
 
     if not name or _BAD_NAME.search(name):
         raise wrong(_("a server name may not be empty or hold ':', ',', '*' or spaces; rename it"))
+    if name in RESERVED_NAMES:
+        raise wrong(
+            _(
+                "{name!r} is the name of the built-in notebook tools; give this server another name"
+            ).format(name=name)
+        )
     if not isinstance(entry, Mapping):
         raise wrong(_("its settings must be a JSON object with a command or a url"))
     kind = entry.get("type")

@@ -3,8 +3,11 @@
 A request offers tools by name. A plain name (``add``) is a Python function registered in
 a ``ToolRegistry`` (functions.py); ``server:tool`` and ``server:*`` are tools of an MCP
 server, which a ``ToolSource`` (providers/mcp/) resolves, on first use starting the
-server. Both become plain ToolSpecs in the request and run through one loop, so the
-tree, the wire rules and the views see one kind of tool.
+server. A few servers are built in (``builtin``, by server name: the kernel's ``notebook``
+server, kernel/notebook_tools/): named ``server:tool`` like MCP's, answered in the kernel,
+each call told whether the user allowed code to run (``allow_run``). All become plain
+ToolSpecs in the request and run through one loop, so the tree, the wire rules and the
+views see one kind of tool.
 
 Running is two steps, so that calls can overlap where they may: ``start`` begins a call
 and returns a ``PendingTool``; its ``answer()`` is the ``tool_result`` block (and, where the
@@ -99,6 +102,18 @@ class ToolSource(Protocol):
     def start(self, block: Mapping[str, Any], *, allow_destructive: bool) -> PendingTool: ...
 
 
+class BuiltinServer(Protocol):
+    """A tool server built into the kernel, named like an MCP server (``notebook:run``)."""
+
+    def resolve(self, selector: str, *, start: bool = True) -> list[ToolSpec]: ...
+
+    def owns(self, wire_name: str) -> bool: ...
+
+    def display_name(self, wire_name: str) -> str | None: ...
+
+    def start(self, block: Mapping[str, Any], *, allow_run: bool) -> PendingTool: ...
+
+
 class LazySource:
     """A ``ToolSource`` made on first use (by ``make``): until a cell names one of its
     tools, it owns nothing, and nothing of it (nor the SDK behind it) is imported."""
@@ -130,9 +145,15 @@ class LazySource:
 class Toolbox:
     """A registry of kernel functions and, optionally, a source of ``server:tool`` tools."""
 
-    def __init__(self, functions: ToolRegistry | None = None, remote: ToolSource | None = None):
+    def __init__(
+        self,
+        functions: ToolRegistry | None = None,
+        remote: ToolSource | None = None,
+        builtin: Mapping[str, BuiltinServer] | None = None,
+    ):
         self.functions = functions if functions is not None else ToolRegistry()
         self.remote = remote
+        self.builtin = dict(builtin or {})
 
     @classmethod
     def of(cls, tools: ToolRegistry | Toolbox | None) -> Toolbox:
@@ -182,6 +203,11 @@ class Toolbox:
                 spec = self.functions.get(name).spec
                 found.setdefault(spec.name, spec)
                 continue
+            server = self.builtin.get(name.partition(":")[0].strip())
+            if server is not None:
+                for spec in server.resolve(name, start=start):
+                    found.setdefault(spec.name, spec)
+                continue
             if self.remote is None:
                 if not start:
                     continue
@@ -199,15 +225,20 @@ class Toolbox:
         """``{wire name: server:tool}`` for the MCP tools a reply asks for (stored in its
         ``meta.tool_names``, so every view can show the name a person knows)."""
         content = message.get("content")
-        if self.remote is None or not isinstance(content, list):
+        sources: list[BuiltinServer | ToolSource] = [*self.builtin.values()]
+        if self.remote is not None:
+            sources.append(self.remote)
+        if not sources or not isinstance(content, list):
             return {}
         shown: dict[str, str] = {}
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 wire = str(block.get("name"))
-                name = self.remote.display_name(wire)
-                if name is not None:
-                    shown[wire] = name
+                for source in sources:
+                    name = source.display_name(wire)
+                    if name is not None:
+                        shown[wire] = name
+                        break
         return shown
 
     # -- running -------------------------------------------------------------------------
@@ -217,14 +248,20 @@ class Toolbox:
         block: Mapping[str, Any],
         *,
         allow_destructive: bool = False,
+        allow_run: bool = False,
         offered: Collection[str] | None = None,
     ) -> PendingTool:
         """Begin answering a ``tool_use`` block (see the module docstring). A call to a
         tool the request did not offer (``offered``) runs nothing: the model gets the
-        registry's error saying which tools it may call."""
+        registry's error saying which tools it may call. ``allow_run`` opens a built-in
+        server's gate for running code (only that: MCP tools have their own gates)."""
         name = block.get("name")
         if offered is not None and name not in offered:
             return PendingTool.ready(ToolAnswer(self.functions.run(block, offered)))
+        if isinstance(name, str) and name not in self.functions:
+            for server in self.builtin.values():
+                if server.owns(name):
+                    return server.start(block, allow_run=allow_run)
         if (
             self.remote is not None
             and isinstance(name, str)
@@ -240,8 +277,10 @@ class Toolbox:
         offered: Collection[str] | None = None,
         *,
         allow_destructive: bool = False,
+        allow_run: bool = False,
     ) -> dict[str, Any]:
         """Answer a ``tool_use`` block, waiting for it: its ``tool_result`` block."""
-        return (
-            self.start(block, allow_destructive=allow_destructive, offered=offered).answer().result
+        started = self.start(
+            block, allow_destructive=allow_destructive, allow_run=allow_run, offered=offered
         )
+        return started.answer().result

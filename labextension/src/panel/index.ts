@@ -7,10 +7,12 @@
  * shares what the kernel sent; `render` draws one view (the session view with its
  * actions, or the per-turn control, by the `mode` trait), speaking the lab's language
  * when the lab extension's bridge is there (bridge.ts), and tells the kernel that
- * language, so its footers and notices follow. Both return their cleanup.
+ * language, so its footers and notices follow. A turn control that carries cells the
+ * notebook server's `insert` proposed puts them below its cell, once. Both return their
+ * cleanup.
  */
 
-import { hostLanguage, hostTranslation, insertCodeBelow } from '../bridge';
+import { canInsertBelow, hostLanguage, hostTranslation, insertCodeBelow, insertProposedCells } from '../bridge';
 import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from '../sanitize/markdown';
@@ -74,7 +76,8 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   const store = stores.get(model.get('uid'))!;
   const language = hostLanguage();
   if (language) {
-    model.send({ a: 'language', code: language }); // the kernel speaks the lab's language too
+    // the kernel speaks the lab's language too, and knows the lab can insert cells
+    model.send({ a: 'language', code: language, ...(canInsertBelow() ? { insert: 1 } : {}) });
   }
   const trans = hostTranslation();
   const markdown = new Markdown(sanitizedMarkdown, trans);
@@ -96,6 +99,13 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
           emptyText: trans.__('No messages yet: run a %1 cell.', '%%chat')
         });
   const unfold = model.get('mode') === 'turn' ? foldFooterWhileShown(el, store) : null;
+  const proposed = model.get('inserts');
+  if (model.get('mode') === 'turn' && proposed?.codes?.length && model.set && model.save_changes) {
+    if (insertProposedCells(proposed.codes, proposed.cell ?? '', el)) {
+      model.set('inserts', {}); // inserted once: not again when the notebook is reopened
+      model.save_changes();
+    }
+  }
   return () => {
     unfold?.();
     view.dispose();

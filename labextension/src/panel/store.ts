@@ -63,6 +63,8 @@ export interface Traits {
   turn: TurnInfo;
   /** an experiment cell's grid (components/experiment.ts: GridData) */
   grid: unknown;
+  /** turn control: cells the notebook server's `insert` proposed, not yet inserted */
+  inserts: { cell?: string; codes?: string[] };
 }
 
 /** The part of anywidget's model API this widget uses. */
@@ -71,6 +73,9 @@ export interface WidgetModel {
   on(event: string, callback: (...args: any[]) => void): void;
   off(event: string, callback: (...args: any[]) => void): void;
   send(content: unknown): void;
+  /** anywidget's; absent in a bare test page */
+  set?<K extends keyof Traits>(name: K, value: Traits[K]): void;
+  save_changes?(): void;
 }
 
 // -- messages ------------------------------------------------------------------------
