@@ -88,7 +88,7 @@ _text = "".join(_pieces)
 
 BREAKDOWN = """
 import os as _bench_os, time as _bench_t
-import jupyter_tree_chat.kernel.output as _bench_output
+import jupyter_tree_chat.kernel.display.output as _bench_output
 import jupyter_tree_chat.widget.base as _bench_base
 import jupyter_tree_chat.widget.turn as _bench_turn
 _bench_parts = {}

@@ -322,7 +322,7 @@ def test_the_checker_sees_wrong_imports(tmp_path):
     assert layer_of("conversation.session") > layer_of("history.store")
     assert layer_of("history.store") > layer_of("history.tree")
     assert layer_of("measures.preflight") > layer_of("measures.models")
-    assert "conversation.session" in imports(PACKAGE / "kernel" / "output.py")[0]
+    assert "conversation.session" in imports(PACKAGE / "kernel" / "display" / "output.py")[0]
     assert "history.tree" in imports(PACKAGE / "providers" / "offline" / "provider.py")[0]
     assert layer_of("providers.endpoints.router") > layer_of("providers.openai.provider")
     assert layer_of("providers.mcp.tools") > layer_of("providers.tools.toolbox")

@@ -5,7 +5,8 @@ fork before a tool use, compact, label, hide; the notebook-native rule), ``askin
 edit, retry and the reply loop), ``host`` (its state, events, requests and writes: what the
 actions, fan-outs and budgets build on),
 ``events`` (what a session announces and what an action returns), ``fanout`` (many
-answers to one question at once), ``cellrule`` (what running a ``%%chat`` cell does to
+answers to one question at once), ``experiments/`` (one question over many rows),
+``cellrule`` (what running a ``%%chat`` cell does to
 the tree), ``variants`` (the models and temperatures a fan-out asks), ``choices`` and
 ``replies`` (what a turn asks and gets), ``budgeting`` (what a request keeps of a long
 path), ``settings`` (``ChatSettings``). May import ``history``, ``providers``,

@@ -39,13 +39,14 @@ from ..language import COMPACTION, path_language
 from ..providers.base import (
     Provider,
 )
-from . import budgeting, cellrule, experiment
+from . import budgeting, cellrule
 from .asking import Asking
 from .events import (
     LeafChanged,
     NodeAdded,
     Turn,
 )
+from .experiments import experiment
 from .host import exclusive
 from .settings import ChatSettings
 from .variants import Fanout

@@ -3,7 +3,7 @@
 The rows come from a kernel variable (a pandas DataFrame, a list of dicts) or a CSV file
 beside the notebook. Every row's question is filled in before anything is sent (a
 ``{name}`` that is neither a column nor a kernel value is one ``UsageError`` line), then
-the session runs the experiment (conversation/experiment.py) while the cell shows a
+the session runs the experiment (conversation/experiments/experiment.py) while the cell shows a
 progress bar, and at the end a compact grid (experiment_view.py).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..conversation.events import Turn
-from ..conversation.experiment import (
+from ..conversation.experiments.experiment import (
     DEFAULT_CONCURRENCY,
     Plan,
     RowQuestion,
@@ -30,8 +30,8 @@ from ..conversation.settings import ChatSettings
 from ..errors import AmbiguousId, NodeNotFound
 from ..i18n import _
 from .context import ROW_FIELD, QuestionBuilder
-from .experiment_view import ExperimentView
-from .output import notice_line
+from .display.experiment_view import ExperimentView
+from .display.output import notice_line
 from .sessions import GridHook
 
 WHERE = "%%chat --over"

@@ -22,8 +22,8 @@ from ..conversation.session import Session
 from ..errors import ChatError, ProviderError
 from ..history.tree import tool_uses
 from ..i18n import _
-from .columns import FanoutColumns
-from .output import (
+from .display.columns import FanoutColumns
+from .display.output import (
     DisplayReply,
     PrintReply,
     ReplyView,

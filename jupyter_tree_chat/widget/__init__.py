@@ -2,7 +2,8 @@
 they share (``base``: events to the browser, actions from it; ``actions``: edit, fan-out,
 where a click is taken), what they send (``protocol``), the small ``_esm`` every instance
 carries (``loader``: the front end's code comes once per page), an exported page from the
-panel (``sharing``), and the hooks the kernel calls (``hooks``).
+panel (``sharing``), an experiment's clickable grid (``experiment_grid``), whether the
+page has the lab's Insert below (``lab``), and the hooks the kernel calls (``hooks``).
 
 The front end is built from ``labextension/src`` (``panel/`` and the shared ``components/``)
 into ``static/widget.js``, its stylesheet into ``static/widget.css``. Importing this

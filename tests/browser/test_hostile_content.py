@@ -32,7 +32,7 @@ from page_state import wait_until_still
 from playwright.sync_api import expect
 
 from jupyter_tree_chat.conversation.session import Session
-from jupyter_tree_chat.kernel.safe_html import markdown_to_html
+from jupyter_tree_chat.kernel.display.safe_html import markdown_to_html
 from jupyter_tree_chat.widget import TreePanel
 from jupyter_tree_chat.widget.protocol import text_payload
 

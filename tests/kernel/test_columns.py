@@ -1,4 +1,4 @@
-"""kernel/columns.py: answers side by side in a cell output.
+"""kernel/display/columns.py: answers side by side in a cell output.
 
 What a person sees: how many columns a row holds, each answer's header and footer, the
 Markdown rendered through the safe HTML, and in ``%chat compare`` the differences inside
@@ -10,7 +10,7 @@ from __future__ import annotations
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.conversation.variants import Answer, Fanout
 from jupyter_tree_chat.history.tree import Node, SessionTree
-from jupyter_tree_chat.kernel.columns import FanoutColumns, compare_html, facts, per_row
+from jupyter_tree_chat.kernel.display.columns import FanoutColumns, compare_html, facts, per_row
 from jupyter_tree_chat.measures.compare import sibling_answers
 
 

@@ -17,9 +17,9 @@ from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat
+from jupyter_tree_chat.kernel.display.output import DisplayReply, footer
 from jupyter_tree_chat.kernel.notebook import cell_id_from_metadata, notebook_path
 from jupyter_tree_chat.kernel.options import fanout_words, parse_cell_line, parse_tool_names
-from jupyter_tree_chat.kernel.output import DisplayReply, footer
 
 
 def nodes(path: Path) -> list[dict]:
@@ -413,11 +413,11 @@ def test_prices_and_windows_from_config_reach_the_footer(ip, capsys):
 def test_streamed_updates_are_throttled_with_a_final_update(monkeypatch):
     sent: list[str] = []
     monkeypatch.setattr(
-        "jupyter_tree_chat.kernel.output.display",
+        "jupyter_tree_chat.kernel.display.output.display",
         lambda *a, **k: type("H", (), {"display_id": "d1"})(),
     )
     monkeypatch.setattr(
-        "jupyter_tree_chat.kernel.output.update_display",
+        "jupyter_tree_chat.kernel.display.output.update_display",
         lambda bundle, **k: sent.append(bundle["text/plain"]),
     )
     now = [0.0]
@@ -476,9 +476,9 @@ def capture_display(monkeypatch) -> dict[str, list[dict[str, str]]]:
         outputs[display_id] = [bundle]
         return type("H", (), {"display_id": display_id})()
 
-    monkeypatch.setattr("jupyter_tree_chat.kernel.output.display", show)
+    monkeypatch.setattr("jupyter_tree_chat.kernel.display.output.display", show)
     monkeypatch.setattr(
-        "jupyter_tree_chat.kernel.output.update_display",
+        "jupyter_tree_chat.kernel.display.output.update_display",
         lambda bundle, display_id, **k: outputs[display_id].append(bundle),
     )
     return outputs

@@ -24,7 +24,7 @@ from helpers.kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree
-from jupyter_tree_chat.kernel.output import INTERRUPTED_MARK
+from jupyter_tree_chat.kernel.display.output import INTERRUPTED_MARK
 from jupyter_tree_chat.providers.anthropic.wire import api_tool_id
 
 pytestmark = pytest.mark.kernel

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jupyter_tree_chat.kernel.safe_html import markdown_to_html
+from jupyter_tree_chat.kernel.display.safe_html import markdown_to_html
 
 PAYLOADS = [
     "<script>window.__xss=1</script>",

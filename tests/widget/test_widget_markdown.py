@@ -1,5 +1,6 @@
 """The panel's Markdown step (labextension/src/sanitize/markdown.ts) shows raw HTML as text,
-as the kernel's renderer does (markdown-it ``html=False``, jupyter_tree_chat/kernel/safe_html.py).
+as the kernel's renderer does (markdown-it ``html=False``,
+jupyter_tree_chat/kernel/display/safe_html.py).
 
 Markup the browser's HTML parser swallows (an unclosed ``<noscript>``, ``<!--``,
 ``<template>``, ``<textarea>``, ``<title>``, ``<style>`` ...) used to reach DOMPurify as
@@ -20,7 +21,7 @@ import pytest
 from helpers import DATA
 from helpers.node_runner import node_module
 
-from jupyter_tree_chat.kernel.safe_html import markdown_to_html
+from jupyter_tree_chat.kernel.display.safe_html import markdown_to_html
 
 CORPUS = json.loads((DATA / "xss_payloads.json").read_text())
 

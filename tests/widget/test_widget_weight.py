@@ -15,7 +15,7 @@ import pytest
 from helpers.widget_comm import Recorder, recording_comms
 
 from jupyter_tree_chat.conversation.session import Session
-from jupyter_tree_chat.kernel.output import footer, footer_html
+from jupyter_tree_chat.kernel.display.output import footer, footer_html
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import loader
 from jupyter_tree_chat.widget.widgets import TreePanel, TurnControl

@@ -32,10 +32,10 @@ from ...textview import (
     typed_source,
 )
 from .. import turn as _turn
-from ..columns import show_compare
 from ..context import Question, QuestionBuilder
+from ..display.columns import show_compare
+from ..display.output import show_markdown, show_svg
 from ..options import fanout_words
-from ..output import show_markdown, show_svg
 from ..sessions import KernelSessions
 from .endpoints import describe_model, models_lines
 from .experiment_view import show_versions

@@ -24,7 +24,7 @@ from ...i18n import _
 from ...share.notebook import branch_notebook, notebook_path
 from ...share.page import page_path, session_page
 from ...textview import path_markdown
-from ..output import show_markdown
+from ..display.output import show_markdown
 from ..sessions import KernelSessions
 from .finding import find_command
 

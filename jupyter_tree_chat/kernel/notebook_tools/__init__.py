@@ -9,11 +9,15 @@ IPython's namespace and history:
 - ``running``: ``run(code)``, only where the user allowed it (``--allow-run``,
   ``TreeChat.allow_run``), stopped by ``TreeChat.tool_timeout`` or Ctrl-C;
 - ``inserting``: ``insert(code)``, a new cell proposed below the asking cell, not run;
+- ``limit``: ``TreeChat.tool_timeout`` for code the model runs;
 - ``keys``: any endpoint's key found in a result is redacted before it leaves the kernel;
 - ``server``: ``NotebookTools``, the ``BuiltinServer`` the kernel's ``Toolbox`` asks.
 
 ``LazyNotebookTools`` stands in for it until a cell names a ``notebook:`` tool, so
 ``%load_ext`` imports none of the modules above.
+
+May import the core, ``providers`` (the toolbox's ``BuiltinServer``) and the kernel's cell
+path (values as ``{name}`` sends them), IPython; never ``kernel.commands`` or the widget.
 """
 
 from __future__ import annotations

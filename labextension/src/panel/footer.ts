@@ -2,7 +2,7 @@
  * The footer's figures once in a live page (issue 35).
  *
  * A `%%chat` cell prints its reply, a footer line and the turn control. The footer
- * (kernel/output.py `footer_html`) names its node (`data-node`) and marks the figures
+ * (kernel/display/output.py `footer_html`) names its node (`data-node`) and marks the figures
  * the control shows too (`jtc-in-control`: model, tokens, cost, positions). While a
  * control in the same output area shows that very reply, those figures are folded away
  * (`jtc-footer-folded`, style/base.css), so they show once; when it shows another answer,

@@ -4,7 +4,7 @@
  * untrusted input.
  *
  * Raw HTML in a message is text, as in the kernel's renderer (markdown-it `html=False`,
- * jupyter_tree_chat/kernel/safe_html.py): `<b>x</b>` is shown as `<b>x</b>`. `marked` is given
+ * jupyter_tree_chat/kernel/display/safe_html.py): `<b>x</b>` is shown as `<b>x</b>`. `marked` is given
  * no HTML tokenizer (block or inline), so a line like `<div>` is an ordinary paragraph
  * and the Markdown around and inside it is parsed as usual; should an `html` token still
  * come from somewhere, its renderer escapes it. Without this, markup that the browser's

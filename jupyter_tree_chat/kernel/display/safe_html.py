@@ -21,8 +21,8 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..i18n import _, ngettext
-from ..measures.diff import code_units, prose_units
+from ...i18n import _, ngettext
+from ...measures.diff import code_units, prose_units
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 

@@ -26,15 +26,15 @@ from typing import Any
 
 from IPython.display import display, update_display
 
-from ..conversation.variants import Answer, Variant
-from ..history.tree import Node, redacted_thinking_count, thinking_text
-from ..i18n import _
-from ..measures.compare import ComparedAnswer, model_label
-from ..measures.diff import unique_marks
-from ..measures.models import Price
-from ..measures.seen import seen_label
-from ..measures.usage import dollars
-from ..textview import question_as_typed
+from ...conversation.variants import Answer, Variant
+from ...history.tree import Node, redacted_thinking_count, thinking_text
+from ...i18n import _
+from ...measures.compare import ComparedAnswer, model_label
+from ...measures.diff import unique_marks
+from ...measures.models import Price
+from ...measures.seen import seen_label
+from ...measures.usage import dollars
+from ...textview import question_as_typed
 from .safe_html import ThinkingSection, comparison_units, markdown_to_html, marked_html
 
 MAX_PER_ROW = 3

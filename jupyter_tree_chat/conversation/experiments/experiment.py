@@ -30,16 +30,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import TreeError
-from ..history.experiment_record import EXPERIMENT, experiment_of
-from ..history.tree import Node, SessionTree, is_real_user_message, is_tool_result
-from ..i18n import _
-from ..providers.base import Message
-from . import cellrule
-from .events import Turn
-from .fanout import FanoutHost, answer_rows
-from .settings import ChatSettings, with_root_system
-from .variants import Fanout
+from ...errors import TreeError
+from ...history.experiment_record import EXPERIMENT, experiment_of
+from ...history.tree import Node, SessionTree, is_real_user_message, is_tool_result
+from ...i18n import _
+from ...providers.base import Message
+from .. import cellrule
+from ..events import Turn
+from ..fanout import FanoutHost, answer_rows
+from ..settings import ChatSettings, with_root_system
+from ..variants import Fanout
 
 DEFAULT_CONCURRENCY = 4
 

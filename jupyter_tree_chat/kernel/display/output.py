@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
-from ..conversation.events import (
+from ...conversation.events import (
     Event,
     FanoutEnded,
     FanoutStarted,
@@ -38,12 +38,12 @@ from ..conversation.events import (
     ReplyStarted,
     ReplyThinking,
 )
-from ..conversation.session import Session
-from ..history.tree import Node, redacted_thinking_count, tool_shown_name, tool_uses
-from ..i18n import _
-from ..measures.compare import model_label
-from ..measures.seen import seen_label
-from ..measures.usage import dollars, meter, meter_label, node_cost
+from ...conversation.session import Session
+from ...history.tree import Node, redacted_thinking_count, tool_shown_name, tool_uses
+from ...i18n import _
+from ...measures.compare import model_label
+from ...measures.seen import seen_label
+from ...measures.usage import dollars, meter, meter_label, node_cost
 from .columns import FanoutColumns, cache_read, interrupted
 from .safe_html import ThinkingSection, markdown_to_html
 

@@ -22,25 +22,25 @@ from typing import Any
 
 from IPython.display import display, update_display
 
-from ..conversation.events import (
+from ...conversation.events import (
     Event,
     ExperimentEnded,
     ExperimentProgress,
     ExperimentStarted,
 )
-from ..conversation.variants import Answer
-from ..history.experiment_record import experiment_of
-from ..history.tree import Node, SessionTree
-from ..i18n import _
-from ..measures.compare import (
+from ...conversation.variants import Answer
+from ...history.experiment_record import experiment_of
+from ...history.tree import Node, SessionTree
+from ...i18n import _
+from ...measures.compare import (
     ComparedAnswer,
     experiment_questions,
     model_label,
     sibling_answers,
 )
-from ..measures.diff import unique_marks
-from ..measures.models import Price
-from ..measures.usage import dollars
+from ...measures.diff import unique_marks
+from ...measures.models import Price
+from ...measures.usage import dollars
 from .columns import card, facts, grid
 from .safe_html import comparison_units, markdown_to_html, marked_html
 
