@@ -69,7 +69,9 @@ def help_text() -> str:
   find TEXT [--regex] [--all] [--role user|assistant|tool] [--case] [--sessions] [--json]
                         matching nodes on every branch (--all: hidden ones too;
                         --sessions: every session beside the notebook)
-  context [QUESTION]    how full the context window is (QUESTION: counted by the API)
+  context [--budget N] [QUESTION]
+                        how full the context window is (QUESTION: counted by the API;
+                        --budget: what a request with that budget would keep)
   usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   code [ID] [K]         put code block K (default: the last) of answer ID (default:

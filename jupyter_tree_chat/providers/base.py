@@ -178,12 +178,16 @@ class Route:
     """Where a model is asked: ``provider`` (the wire's name, ``meta.provider``),
     ``endpoint`` (its name, ``meta.endpoint``; None for a provider without endpoints),
     ``model`` (what the endpoint is asked for) and ``name`` (what the model is called
-    everywhere: ``local:smollm2``, or a bare name for Anthropic's API)."""
+    everywhere: ``local:smollm2``, or a bare name for Anthropic's API). ``asked`` is the
+    name the request asked for where another model answers it (the offline model asked
+    for ``claude-sonnet-4-6`` when no key is set): the reply is named and priced as
+    ``name``, and says what was asked."""
 
     provider: str
     endpoint: str | None
     model: str
     name: str
+    asked: str | None = None
 
 
 def route_of(provider: Provider, model: str) -> Route:
