@@ -8,13 +8,16 @@ The offline model needs no key; the local model is a real ``llama-server``.
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic
-from kernel_harness import Kernel
+from kernel_harness import Kernel, unwrapped
 
 from jupyter_tree_chat.providers.endpoints import PRESETS
 
@@ -135,3 +138,120 @@ def test_the_offline_model_quotes_the_budgets_note_apart_and_counts_only_the_que
     assert "out]Summarise" not in reply
     question = [r for r in records(offline) if r.get("message", {}).get("role") == "user"][-1]
     assert question["message"]["content"] == "Summarise what we said."  # the note is not stored
+
+
+# -- 6. an export is no more readable than the session it copies ----------------------------
+
+
+def test_every_export_has_the_session_files_permissions(offline: Kernel, tmp_path: Path) -> None:
+    offline.chat("Hello", "c0000001").check()
+    session_file = offline.session_file()
+    assert session_file.stat().st_mode & 0o777 == 0o600
+    offline.run("%chat export html").check()
+    offline.run("%chat export ipynb branch.ipynb").check()
+    offline.run("%chat export md path.md").check()
+    stale = tmp_path / "stale.html"
+    stale.write_text("an older export, world-readable")
+    stale.chmod(0o644)
+    offline.run(f"%chat export html {stale}").check()
+    exported = [tmp_path / "analysis.chat.html", tmp_path / "branch.ipynb", tmp_path / "path.md"]
+    for path in [*exported, stale]:
+        assert path.stat().st_mode & 0o777 == 0o600, path.name
+    assert "<html" in stale.read_text()
+
+
+def test_the_command_lines_export_has_the_session_files_permissions(
+    offline: Kernel, tmp_path: Path
+) -> None:
+    offline.chat("Hello", "c0000001").check()
+    page = tmp_path / "from-cli.html"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_tree_chat.cli",
+            "export",
+            str(offline.session_file()),
+            "--format",
+            "html",
+            "-o",
+            str(page),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert page.stat().st_mode & 0o777 == 0o600
+
+
+# -- 4. %chat tree shows a reply's first line as plain words --------------------------------
+
+
+def test_chat_tree_shows_plain_words_where_the_reply_has_markdown(offline: Kernel) -> None:
+    offline.chat("Hello **there**", "c0000001").check()
+    offline.chat("你好", "c0000002").check()
+    tree = offline.run("%chat tree").check().stdout
+    assert "I was sent 1 message on the active path: user. …" in tree
+    assert "Hello there" in tree
+    assert "我在 active path 上收到了 3 条消息" in tree
+    assert "**" not in tree
+
+
+# -- 15. a retry with the offline model shows it is a new sibling ----------------------------
+
+
+def test_an_offline_retry_says_which_answer_it_is_and_stands_beside_the_first(
+    offline: Kernel,
+) -> None:
+    first = offline.chat("What is 2 + 3", "c0000001").check()
+    assert "This is answer" not in first.visible_text  # the first answer is just an answer
+    retried = offline.run("%chat retry").check()
+    assert "This is answer **2** to this question" in retried.markdown[0]
+    assert "reply 2/2" in retried.markdown[-1]
+    again = offline.run("%chat retry --n 2").check().visible_text
+    assert "── 3/4 · offline-teacher · sample 1/2 ──" in again
+    assert "This is answer **3** to this question" in again
+    assert "This is answer **4** to this question" in again
+    texts = {r["message"]["content"][0]["text"] for r in replies(offline)}
+    assert len(texts) == 4  # four answers, each saying which it is: none looks like another
+
+
+# -- 7. %chat models: a table in a notebook, lines that wrap at spaces, no network on the way
+
+
+def test_chat_models_is_a_table_and_asks_no_proxy_and_no_server_for_long(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    silent = socket.socket()  # takes connections and never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    dead_proxy = {"http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    try:
+        with Kernel(tmp_path, env={**NO_KEYS, **dead_proxy}) as kernel:
+            endpoints = {
+                "local": {"base_url": fake_anthropic.base_url},
+                "vllm": {"base_url": f"http://127.0.0.1:{port}"},
+            }
+            kernel.run(f"%config TreeChat.endpoints = {endpoints!r}").check()
+            run = kernel.run("%chat models").check()
+    finally:
+        silent.close()
+    [table] = run.html
+    assert '<table class="jtc-models">' in table
+    assert "<td><code>local</code></td>" in table and "<td><code>vllm</code></td>" in table
+    assert "local:smollm2 · window 8k · free" in table
+    [plain] = [p for p in run.plain if p.startswith("Models by endpoint")]
+    assert all(len(line) <= 79 for line in plain.splitlines())
+    lines = unwrapped(plain)
+    local = next(line for line in lines if line.startswith("local at "))
+    assert local.endswith("(llama.cpp): answering, no key set (it takes any)")  # not the proxy
+    vllm = next(line for line in lines if line.startswith("vllm at "))
+    assert vllm.endswith(
+        "is not answering: start it with `vllm serve MODEL` (no answer within 1.5 s)"
+    )
+    assert "adaptive_thinking" in plain  # never cut inside a word
+    assert "openai-compatible ()" not in plain
+    assert lines[-1].startswith("Not asked, no base_url: azure, openai-compatible;")
+    assert [r.path.split("?")[0] for r in fake_anthropic.requests] == ["/v1/models"]

@@ -47,7 +47,7 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..errors import ChatError, ProviderError
@@ -194,6 +194,8 @@ class _Worker:
             request = run.session.context_request(
                 run.path, settings, run.specs, rounds, summarize=False
             )
+            if round_number == 0:  # which answer to the question this is (offline says it)
+                request = replace(request, attempt=run.answered + self.index + 1)
             self.context = request.context  # for a reply cut short
             try:
                 finished = self._stream(request, first=round_number == 0)
@@ -276,6 +278,8 @@ class _FanoutRun:
         self.session = session
         self.question = question
         self.path: list[Node] = session.tree.path_nodes(question.id)
+        #: the answers the question already had: the first of this fan-out is one more
+        self.answered = sum(1 for n in session.tree.children(question.id) if n.role == "assistant")
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v) for v in variants]
         self.workers = [_Worker(self, i, v) for i, v in enumerate(variants)]

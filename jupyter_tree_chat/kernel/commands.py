@@ -34,12 +34,12 @@ from ..textview import (
 from . import turn as _turn
 from .columns import show_compare
 from .context import Question, QuestionBuilder
-from .endpoints import describe_model, models_lines
+from .endpoints import describe_model, models_report
 from .importing import import_session
 from .language import LanguageCommands
 from .measures import MeasureCommands
 from .options import fanout_words
-from .output import show_markdown, show_svg
+from .output import show_html, show_markdown, show_svg
 from .sessions import KernelSessions
 from .sharing import ShareCommands
 
@@ -528,8 +528,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
 
     def do_models(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "models [ENDPOINT]")
-        for line in models_lines(self.session, self.sessions.config, args[0] if args else None):
-            print(line)
+        report = models_report(self.session, self.sessions.config, args[0] if args else None)
+        show_html(report.html(), report.plain())
 
 
 def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:

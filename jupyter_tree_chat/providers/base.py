@@ -70,6 +70,10 @@ class ReplyRequest:
     """Definitions of tools the path may have used that ``tools`` does not offer (kept
     from when a call was made, then the registered ones): sent, marked not callable, for
     the tools the path used (``toolwire.request_tools``)."""
+    attempt: int = field(default=1, compare=False)
+    """Which answer to its question this request asks for (1: the first; a retry's is
+    one more than the answers already there). Never sent: a model sees only the path;
+    the offline model says it, so a retry visibly adds a new sibling."""
     context: dict[str, Any] | None = field(default=None, compare=False)
     """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
     answer's ``meta.context``; never sent. None: the whole path is sent."""

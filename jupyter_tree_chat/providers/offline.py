@@ -247,6 +247,8 @@ def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
         if carried:
             parts.append(phrases.carried.format(items=carried))
         parts.append(phrases.answer.format(answer=_answer(question, phrases)))
+    if request.attempt > 1:
+        parts.append(phrases.another_try.format(attempt=request.attempt))
     parts.append(phrases.only_this_path)
     parts.append(_settings(request, phrases))
     return "\n\n".join(parts)
