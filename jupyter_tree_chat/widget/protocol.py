@@ -8,8 +8,12 @@ kernel) so the shapes can be tested and measured on their own.
 
 Kernel -> browser custom messages (``t`` is the type)::
 
-    {"t": "n", "r": ROW, "i": I, "s": 1}  a node was added as row I (panel; -1 in a turn
-                                       control); "s": its text is the streamed text
+    {"t": "n", "r": ROW, "i": I, "s": 1, "m": {"context": C}}
+                                       a node was added as row I (panel; -1 in a turn
+                                       control); "s": its text is the streamed text, and
+                                       "m" (only where a budget left something out of
+                                       its request) its meta.context, so an open view
+                                       greys that as one opened later does
     {"t": "rows", "from": I, "rows": [ROW, ...]}  the rows from I on (answer to ``rows``)
     {"t": "s", "p": PARENT}            a reply started under user node PARENT
     {"t": "d", "x": TEXT}              more text for the reply being streamed (coalesced)
@@ -238,6 +242,13 @@ class RowIndex:
         self.index[node.id] = len(self.rows)
         self.rows.append(row)
         return row
+
+
+def streamed_meta(node: Node) -> dict[str, Any]:
+    """``{"m": {"context": ...}}`` for a streamed reply whose request a budget cut (what
+    the view greys), else nothing: the rest of its meta is in its row."""
+    context = (node.meta or {}).get("context")
+    return {"m": {"context": context}} if context else {}
 
 
 def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
 from ..i18n import _
 from ..textview import question_as_typed, typed_source
+from . import speaking
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -57,6 +58,7 @@ from .protocol import (
     display_text,
     head,
     meta_summary,
+    streamed_meta,
     summary,
     text_payload,
 )
@@ -116,6 +118,7 @@ class _SessionWidget(anywidget.AnyWidget):
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
         _take_clicks_where_sent(self.comm)
+        speaking.follow(self)
 
     def close(self) -> None:
         """Stop listening to the session (a closed view must not keep streaming)."""
@@ -247,6 +250,7 @@ class _SessionWidget(anywidget.AnyWidget):
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
             i18n.front_end_said(str(content.get("code", "")))
+            speaking.tell(self)  # unless the user set one outright: the view speaks that
             return
         req = content.get("req")
         self.send({"t": "ack", "req": req})
@@ -387,6 +391,7 @@ class TreePanel(_SessionWidget):
         message: dict[str, Any] = {"t": "n", "r": row, "i": self._rows.index[node.id]}
         if self._streamed_text_matches(node):
             message["s"] = 1
+            message.update(streamed_meta(node))  # what a budget left out, if it did
         self.send(message)
         if node.parent_id is None and (link := compaction_links([node])):
             self.links = {**self.links, **link}
@@ -507,6 +512,7 @@ class TurnControl(_SessionWidget):
                         meta_summary(node, self.session.prices),
                     ],
                     "s": 1,
+                    **streamed_meta(node),
                 }
             )
         self._refresh()

@@ -74,7 +74,7 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   if (language) {
     model.send({ a: 'language', code: language }); // the kernel speaks the lab's language too
   }
-  const trans = hostTranslation();
+  const trans = store.translation(hostTranslation()); // or the language set in the kernel
   const markdown = new Markdown(sanitizedMarkdown, trans);
   const code = { insert: insertCodeBelow(answer => store.text(answer)?.cell) };
   const view =
