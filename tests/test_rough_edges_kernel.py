@@ -108,6 +108,18 @@ def test_an_option_chat_context_does_not_take_is_one_line(offline: Kernel) -> No
     )
     bad = offline.run("%chat context --budget lots")
     assert "%chat context --budget lots: give the tokens a request may hold" in bad.visible_text
+    for line, usage in (
+        ("%chat export md --x", "export md|html|ipynb [FILE]"),
+        ("%chat model --x", "model [NAME]"),
+        ("%chat compact --x", "compact [TEXT]"),
+        ("%chat switch --x", "switch ID"),
+    ):  # an option no command takes is one line, never a file, a model or a summary's text
+        shown = offline.run(line).visible_text.strip()
+        assert shown == f"UsageError: %chat: unknown option '--x'; usage: %chat {usage}", line
+    assert not list(offline.folder.glob("--x*"))
+    assert offline.run("%chat model").check().stdout.startswith("Model: offline-teacher")
+    said = offline.run("%chat model claude-sonnet-4-6").check().stdout
+    assert said == "Model: offline-teacher (asked for claude-sonnet-4-6)\n"  # no key
 
 
 def test_chat_context_says_which_figure_is_the_last_request_and_which_the_path(

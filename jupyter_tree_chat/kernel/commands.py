@@ -154,6 +154,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             ) from None
 
     def _expect(self, args: list[str], low: int, high: int, usage: str) -> None:
+        """``args`` are ``low`` to ``high`` ids or names; an ``--option`` is never one."""
+        self._flags(args, (), usage)
         if not low <= len(args) <= high:
             raise UsageError(_("usage: %chat {usage}").format(usage=usage))
 
@@ -471,6 +473,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         before = session.leaf
         if before is None:
             raise UsageError(_("the session is empty; there is nothing to compact"))
+        if args and args[0].startswith("--"):
+            self._flags(args[:1], (), "compact [TEXT]")
         instructions = self._text(args, "%chat compact") if args else None
         self._turn(lambda: session.compact(instructions))
         root = session.path()[0]

@@ -267,7 +267,12 @@ def describe_model(session: Session, model: str) -> str:
     route = route_of(session.provider, model)
     endpoints = getattr(session.provider, "endpoints", {})
     endpoint = endpoints.get(route.endpoint) if route.endpoint else None
-    if endpoint is None:
-        return route.name
+    if endpoint is None:  # no key: the offline model answers whatever was asked for
+        asked = route.asked
+        return (
+            route.name
+            if asked is None
+            else _("{model} (asked for {asked})").format(model=route.name, asked=asked)
+        )
     kind = f"{endpoint.kind} " if endpoint.kind else ""
     return _("{model} ({kind}at {url})").format(model=route.name, kind=kind, url=endpoint.base_url)

@@ -47,6 +47,12 @@ class ShareCommands:
     def do_export(self, args: list[str]) -> None:
         if not args or args[0] not in ("md", "html", "ipynb") or len(args) > 2:
             raise UsageError(_("usage: %chat {usage}").format(usage=EXPORT_USAGE))
+        if args[-1].startswith("--"):  # never a file named "--x"
+            raise UsageError(
+                _("%chat: unknown option {option}; usage: %chat {usage}").format(
+                    option=repr(args[-1]), usage=EXPORT_USAGE
+                )
+            )
         session = self.session
         if session.leaf is None:
             raise UsageError(_("the session is empty; run a %%chat cell first"))
