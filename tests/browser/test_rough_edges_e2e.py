@@ -76,6 +76,13 @@ def test_controls_show_one_answer_and_a_panel_switch_adds_nothing(lab, page, pag
     page.keyboard.press("ArrowRight")
     expect(last).to_be_visible(timeout=30_000)
     expect(last).to_be_focused()
+    # a click on the message's ‹ switches too, and leaves the focus where → works next
+    last.locator('.jtc-arrow[data-step="-1"]').click()
+    expect(first).to_be_visible(timeout=30_000)
+    expect(first).to_be_focused()
+    page.keyboard.press("ArrowRight")
+    expect(last).to_be_visible(timeout=30_000)
+    expect(last).to_be_focused()
     expect(hint).to_contain_text("the cell shows answer 1")
     assert bodies_shown(cells) == ["", "", ""]  # no copy expanded in any cell
     after = cells.evaluate_all("cs => cs.map(c => c.getBoundingClientRect().height)")
