@@ -39,8 +39,10 @@ def follow(view: View) -> None:
     _views.add(view)
 
 
-def tell(view: View) -> None:
-    """Tell ``view`` the language set outright, if one is (as it renders)."""
+def heard(view: View, code: str) -> None:
+    """``view`` rendered in JupyterLab's language ``code`` (the kernel speaks it too, see
+    ``i18n``), unless the user set one outright: then the view is told to speak that."""
+    i18n.front_end_said(code)
     message = language_message()
     if message is not None:
         view.send(message)

@@ -28,7 +28,6 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .. import i18n
 from ..context import with_text
 from ..conversation.events import (
     Event,
@@ -249,9 +248,7 @@ class _SessionWidget(anywidget.AnyWidget):
             self.send(find_answer(self.session, content, self._row_positions()))
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
-            i18n.front_end_said(str(content.get("code", "")))
-            speaking.tell(self)  # unless the user set one outright: the view speaks that
-            return
+            return speaking.heard(self, str(content.get("code", "")))
         req = content.get("req")
         self.send({"t": "ack", "req": req})
         error: str | None = None

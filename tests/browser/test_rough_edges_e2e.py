@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,6 +26,17 @@ pytestmark = pytest.mark.browser
 
 LONG = "tell me more about the branches of a session tree " * 8
 SETUP = "%load_ext jupyter_tree_chat\n%config TreeChat.provider = 'offline'"
+
+
+@pytest.fixture(autouse=True)
+def closed_after(page: Any) -> Iterator[None]:
+    """Each test's notebook saved and its tab closed after it: the lab's workspace would
+    bring it back for later tests, whose cells it could be taken for."""
+    yield
+    page.evaluate(
+        "async () => { const c = window.jupyterapp.commands;"
+        " await c.execute('docmanager:save'); await c.execute('application:close-all'); }"
+    )
 
 
 def notebook_run(page: Any, lab: Any, name: str, cells: list[str], run: int) -> Any:
