@@ -22,7 +22,7 @@ from __future__ import annotations
 import gettext
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,13 +176,25 @@ def _apply() -> Chosen:
     return now
 
 
+_listeners: list[Callable[[Chosen], None]] = []
+
+
+def on_choice(listener: Callable[[Chosen], None]) -> None:
+    """Call ``listener`` each time a language is set outright, or that choice is undone
+    (the views speak it too: widget/speaking.py)."""
+    _listeners.append(listener)
+
+
 def choose(value: str, source: str = CONFIG) -> Chosen:
     """Set the language outright (``source``: ``CONFIG`` or ``COMMAND``); ``auto`` hands
     the choice back to JupyterLab and the environment. A LookupError for a bad value."""
     locale = explicit_locale(value)
     with _lock:
         _choice.explicit = None if locale is None else (locale, source, value)
-    return _apply()
+    now = _apply()
+    for listener in list(_listeners):
+        listener(now)
+    return now
 
 
 def front_end_said(code: str) -> Chosen:

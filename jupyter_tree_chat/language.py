@@ -87,6 +87,20 @@ LEFT_OUT: dict[Language, tuple[str, str]] = {
 }
 
 
+_LEFT_OUT_NOTE = re.compile(
+    "|".join(
+        re.escape(form).replace(re.escape("{count}"), r"[\d,]+")
+        for forms in LEFT_OUT.values()
+        for form in forms
+    )
+)
+
+
+def is_left_out_note(text: str) -> bool:
+    """Whether ``text`` is exactly a budget's note (``left_out_note``), in any language."""
+    return _LEFT_OUT_NOTE.fullmatch(text.strip()) is not None
+
+
 def left_out_note(count: int, language: Language) -> str:
     """``[12 earlier exchanges left out]``, in the conversation's language."""
     one, many = LEFT_OUT[language]

@@ -34,6 +34,7 @@ from itertools import pairwise
 from typing import Any
 
 from .history.experiment_record import experiment_of
+from .history.plain import plain_line
 from .history.tree import Message, Node, SessionTree, message_text, tool_shown_name
 from .i18n import _, ngettext
 
@@ -58,8 +59,9 @@ def short_id_length(ids: Iterable[str]) -> int:
 def summary(
     message: Mapping[str, Any], width: int = TEXT_WIDTH, meta: Mapping[str, Any] | None = None
 ) -> str:
-    """One line saying what a message holds: its first line of text (a question as typed,
-    with chips, when ``meta`` keeps that), or its blocks."""
+    """One line saying what a message holds: its first line of text as plain words (no
+    Markdown syntax; a question as typed, with chips, when ``meta`` keeps that), or its
+    blocks."""
     pieces = typed_pieces(meta)
     if pieces is not None:
         return _typed_line(pieces, width) or _("(empty)")
@@ -79,8 +81,10 @@ def summary(
             elif kind:
                 parts.append(f"[{kind}]")
         text = " ".join(parts) or _("(empty)")
-    first = text.splitlines()[0] if text.splitlines() else text
-    more = len(first) < len(text)
+    lines = text.splitlines() or [text]
+    at = next((k for k, line in enumerate(lines) if plain_line(line)), 0)
+    first = plain_line(lines[at]) or lines[at]  # "**1 message**" shown as the panel shows it
+    more = any(line.strip() for line in lines[at + 1 :])
     if len(first) > width:
         first, more = first[: width - 1].rstrip(), True
     return first + (" …" if more else "")

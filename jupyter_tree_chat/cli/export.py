@@ -16,6 +16,7 @@ from ..errors import StoreError
 from ..history.store import refuse_session_target
 from ..i18n import _
 from ..picture import draw
+from ..share.files import write_like
 from ..share.notebook import branch_notebook
 from ..share.page import page_html
 from ..textview import path_markdown
@@ -73,14 +74,14 @@ def export_text(
 
 
 def write_output(text: str, target: str, source: str) -> None:
-    """Write ``text`` to ``target``, which may be neither a session file nor ``source``."""
+    """Write ``text`` to ``target``, which may be neither a session file nor ``source``,
+    with ``source``'s permission bits (an export is no more readable than its session)."""
     try:
         refuse_session_target(target, source)
     except StoreError as exc:
         raise CliError(_("{error}; choose OUT").format(error=exc)) from None
     try:
-        with open(target, "w", encoding="utf-8") as out:
-            out.write(text if text.endswith("\n") else text + "\n")
+        write_like(target, text if text.endswith("\n") else text + "\n", source)
     except OSError as exc:
         raise CliError(
             _("cannot write {target}: {reason}; choose another OUT").format(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import replace
 from typing import Any
 
 from ..errors import (
@@ -221,6 +222,8 @@ class Asking(SessionHost):
         self, parent: Node, settings: ChatSettings, specs: tuple[Any, ...], turn: Turn
     ) -> Node | None:
         request = self.context_request(self.tree.path_nodes(parent.id), settings, specs)
+        answered = [n for n in self.tree.children(parent.id) if n.role == "assistant"]
+        request = replace(request, attempt=len(answered) + 1)
         self.tree.switch(parent.id)
         self.emit(ReplyStarted(parent.id))
         partial = PartialReply()

@@ -47,7 +47,7 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..errors import ChatError, ProviderError
@@ -164,6 +164,8 @@ class _Worker:
         self.variant = variant
         self.question = question
         """Which of the run's questions this answer is under (an experiment's row)."""
+        self.attempt = 1
+        """Which answer to its question this is (a retry's is one more than those there)."""
         self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
         self.began = threading.Event()
         """Set once this answer's response has begun (or it ended): what waits on it."""
@@ -201,6 +203,8 @@ class _Worker:
             request = run.session.context_request(
                 run.paths[self.question], settings, run.specs, rounds, summarize=False
             )
+            if round_number == 0:  # which answer to the question this is (offline says it)
+                request = replace(request, attempt=self.attempt)
             self.context = request.context  # for a reply cut short
             try:
                 finished = self._stream(request, first=round_number == 0)
@@ -300,6 +304,12 @@ class _FanoutRun:
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v, question_id=questions[q].id) for q, v in jobs]
         self.workers = [_Worker(self, i, v, q) for i, (q, v) in enumerate(jobs)]
+        had = [
+            sum(1 for n in session.tree.children(q.id) if n.role == "assistant") for q in questions
+        ]
+        for worker in self.workers:  # the answers a question had, then this run's, in order
+            had[worker.question] += 1
+            worker.attempt = had[worker.question]
         self.concurrency = concurrency or len(jobs)
         self._next_start = 0
         self._running = 0

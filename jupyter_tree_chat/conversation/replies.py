@@ -159,11 +159,14 @@ def partial_meta(route: Route, settings: ChatSettings, why: str, seconds: float)
 
 
 def asked_meta(route: Route) -> dict[str, Any]:
-    """``provider``, ``endpoint`` (where there is one) and ``model`` as asked for."""
+    """``provider``, ``endpoint`` (where there is one) and ``model`` (what answers), with
+    ``asked_model`` where the request named another (no key: the offline model)."""
     meta: dict[str, Any] = {"provider": route.provider}
     if route.endpoint is not None:
         meta["endpoint"] = route.endpoint
     meta["model"] = route.name
+    if route.asked is not None:
+        meta["asked_model"] = route.asked
     return meta
 
 

@@ -111,8 +111,13 @@ COLUMNS: dict[str, Callable[[ComparedAnswer], Any]] = {
 
 def model_label(meta: Mapping[str, Any]) -> str:
     """``local:smollm2``, with the name the server reported beside it where it differs
-    (``local:smollm2 (served as SmolLM2-135M-Instruct.Q4_1.gguf)``: a path by its file)."""
+    (``local:smollm2 (served as SmolLM2-135M-Instruct.Q4_1.gguf)``: a path by its file), or
+    the name the request asked for where another answered (``offline-teacher (asked for
+    claude-sonnet-4-6)``: no key was set)."""
     model = str(meta.get("model") or "?")
+    asked = meta.get("asked_model")
+    if isinstance(asked, str) and asked:
+        return _("{model} (asked for {asked})").format(model=model, asked=asked)
     served = meta.get("served_model")
     if not isinstance(served, str) or not served:
         return model

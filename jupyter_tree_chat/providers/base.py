@@ -74,6 +74,10 @@ class ReplyRequest:
     """Definitions of tools the path may have used that ``tools`` does not offer (kept
     from when a call was made, then the registered ones): sent, marked not callable, for
     the tools the path used (``tools.wire.request_tools``)."""
+    attempt: int = field(default=1, compare=False)
+    """Which answer to its question this request asks for (1: the first; a retry's is
+    one more than the answers already there). Never sent: a model sees only the path;
+    the offline model says it, so a retry visibly adds a new sibling."""
     context: dict[str, Any] | None = field(default=None, compare=False)
     """What a context budget left out of the path (``{"from", "dropped", ...}``), for the
     answer's ``meta.context``; never sent. None: the whole path is sent."""
@@ -182,12 +186,16 @@ class Route:
     """Where a model is asked: ``provider`` (the wire's name, ``meta.provider``),
     ``endpoint`` (its name, ``meta.endpoint``; None for a provider without endpoints),
     ``model`` (what the endpoint is asked for) and ``name`` (what the model is called
-    everywhere: ``local:smollm2``, or a bare name for Anthropic's API)."""
+    everywhere: ``local:smollm2``, or a bare name for Anthropic's API). ``asked`` is the
+    name the request asked for where another model answers it (the offline model asked
+    for ``claude-sonnet-4-6`` when no key is set): the reply is named and priced as
+    ``name``, and says what was asked."""
 
     provider: str
     endpoint: str | None
     model: str
     name: str
+    asked: str | None = None
 
 
 def route_of(provider: Provider, model: str) -> Route:

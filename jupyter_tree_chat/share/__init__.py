@@ -8,8 +8,11 @@
   embedded as data and a strict Content-Security-Policy.
 - ``notebook``: a branch as a notebook whose ``%%chat`` cells continue the session.
 
-Pure, like the rest of the core: no Jupyter import. The page's script is a build
-product of the front end (``static/page.js``, from labextension/src/page/).
+- ``files``: an export written no more readable than its session file (0600).
+
+Pure, like the rest of the core (``files`` apart, the one writer): no Jupyter import.
+The page's script is a build product of the front end (``static/page.js``, from
+labextension/src/page/).
 
 ``naming`` names the files they write. May import ``history``, ``conversation`` (the
 session a notebook continues), ``measures`` and the core below; never a view.

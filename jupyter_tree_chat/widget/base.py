@@ -27,7 +27,6 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .. import i18n
 from ..conversation.events import (
     Event,
     FanoutEnded,
@@ -46,6 +45,7 @@ from ..conversation.session import Session
 from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node
 from ..i18n import _
+from . import speaking
 from .actions import (
     BUSY_TEXT,
     MAX_TEXTS_PER_REQUEST,
@@ -85,6 +85,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
         take_clicks_where_sent(self.comm)
+        speaking.follow(self)
 
     def close(self) -> None:
         """Stop listening to the session (a closed view must not keep streaming)."""
@@ -218,9 +219,8 @@ class SessionWidget(anywidget.AnyWidget):
             self.send(code_message())
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
-            i18n.front_end_said(str(content.get("code", "")))
             lab_said(content)
-            return
+            return speaking.heard(self, str(content.get("code", "")))
         req = content.get("req")
         self.send({"t": "ack", "req": req})
         error: str | None = None

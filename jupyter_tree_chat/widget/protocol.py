@@ -8,8 +8,12 @@ kernel) so the shapes can be tested and measured on their own.
 
 Kernel -> browser custom messages (``t`` is the type)::
 
-    {"t": "n", "r": ROW, "i": I, "s": 1}  a node was added as row I (panel; -1 in a turn
-                                       control); "s": its text is the streamed text
+    {"t": "n", "r": ROW, "i": I, "s": 1, "m": {"context": C}}
+                                       a node was added as row I (panel; -1 in a turn
+                                       control); "s": its text is the streamed text, and
+                                       "m" (only where a budget left something out of
+                                       its request) its meta.context, so an open view
+                                       greys that as one opened later does
     {"t": "rows", "from": I, "rows": [ROW, ...]}  the rows from I on (answer to ``rows``)
     {"t": "s", "p": PARENT}            a reply started under user node PARENT
     {"t": "d", "x": TEXT}              more text for the reply being streamed (coalesced)
@@ -60,6 +64,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..conversation.session import Session
+from ..history.plain import might_be_markdown, plain_text, without_cut_openers
 from ..history.tree import (
     Node,
     message_text,
@@ -121,79 +126,15 @@ def head(text: str) -> str:
     )
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-_FENCE = re.compile(r"^[ \t]*(?:```+|~~~+)[^\n]*$", re.M)
-_LINE_MARKERS = re.compile(
-    r"^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]?|(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)",
-    re.M,
-)
-_RULE = re.compile(r"^[ \t]{0,3}(?:[-*_][ \t]*){3,}$", re.M)
-_HEADING_CLOSE = re.compile(r"[ \t]+#+[ \t]*$", re.M)
-_IMAGE_OR_LINK = re.compile(r"(?:\[|!\[)([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
-_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
-_EMPHASIS = (  # (a character the pattern needs, the pattern); a literal first is fast
-    ("*", re.compile(r"\*\*(?<![\w*]\*\*)(?=\S)(.+?)(?<=\S)\*\*(?![\w*])", re.S)),
-    ("_", re.compile(r"__(?<![\w_]__)(?=\S)(.+?)(?<=\S)__(?![\w_])", re.S)),
-    ("*", re.compile(r"\*(?<![\w*]\*)(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])", re.S)),
-    ("_", re.compile(r"_(?<![\w_]_)(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])", re.S)),
-    ("~", re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S)),
-)
-_CUT_OPENER = re.compile(r"(?<![\w*_~])(?:\*\*\*?|__|~~)(?=[^\s*_~])")
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
-
-
-def plain_text(markdown: str) -> str:
-    """The words of a Markdown text without its syntax, for one-line summaries.
-
-    Headings, quotes, list markers, rules and code fences lose their markers; emphasis,
-    strikethrough and code spans keep only their content; links and images keep their
-    text; an escaped character stays, without its backslash. What is not Markdown
-    syntax stays as it is (``2 * 3 * 4``, ``snake_case``, a lone ``*``), and so does
-    the inside of a code span. Cheap regular expressions, not a parser: a summary of
-    10,000 rows is built when a panel opens.
-    """
-    codes: list[str] = []
-
-    def keep(kept: str) -> str:
-        codes.append(kept)
-        return f"\0{len(codes) - 1}\0"
-
-    text = markdown.replace("\0", "")
-    if "`" in text or "~" in text:
-        text = _FENCE.sub("", text)
-        text = _CODE_SPAN.sub(lambda m: keep(m.group(2).strip() or m.group(2)), text)
-    if "\\" in text:
-        text = _ESCAPE.sub(lambda m: keep(m.group(1)), text)
-    text = _LINE_MARKERS.sub("", _RULE.sub("", text))
-    if "#" in text:
-        text = _HEADING_CLOSE.sub("", text)
-    if "[" in text:
-        text = _IMAGE_OR_LINK.sub(r"\1", text)
-    if "<" in text:
-        text = _AUTOLINK.sub(r"\1", text)
-    for _ in range(2):  # nested emphasis: ***both***, **bold _and italic_**
-        before = text
-        for mark, pattern in _EMPHASIS:
-            if mark in text:
-                text = pattern.sub(lambda m: m.group(m.lastindex or 1), text)
-        if text == before:
-            break
-    return re.sub("\0(\\d+)\0", lambda m: codes[int(m.group(1))], text) if codes else text
-
-
-_MARKUP = re.compile(r"[`~\\#\[<*_\0]|^[ \t]*(?:[>+=-]|\d{1,9}[.)])", re.M)
-"""Where a text might hold Markdown syntax; a text without any is its own plain text."""
-
-
 def summary(text: str) -> str:
     """``head`` of the plain text (see ``plain_text``): what a tree row shows."""
     window = HEAD_CHARS * 4
     start = text[:window]
-    plain = " ".join((plain_text(start) if _MARKUP.search(start) else start).split())
+    plain = " ".join((plain_text(start) if might_be_markdown(start) else start).split())
     if len(plain) <= HEAD_CHARS and len(text) <= window:
         return plain
     if len(text) > window:  # an emphasis closed beyond the window left its opening mark
-        plain = _CUT_OPENER.sub("", plain)
+        plain = without_cut_openers(plain)
     return plain[:HEAD_CHARS] + "…"
 
 
@@ -301,6 +242,13 @@ class RowIndex:
         self.index[node.id] = len(self.rows)
         self.rows.append(row)
         return row
+
+
+def streamed_meta(node: Node) -> dict[str, Any]:
+    """``{"m": {"context": ...}}`` for a streamed reply whose request a budget cut (what
+    the view greys), else nothing: the rest of its meta is in its row."""
+    context = (node.meta or {}).get("context")
+    return {"m": {"context": context}} if context else {}
 
 
 def text_payload(node: Node, asked_in: str | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ..history.tree import Node, is_real_user_message
 from ..textview import question_as_typed
 from .actions import question_of
 from .base import SessionWidget
-from .protocol import display_text, head, meta_summary, summary
+from .protocol import display_text, head, meta_summary, streamed_meta, summary
 
 
 class TurnControl(SessionWidget):
@@ -128,6 +128,7 @@ class TurnControl(SessionWidget):
                         meta_summary(node, self.session.prices),
                     ],
                     "s": 1,
+                    **streamed_meta(node),
                 }
             )
         self._refresh()

@@ -19,7 +19,7 @@ from ..conversation.session import Session
 from ..history.tree import Node, compaction_links
 from .actions import BUSY_TEXT
 from .base import SessionWidget
-from .protocol import RowIndex, context_reading
+from .protocol import RowIndex, context_reading, streamed_meta
 from .turn import TurnControl, show_turn_control
 
 __all__ = ["BUSY_TEXT", "TreePanel", "TurnControl", "show_turn_control"]
@@ -83,6 +83,7 @@ class TreePanel(SessionWidget):
         message: dict[str, Any] = {"t": "n", "r": row, "i": self._rows.index[node.id]}
         if self._streamed_text_matches(node):
             message["s"] = 1
+            message.update(streamed_meta(node))  # what a budget left out, if it did
         self.send(message)
         if node.parent_id is None and (link := compaction_links([node])):
             self.links = {**self.links, **link}

@@ -325,11 +325,17 @@ def test_every_string_the_widget_shows_comes_through_the_translation(page, page_
     drawn = panel.evaluate(UNTRANSLATED_JS)
     assert drawn["checked"] > 60 and drawn["found"] == [], drawn
 
-    # the per-turn control, showing the current answer below the one its cell printed
+    # the per-turn control: a switch made elsewhere is said in its bar ("Show 2/2 here"),
+    # and a click there shows the current answer in place of the one its cell printed
     open_widget(page, turn_traits, PSEUDO_HOST)
     control_root = page.locator(".jtc-turn")
     expect(control_root.locator('.jtc-position[data-side="r"]')).to_have_text("\u27e62/2\u27e7")
     answer_text_requests(page, texts)
+    hint = control_root.locator(".jtc-printed-hint")
+    expect(hint).to_be_visible()
+    hinted = control_root.evaluate(UNTRANSLATED_JS)
+    assert hinted["found"] == [], hinted
+    hint.locator('[data-act="show"]').click()
     expect(control_root.locator(".jtc-turn-body .jtc-markdown")).to_be_visible()
     screenshot("turn")
     in_control = control_root.evaluate(UNTRANSLATED_JS)

@@ -477,7 +477,9 @@ def test_offline_answers_differ_where_their_settings_differ(offline):
     assert "`6 * 7 = 42`" in first and "`6 * 7 = 42`" in second
     assert "model offline-teacher, temperature 0," in first
     assert "model offline-teacher, temperature 1," in second
-    assert first.replace("temperature 0,", "temperature 1,") == second
+    assert "This is answer" not in first and "This is answer **2** to this question" in second
+    tried = re.sub(r"\n\nThis is answer \*\*2\*\*[^\n]*", "", second)  # says it is the 2nd
+    assert first.replace("temperature 0,", "temperature 1,") == tried
 
 
 # -- scoring: compare_frame ----------------------------------------------------------------

@@ -258,3 +258,16 @@ class Kernel:
     def session_file(self, name: str | None = None) -> Path:
         stem = self.notebook.stem
         return self.folder / (f"{stem}.{name}.chat.jsonl" if name else f"{stem}.chat.jsonl")
+
+
+def unwrapped(text: str) -> list[str]:
+    """The lines of a report wrapped for a terminal, each continuation (indented four more
+    than its line) joined back to it."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if lines and indent >= len(lines[-1]) - len(lines[-1].lstrip(" ")) + 4:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines

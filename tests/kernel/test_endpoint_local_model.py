@@ -18,7 +18,7 @@ import anthropic
 import pytest
 from fakes.fake_anthropic import FakeAnthropic
 from helpers.content_blocks import tiny_png
-from helpers.kernel_harness import CellRun, Kernel
+from helpers.kernel_harness import CellRun, Kernel, unwrapped
 from helpers.llama_server import TestServer
 
 from jupyter_tree_chat.providers.endpoints.config import PRESETS
@@ -212,7 +212,7 @@ def test_the_server_not_running_is_one_line_saying_how_to_start_it(
     with Kernel(tmp_path, env=NO_KEYS) as kernel:
         point_local_at(kernel, server)
         run = kernel.chat("Hello?", "c0000001", LOCAL)
-        listed = kernel.run("%chat models local").check().stdout
+        listed = "\n".join(unwrapped("\n".join(kernel.run("%chat models local").check().plain)))
     assert run.status == "error"
     expected = (
         f"local at {server.base_url} is not answering: start it with "
@@ -225,8 +225,7 @@ def test_the_server_not_running_is_one_line_saying_how_to_start_it(
 
 
 def test_chat_models_lists_the_running_server_its_model_and_what_it_supports(kernel):
-    out = kernel.run("%chat models").check().stdout
-    lines = out.splitlines()
+    lines = unwrapped("\n".join(kernel.run("%chat models").check().plain))
     lines = lines[
         lines.index(
             "Models by endpoint (name one ENDPOINT:MODEL; a bare name is Anthropic's API):"
@@ -243,4 +242,4 @@ def test_chat_models_lists_the_running_server_its_model_and_what_it_supports(ker
         for line in lines
     )
     assert lines[1].startswith("anthropic: no ANTHROPIC_API_KEY set")
-    assert "Traceback" not in out
+    assert "Traceback" not in "\n".join(lines)

@@ -199,8 +199,9 @@ def test_config_sets_the_model_and_a_cell_option_overrides_it(ip, tmp_path):
     ip.run_line_magic("config", 'TreeChat.model = "teacher-2"')
     ip.run_cell_magic("chat", "", "one")
     ip.run_cell_magic("chat", "--model teacher-3", "two")
-    models = [n["meta"]["model"] for n in nodes(tmp_path / "nb.chat.jsonl")[1::2]]
-    assert models == ["teacher-2", "teacher-3"]
+    metas = [n["meta"] for n in nodes(tmp_path / "nb.chat.jsonl")[1::2]]
+    assert [m["asked_model"] for m in metas] == ["teacher-2", "teacher-3"]
+    assert {m["model"] for m in metas} == {"offline-teacher"}  # no key: what answered
     ip.run_line_magic("chat", "model teacher-4")
     assert kernel_sessions.registry().config.model == "teacher-4"
 
@@ -390,11 +391,10 @@ def test_thinking_is_a_setting_a_cell_can_turn_off(ip, tmp_path):
 
 
 def test_prices_and_windows_from_config_reach_the_footer(ip, capsys):
-    ip.run_line_magic("config", "TreeChat.model = 'priced-teacher'")
     ip.run_line_magic(
-        "config", "TreeChat.prices = {'priced-teacher': {'input': 1000, 'output': 1000}}"
+        "config", "TreeChat.prices = {'offline-teacher': {'input': 1000, 'output': 1000}}"
     )
-    ip.run_line_magic("config", "TreeChat.context_windows = {'priced-teacher': 1000}")
+    ip.run_line_magic("config", "TreeChat.context_windows = {'offline-teacher': 1000}")
     ip.run_cell_magic("chat", "", "what does this cost?")
     footer_line = capsys.readouterr().out.strip().splitlines()[-1]
     usage = kernel_sessions.current_session().path()[-1].meta["usage"]

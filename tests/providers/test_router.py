@@ -72,10 +72,11 @@ def test_bare_names_go_to_the_default_and_named_ones_to_their_endpoint(router, s
 
 def test_a_route_says_the_wire_the_endpoint_and_the_name_it_goes_by(router):
     assert router.route("local:smollm2") == Route("anthropic", "local", "smollm2", "local:smollm2")
-    assert router.route("claude-haiku-4-5") == Route(
-        "offline", None, "claude-haiku-4-5", "claude-haiku-4-5"
+    assert router.route("claude-haiku-4-5") == Route(  # no key: the offline model answers
+        "offline", None, "claude-haiku-4-5", "offline-teacher", asked="claude-haiku-4-5"
     )
-    assert router.route("anthropic:claude-haiku-4-5").name == "claude-haiku-4-5"
+    assert router.route(None) == Route("offline", None, "offline-teacher", "offline-teacher")
+    assert router.route("anthropic:claude-haiku-4-5").asked == "claude-haiku-4-5"
     assert route_of(OfflineProvider(), "m") == Route("offline", None, "m", "m")
 
 

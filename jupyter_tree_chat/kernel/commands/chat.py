@@ -34,11 +34,11 @@ from ...textview import (
 from .. import turn as _turn
 from ..context import Question, QuestionBuilder
 from ..display.columns import show_compare
-from ..display.output import show_markdown, show_svg
+from ..display.experiment_view import show_versions
+from ..display.output import show_html, show_markdown, show_svg
 from ..options import fanout_words
 from ..sessions import KernelSessions
-from .endpoints import describe_model, models_lines
-from .experiment_view import show_versions
+from .endpoints import describe_model, models_report
 from .importing import import_session
 from .language import LanguageCommands
 from .measures import MeasureCommands
@@ -71,7 +71,9 @@ def help_text() -> str:
   find TEXT [--regex] [--all] [--role user|assistant|tool] [--case] [--sessions] [--json]
                         matching nodes on every branch (--all: hidden ones too;
                         --sessions: every session beside the notebook)
-  context [QUESTION]    how full the context window is (QUESTION: counted by the API)
+  context [--budget N] [QUESTION]
+                        how full the context window is (QUESTION: counted by the API;
+                        --budget: what a request with that budget would keep)
   usage                 tokens and cost: this branch, the whole session, per model
   text [ID]             a node's text (default: the current leaf); x = %chat text ID
   code [ID] [K]         put code block K (default: the last) of answer ID (default:
@@ -154,6 +156,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
             ) from None
 
     def _expect(self, args: list[str], low: int, high: int, usage: str) -> None:
+        """``args`` are ``low`` to ``high`` ids or names; an ``--option`` is never one."""
+        self._flags(args, (), usage)
         if not low <= len(args) <= high:
             raise UsageError(_("usage: %chat {usage}").format(usage=usage))
 
@@ -476,6 +480,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
         before = session.leaf
         if before is None:
             raise UsageError(_("the session is empty; there is nothing to compact"))
+        if args and args[0].startswith("--"):
+            self._flags(args[:1], (), "compact [TEXT]")
         instructions = self._text(args, "%chat compact") if args else None
         self._turn(lambda: session.compact(instructions))
         root = session.path()[0]
@@ -533,8 +539,8 @@ class Commands(MeasureCommands, ShareCommands, LanguageCommands):
 
     def do_models(self, args: list[str]) -> None:
         self._expect(args, 0, 1, "models [ENDPOINT]")
-        for line in models_lines(self.session, self.sessions.config, args[0] if args else None):
-            print(line)
+        report = models_report(self.session, self.sessions.config, args[0] if args else None)
+        show_html(report.html(), report.plain())
 
 
 def _inside(tree: Any, node_id: str, folded: set[str]) -> bool:

@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 
 from ...conversation import budgeting
 from ...conversation.session import Session
+from ...conversation.settings import ChatSettings
 from ...errors import ProviderError
 from ...history.tree import Message, Node
 from ...i18n import _
@@ -36,6 +37,7 @@ from ...picture.svg import columns
 from ...providers.base import route_of
 from ...providers.endpoints.config import ANTHROPIC
 from ...textview import summary
+from ..options import parse_budget
 
 
 class MeasureCommands:
@@ -52,7 +54,10 @@ class MeasureCommands:
 
     def do_context(self, args: list[str]) -> None:
         session = self.session
-        settings = session.settings
+        args, budget = _budget_option(args)
+        settings = (
+            session.settings if budget is None else session.settings.merged(context_budget=budget)
+        )
         model = settings.model or session.provider.default_model
         path = session.path()
         reading = session.meter()
@@ -60,7 +65,8 @@ class MeasureCommands:
         if reading.counted_by:
             print(
                 _(
-                    "  {counted} as reported in the usage of reply {reply}, ≈{estimated} "
+                    "  {counted} as reported in the usage of reply {reply} (what its request "
+                    "held and the reply; a budget's cuts are not in it), ≈{estimated} "
                     "estimated after it"
                 ).format(
                     counted=f"{reading.counted:,}",
@@ -72,7 +78,7 @@ class MeasureCommands:
             self._count(session, self._text(args, "%chat context"), reading)
         tools = [spec.to_api() for spec in session.tool_specs()]
         parts = breakdown(path, system=settings.system, tools=tools)
-        print(_("By part (estimates: characters / 4):"))
+        print(_("The whole path by part (estimates: characters / 4):"))
         print(_("  system     ≈{tokens}").format(tokens=f"{parts.system:,}"))
         print(_("  tools      ≈{tokens}").format(tokens=f"{parts.tools:,}"))
         print(
@@ -85,7 +91,7 @@ class MeasureCommands:
             for node, size in parts.largest:
                 about = summary(node.message, 50, node.meta)
                 print(f"  {node.id[:7]}  {node.role:<9} ≈{size:>8,}  {about}")
-        self._next_request(session, path, args)
+        self._next_request(session, settings, path, args)
         if reading.full:
             print(
                 _(
@@ -94,9 +100,11 @@ class MeasureCommands:
                 ).format(share=f"{FULL_AT:.0%}")
             )
 
-    def _next_request(self, session: Session, path: list[Node], args: list[str]) -> None:
+    def _next_request(
+        self, session: Session, settings: ChatSettings, path: list[Node], args: list[str]
+    ) -> None:
         """What the next request keeps of the path, and what its budget leaves out."""
-        settings = session.settings
+        print(_("The next request (estimates):"))
         budget = budgeting.budget_of(session, settings)
         extra: list[Message] = []
         if args:
@@ -175,6 +183,28 @@ class MeasureCommands:
                     "only; %config TreeChat.prices = {{'MODEL': {{'input': .., 'output': ..}}}}"
                 ).format(count=whole.all.unpriced)
             )
+
+
+def _budget_option(args: list[str]) -> tuple[list[str], int | str | None]:
+    """``args`` without ``--budget N`` (as ``%%chat --budget`` takes it), and N; any other
+    option is one line saying what the command takes."""
+    rest: list[str] = []
+    budget: int | str | None = None
+    words = iter(args)
+    for word in words:
+        if word == "--budget" or word.startswith("--budget="):
+            value = word.partition("=")[2] if "=" in word else next(words, "")
+            budget = parse_budget(value, "%chat context --budget")
+        elif word.startswith("--") and not rest:
+            raise UsageError(
+                _(
+                    "%chat context takes --budget N (tokens, 'window' or 'off') and a "
+                    "question, not {option}"
+                ).format(option=word)
+            )
+        else:
+            rest.append(word)
+    return rest, budget
 
 
 def _meter_line(title: str, reading: Meter) -> str:

@@ -21,6 +21,7 @@ from ...conversation.session import Session
 from ...errors import StoreError
 from ...history.store import refuse_session_target
 from ...i18n import _
+from ...share.files import write_like
 from ...share.notebook import branch_notebook, notebook_path
 from ...share.page import page_path, session_page
 from ...textview import path_markdown
@@ -46,6 +47,12 @@ class ShareCommands:
     def do_export(self, args: list[str]) -> None:
         if not args or args[0] not in ("md", "html", "ipynb") or len(args) > 2:
             raise UsageError(_("usage: %chat {usage}").format(usage=EXPORT_USAGE))
+        if args[-1].startswith("--"):  # never a file named "--x"
+            raise UsageError(
+                _("%chat: unknown option {option}; usage: %chat {usage}").format(
+                    option=repr(args[-1]), usage=EXPORT_USAGE
+                )
+            )
         session = self.session
         if session.leaf is None:
             raise UsageError(_("the session is empty; run a %%chat cell first"))
@@ -56,7 +63,7 @@ class ShareCommands:
                 show_markdown(markdown)
                 return
             target = _target(args[1])
-            _write(target, markdown, ".md")
+            _write(target, markdown, ".md", session.location)
             print(
                 _("Wrote the current path ({count} messages) to {path}.").format(
                     count=len(session.path()), path=target
@@ -68,7 +75,7 @@ class ShareCommands:
         if kind == "html":
             target = _target(args[1]) if len(args) > 1 else page_path(location)
             page = session_page(session)
-            _write(target, page, ".html")
+            _write(target, page, ".html", location)
             print(
                 _(
                     "Wrote the session ({nodes} nodes, {size} kB) to {target}: one page that "
@@ -87,7 +94,8 @@ class ShareCommands:
             labels=session.labels,
             prices=session.prices,
         )
-        _write(target, json.dumps(notebook, ensure_ascii=False, indent=1) + "\n", ".ipynb")
+        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
+        _write(target, text, ".ipynb", location)
         questions = len(notebook["cells"]) - 2  # after the note and the setup cell
         print(
             _(
@@ -101,8 +109,9 @@ def _target(word: str) -> Path:
     return Path(word).expanduser()
 
 
-def _write(target: Path, text: str, suffix: str) -> None:
-    """Write an export, never over a session file; a mistake is one line with the fix."""
+def _write(target: Path, text: str, suffix: str, session_file: str | Path | None) -> None:
+    """Write an export, never over a session file and no more readable than it (0600);
+    a mistake is one line with the fix."""
     try:
         refuse_session_target(target)
     except StoreError as error:
@@ -110,7 +119,7 @@ def _write(target: Path, text: str, suffix: str) -> None:
             _("{error}; export to a {suffix} file instead").format(error=error, suffix=suffix)
         ) from None
     try:
-        target.write_text(text, encoding="utf-8")
+        write_like(target, text, session_file)
     except OSError as error:
         raise UsageError(
             _("cannot write {target}: {reason}; choose another FILE").format(

@@ -215,7 +215,7 @@ class FanoutColumns:
             if answer.error is not None:
                 column.error = str(answer.error)
             if positions[i]:
-                self.titles[i] = f"{positions[i]} · {column.variant.label}"
+                self.titles[i] = f"{positions[i]} · {_answered_label(column)}"
         if self.live:
             self._update()
         else:
@@ -253,6 +253,16 @@ class FanoutColumns:
     def _print(self) -> None:
         sys.stdout.write(self._plain() + "\n")
         sys.stdout.flush()
+
+
+def _answered_label(column: _Column) -> str:
+    """The variant's label, naming the model that answered where another was asked for
+    (no key: ``offline-teacher (asked for claude-sonnet-4-6)``, never the asked name alone)."""
+    label = column.variant.label
+    meta = next((n.meta or {} for n in column.nodes if n.role == "assistant"), {})
+    if not meta.get("asked_model"):
+        return label
+    return model_label(meta) + label[len(column.variant.model) :]
 
 
 def _plain_thinking(column: _Column) -> str:

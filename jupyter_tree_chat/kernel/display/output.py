@@ -243,6 +243,11 @@ def show_markdown(markdown: str, plain: str | None = None) -> None:
     display(_bundle(markdown, markdown if plain is None else plain), raw=True)
 
 
+def show_html(html: str, plain: str) -> None:
+    """HTML built here from escaped text (a table), with its plain-text form."""
+    display({"text/html": html, "text/plain": plain}, raw=True)
+
+
 def show_svg(svg: str, plain: str) -> None:
     """An SVG drawing as a cell output (built from text nodes only: see picture/svg.py)."""
     display({"image/svg+xml": svg, "text/plain": plain}, raw=True)

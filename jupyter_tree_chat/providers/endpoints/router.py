@@ -66,6 +66,10 @@ has ``endpoint_provider(base_url, key, supports, service, **options) -> Provider
 the one line saying how to install what it needs (None: installed), asked before
 anything is written."""
 
+OFFLINE = "offline"
+"""The offline teaching model's name (``OfflineProvider.name``): with no key it answers
+every bare model name, and its replies are named and priced as itself."""
+
 NO_KEY = "no-key-needed"
 """What a server on your own machine is sent when no key is set: it takes any."""
 
@@ -234,8 +238,11 @@ class Router:
     def route(self, model: str | None) -> Route:
         endpoint, bare = self.split(model)
         if endpoint is None:
-            on_api = ANTHROPIC if self.default.name == ANTHROPIC else None
-            return Route(self.default.name, on_api, bare, bare)
+            if self.default.name == OFFLINE:  # the offline model answers any bare name
+                answers = self.default.default_model
+                asked = bare if bare != answers else None
+                return Route(self.default.name, None, bare, answers, asked)
+            return Route(self.default.name, ANTHROPIC, bare, bare)
         return Route(_wire_name(endpoint), endpoint.name, bare, endpoint.qualified(bare))
 
     def supports(self, model: str | None) -> Supports:

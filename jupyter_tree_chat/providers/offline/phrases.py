@@ -31,6 +31,7 @@ class Phrases:
     last_user: str  # {quote} follows on its own lines
     no_text: str
     answer: str  # {answer}
+    another_try: str  # {attempt}: a retry's answer says which answer to the question it is
     only_this_path: str
     settings: str  # {model} {temperature} {max_tokens} {system} {tools}
     default_temperature: str
@@ -70,6 +71,11 @@ ENGLISH = Phrases(
     last_user="The last user message was:",
     no_text="(no text)",
     answer="**Answer (offline):** {answer}",
+    another_try=(
+        "This is answer **{attempt}** to this question: a retry adds a sibling, and the "
+        "earlier answers stay beside it, one click away. The same path gets the same "
+        "words from me; a real model would word each try differently."
+    ),
     only_this_path=(
         "I see only this path, from the root to the current leaf. If this conversation "
         "has other branches, I know nothing about them: they were never sent to me."
@@ -121,6 +127,10 @@ CHINESE = Phrases(
     last_user="最后一条用户消息是：",
     no_text="（没有文字）",
     answer="**回答（离线）：** {answer}",
+    another_try=(
+        "这是这个问题的第 **{attempt}** 个回答：重试会添加一个兄弟节点，之前的回答都留在它旁边，"
+        "点一下就能切回去。同一条路径从我这里得到的文字相同；真正的模型每次的措辞都会不同。"
+    ),
     only_this_path=(
         "我只看得到这一条路径：从根节点到当前叶子。如果这段对话还有别的分支，"
         "我对它们一无所知：它们从来没有发给我。"

@@ -39,7 +39,7 @@ from typing import Any
 from ...errors import BadRequest
 from ...history.tree import is_real_user_message, is_tool_result, message_text, tool_uses
 from ...i18n import _
-from ...language import HAN, count_words, path_language
+from ...language import HAN, count_words, is_left_out_note, path_language
 from ..base import (
     Began,
     Finished,
@@ -239,15 +239,34 @@ def _teaching_reply(request: ReplyRequest, phrases: Phrases) -> str:
     # The first line is what trees and summaries show: make it the lesson itself.
     parts = [_seen(messages, phrases), _exchanges(messages, phrases), phrases.header]
     if last_user is not None:
-        question = message_text(last_user)
-        parts.append(phrases.last_user + "\n\n" + _quote(question, phrases))
+        texts = _text_blocks(last_user)
+        quoted = "\n>\n".join(_quote(text, phrases) for text in texts) if texts else None
+        parts.append(phrases.last_user + "\n\n" + (quoted or _quote("", phrases)))
+        question = "\n\n".join(text for text in texts if not is_left_out_note(text))
         carried = _attached(last_user, phrases)
         if carried:
             parts.append(phrases.carried.format(items=carried))
         parts.append(phrases.answer.format(answer=_answer(question, phrases)))
+    if request.attempt > 1:
+        parts.append(phrases.another_try.format(attempt=request.attempt))
     parts.append(phrases.only_this_path)
     parts.append(_settings(request, phrases))
     return "\n\n".join(parts)
+
+
+def _text_blocks(message: Message) -> list[str]:
+    """Each text of ``message`` apart (a budget's note is a block of its own, never glued
+    to the question it stands before)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [message_text(message)]
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
 
 
 def _attached(message: Message, phrases: Phrases) -> str:

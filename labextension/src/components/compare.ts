@@ -88,7 +88,7 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
     });
   }
   const caption =
-    trans._n('%1 answer side by side', '%1 answers side by side', shown.length) +
+    sideBySide(shown.map(id => source.tree.role(id)), trans) +
     (ids.length > shown.length ? ' ' + trans.__('(first %1 of %2)', shown.length, ids.length) : '');
   const element = section(caption, columns, trans, options);
   const asked = askedLine(source, shown[0], trans);
@@ -96,6 +96,19 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
     element.querySelector('.jtc-section-head')?.after(asked);
   }
   return element;
+}
+
+/** `2 answers side by side`, `2 questions side by side` (sibling questions: versions of
+ * one question, as a search can land on), or `2 versions side by side` for a mix. */
+function sideBySide(roles: string[], trans: Translation): string {
+  const count = roles.length;
+  if (roles.every(role => role === 'user')) {
+    return trans._n('%1 question side by side', '%1 questions side by side', count);
+  }
+  if (roles.every(role => role === 'assistant')) {
+    return trans._n('%1 answer side by side', '%1 answers side by side', count);
+  }
+  return trans._n('%1 version side by side', '%1 versions side by side', count);
 }
 
 /** Over answers side by side: the question they answer, as typed (chips.ts `headLine`). */

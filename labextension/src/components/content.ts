@@ -8,6 +8,7 @@
 
 import { SHOWN_IMAGE_TYPES, safeImageSource } from './safety';
 import { Translation } from './translate';
+import { plainMarkdown } from './plain';
 
 /** A content block, ready to show. */
 export interface Part {
@@ -153,10 +154,12 @@ export function plainText(parts: Part[], trans: Translation): string {
   return parts.map(p => (p.kind === 'text' ? p.text : `[${partTitle(p, trans)}] ${p.text}`)).join('\n');
 }
 
-/** The first line of the text, cut at `max` characters. */
+/** The first line of the text as plain words (no Markdown syntax, as the panel's rows
+ * and `%chat tree` show it), cut at `max` characters. */
 export function firstLine(parts: Part[], trans: Translation, max = 80): string {
   const text = plainText(parts, trans).trim();
-  const line = text.split('\n', 1)[0] ?? '';
+  const lines = text.split('\n').map(line => plainMarkdown(line).split(/\s+/).join(' ').trim());
+  const line = lines.find(l => l) ?? '';
   return line.length > max ? line.slice(0, max - 1) + '…' : line;
 }
 

@@ -152,6 +152,11 @@ export class Conversation {
     if (!path.length && !stream) {
       children.push(h('p', { class: 'jtc-empty-note' }, this.options.emptyText));
     }
+    // a switch (← or a click on ‹ ›) redraws the messages: the focus stays at its depth
+    const focused = document.activeElement?.closest<HTMLElement>('.jtc-msg[data-depth]');
+    if (this.focusDepth < 0 && focused && this.node.contains(focused)) {
+      this.focusDepth = Number(focused.dataset.depth);
+    }
     this.node.replaceChildren(...children);
     if (this.editing) {
       this.editing.box.focus();

@@ -106,7 +106,7 @@ export class SessionView {
       focused: actions ? undefined : id => this.select(id),
       menu,
       hint: actions
-        ? trans.__('click: show this branch · ←/→: siblings')
+        ? trans.__('click: switch to this branch, down its newest answers · ←/→: siblings')
         : trans.__('click: show the path to this node · ←/→: siblings'),
       emptyText: options.emptyText
     });
@@ -114,7 +114,7 @@ export class SessionView {
       activate: id => this.activate(id),
       focused: actions ? undefined : id => this.select(id),
       menu,
-      hint: actions ? trans.__('click: show this branch') : trans.__('click: show the path to this node'),
+      hint: actions ? trans.__('click: switch to this branch, down its newest answers') : trans.__('click: show the path to this node'),
       emptyText: options.emptyText
     });
     this.picture.node.hidden = true;

@@ -63,3 +63,27 @@ export function fromCatalog(catalog: Catalog): Translation {
     _p: (msgctxt, msgid, ...args) => fill(single(`${msgctxt}\u0004${msgid}`, msgid), args)
   };
 }
+
+/**
+ * A `Translation` whose words can change language while a view shows them: JupyterLab's
+ * by default, or the language the user set outright in the kernel (`%chat language
+ * zh_CN`), which the kernel sends with its catalog (panel/store.ts, message `lang`).
+ */
+export class SwitchableTranslation implements Translation {
+  readonly __: Translation['__'];
+  readonly _n: Translation['_n'];
+  readonly _p: Translation['_p'];
+
+  constructor(private current: Translation) {
+    // each call goes to the translation in use now (no message of its own: the callers' are)
+    const through = <K extends keyof Translation>(key: K): Translation[K] =>
+      ((...args: unknown[]) => (this.current[key] as (...a: unknown[]) => string).apply(this.current, args)) as Translation[K];
+    this.__ = through('__');
+    this._n = through('_n');
+    this._p = through('_p');
+  }
+
+  use(translation: Translation): void {
+    this.current = translation;
+  }
+}

@@ -256,6 +256,7 @@ export class TreeList {
     const rows: HTMLElement[] = [];
     const drawn = new Map<number, DrawnRow>();
     const focusAt = this.focusAt();
+    const hadFocus = this.node.contains(document.activeElement); // a redrawn row loses it
     for (let at = first; at < last; at++) {
       const i = this.flat[at];
       const key = this.rowKey(i, this.indents[at], at === focusAt);
@@ -271,6 +272,10 @@ export class TreeList {
       return;
     }
     keepInPlace(this.window, rows);
+    if (hadFocus && !this.node.contains(document.activeElement)) {
+      // the focused row was redrawn (a switch moved its marks): the keys keep working
+      this.window.querySelector<HTMLElement>(`.jtc-row[data-at="${focusAt}"] .jtc-row-main`)?.focus();
+    }
   }
 
   /** All a row is drawn from besides the tree itself: a row whose key has not changed is
@@ -436,6 +441,11 @@ export class TreeList {
       }
     } else if (event.key === 'ArrowLeft' || event.key === 'ArrowRight') {
       event.preventDefault();
+      const siblings = this.source.tree.siblings(id);
+      const next = siblings[siblings.indexOf(id) + (event.key === 'ArrowLeft' ? -1 : 1)];
+      if (next !== undefined) {
+        this.focusIndex = this.source.tree.index.get(next) ?? this.focusIndex; // the focus follows
+      }
       this.options.sibling(id, event.key === 'ArrowLeft' ? -1 : 1);
     } else if (event.key === 'Enter') {
       event.preventDefault();

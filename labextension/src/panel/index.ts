@@ -79,7 +79,7 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
     // the kernel speaks the lab's language too, and knows the lab can insert cells
     model.send({ a: 'language', code: language, ...(canInsertBelow() ? { insert: 1 } : {}) });
   }
-  const trans = hostTranslation();
+  const trans = store.translation(hostTranslation()); // or the language set in the kernel
   const markdown = new Markdown(sanitizedMarkdown, trans);
   const code = { insert: insertCodeBelow(answer => store.text(answer)?.cell) };
   const mode = model.get('mode');

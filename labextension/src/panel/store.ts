@@ -9,6 +9,7 @@
  */
 
 import { Part, partsOf } from '../components/content';
+import { Catalog, SwitchableTranslation, Translation, english, fromCatalog } from '../components/translate';
 import { FindQuery, FindResult, Finder } from '../components/find';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
@@ -81,7 +82,8 @@ export interface WidgetModel {
 // -- messages ------------------------------------------------------------------------
 
 export type KernelMessage =
-  | { t: 'n'; r: Row; s?: 1; i?: number }
+  | { t: 'n'; r: Row; s?: 1; i?: number; m?: Record<string, unknown> }
+  | { t: 'lang'; locale: string; catalog: Catalog | null }
   | { t: 'rows'; from: number; rows: Row[] }
   | { t: 's'; p: string }
   | { t: 'd'; x: string }
@@ -200,6 +202,18 @@ export class Store implements SessionSource, PanelActions, Finder {
   private finding: { req: number; answer: (result: FindResult) => void } | null = null;
   private nextFind: { query: FindQuery; answer: (result: FindResult) => void } | null = null;
 
+  /** the language the kernel was told outright to speak (null: JupyterLab's) */
+  private language: Translation | null = null;
+  private translations = new Set<SwitchableTranslation & { host: Translation }>();
+
+  /** The words of a view of this store: `host`'s (JupyterLab's language), or the one
+   * the user set in the kernel with `%chat language`, from when the kernel says so. */
+  translation(host: Translation): Translation {
+    const translation = Object.assign(new SwitchableTranslation(this.language ?? host), { host });
+    this.translations.add(translation);
+    return translation;
+  }
+
   constructor(readonly model: WidgetModel) {
     if (model.get('mode') === 'panel') {
       for (const row of model.get('nodes') ?? []) {
@@ -289,7 +303,8 @@ export class Store implements SessionSource, PanelActions, Finder {
     switch (message.t) {
       case 'n': {
         if (message.s === 1 && this.stream) {
-          this.setText(message.r[0], { text: this.stream.text, meta: {}, thinking: this.stream.thinking });
+          // the whole meta with the streamed text: its context says what a budget left out
+          this.setText(message.r[0], { text: this.stream.text, meta: message.m ?? {}, thinking: this.stream.thinking });
         }
         if (this.model.get('mode') === 'panel') {
           if (message.i !== undefined && message.i > this.size) {
@@ -358,6 +373,14 @@ export class Store implements SessionSource, PanelActions, Finder {
       }
       case 'found':
         this.found(message);
+        break;
+      case 'lang':
+        // a language set outright in the kernel: the controls speak it too (null: the lab's)
+        this.language = message.catalog ? fromCatalog(message.catalog) : message.locale === 'en' ? english : null;
+        for (const translation of this.translations) {
+          translation.use(this.language ?? translation.host);
+        }
+        this.emit('tree');
         break;
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];

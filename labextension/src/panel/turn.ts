@@ -3,8 +3,10 @@
  * versions of the question once it was edited), Retry, Edit and Compare (the sibling
  * answers side by side, rendered, differences a toggle, "Use this" to continue from one),
  * and the answer's code blocks, each with "Insert below" (a new cell under this one) and
- * "Copy". When the answer on the current branch is not the one the cell printed, it is
- * shown below the control, and a retry started here streams into it.
+ * "Copy". When the user switches to another answer here, it is shown below the control in
+ * place of the printed one (folded away meanwhile: the cell shows one answer at a time),
+ * and a retry started here streams into it. A switch made elsewhere (the panel, another
+ * cell) only says in the bar which answer the cell shows, with "Show it here".
  */
 
 import { CodeActions, codeBlocks, codeButtons, codeOf, languageOf, runCodeAction } from '../components/code';
@@ -18,6 +20,9 @@ import { Translation } from '../components/translate';
 import { summaryLine } from '../components/vocabulary';
 import { Store, TurnInfo, summaryOf } from './store';
 
+/** `chosenHere` while a retry asked here is written: its answer is shown once it lands. */
+const RETRIED_HERE = '\u0000retry';
+
 export class TurnView {
   readonly node: HTMLElement;
   private readonly bar: HTMLElement;
@@ -29,6 +34,13 @@ export class TurnView {
   private editing: HTMLTextAreaElement | null = null;
   private comparing = false;
   private differences = false;
+  /** the answer the user switched to in this control: shown in place of the printed one
+   * (a switch made elsewhere, in the panel or another cell, changes only the bar) */
+  private chosenHere: string | null = null;
+  /** the switch to `chosenHere` has reached this control (the kernel answered it) */
+  private chosenLanded = false;
+  /** the cell's own outputs folded while another answer is shown here */
+  private folded: HTMLElement[] = [];
   private frame = 0;
   private readonly unsubscribe: () => void;
   private readonly stopListening: () => void;
@@ -56,6 +68,7 @@ export class TurnView {
 
   dispose(): void {
     cancelAnimationFrame(this.frame);
+    this.fold([]);
     this.unsubscribe();
     this.stopListening();
     this.node.remove();
@@ -106,6 +119,7 @@ export class TurnView {
           })
         : null,
       summary ? h('span', { class: 'jtc-meta' }, summary) : null,
+      this.printedHint(turn),
       turn.onPath
         ? null
         : h(
@@ -171,10 +185,20 @@ export class TurnView {
       this.body.replaceChildren(h('div', { class: 'jtc-hint' }, state), holder);
       return;
     }
-    if (!turn?.r || turn.r.id === turn.shown) {
-      this.body.replaceChildren();
+    if (this.chosenHere === RETRIED_HERE && turn?.r && turn.r.id !== turn.shown) {
+      this.chosenHere = turn.r.id; // the answer a retry started here wrote
+    } else if (this.chosenHere !== null && turn?.r?.id === this.chosenHere) {
+      this.chosenLanded = true;
+    } else if (this.chosenLanded) {
+      this.chosenHere = null; // moved elsewhere since: a later switch there only tells the bar
+      this.chosenLanded = false;
+    }
+    if (!turn?.r || turn.r.id === turn.shown || turn.r.id !== this.chosenHere) {
+      this.body.replaceChildren(); // the printed answer, or one chosen elsewhere: the bar says
+      this.fold([]);
       return;
     }
+    this.fold(this.printedOutputs());
     const full = store.text(turn.r.id);
     if (!full) {
       store.requestTexts([turn.r.id]);
@@ -182,9 +206,51 @@ export class TurnView {
       return;
     }
     this.body.replaceChildren(
-      h('div', { class: 'jtc-hint' }, trans.__('Answer %1/%2 (the cell above shows the one it printed)', turn.r.pos, turn.r.count)),
+      h('div', { class: 'jtc-hint' }, trans.__('Answer %1/%2, shown in place of the one this cell printed (hidden until you switch back)', turn.r.pos, turn.r.count)),
       this.markdown.element(full.text)
     );
+  }
+
+  /** `the cell shows answer 2 · Show 1/2 here` in the bar, where the current answer is not
+   * the printed one and was not chosen here: one line, so the notebook neither grows nor
+   * jumps when a switch elsewhere moves this turn. */
+  private printedHint(turn: TurnInfo): HTMLElement | null {
+    const r = turn.r;
+    if (!r || !turn.shown || r.id === turn.shown || r.id === this.chosenHere) {
+      return null;
+    }
+    const printed = r.sibs.indexOf(turn.shown) + 1;
+    return h(
+      'span',
+      { class: 'jtc-hint jtc-printed-hint' },
+      printed > 0 ? this.trans.__('the cell shows answer %1', printed) : this.trans.__('the cell shows another answer'),
+      ' ',
+      button(this.trans.__('Show %1/%2 here', r.pos, r.count), { act: 'show', title: this.trans.__('Show the current answer in place of the printed one') })
+    );
+  }
+
+  /** The outputs this cell printed above the control (its answer, footer, notes). */
+  private printedOutputs(): HTMLElement[] {
+    const mine = this.node.closest<HTMLElement>('.jp-OutputArea-child');
+    const area = mine?.parentElement;
+    if (!mine || !area) {
+      return [];
+    }
+    const children = Array.from(area.children) as HTMLElement[];
+    return children.slice(0, children.indexOf(mine)).filter(child => !child.querySelector('.jp-RenderedText'));
+  }
+
+  /** Fold `outputs` away (and unfold the ones folded before): one answer shows at a time. */
+  private fold(outputs: HTMLElement[]): void {
+    for (const output of this.folded) {
+      if (!outputs.includes(output)) {
+        output.classList.remove('jtc-folded-by-turn');
+      }
+    }
+    for (const output of outputs) {
+      output.classList.add('jtc-folded-by-turn');
+    }
+    this.folded = outputs;
   }
 
   private compareView(shown: string, sibs: string[]): HTMLElement {
@@ -197,7 +263,11 @@ export class TurnView {
         this.differences = !this.differences;
         this.renderBody();
       },
-      choose: id => this.store.act({ a: 'switch', id }),
+      choose: id => {
+        this.chosenHere = id;
+        this.chosenLanded = false;
+        this.store.act({ a: 'switch', id });
+      },
       close: () => {
         this.comparing = false;
         this.renderBar();
@@ -240,6 +310,8 @@ export class TurnView {
     }
     const next = sibs[current.pos - 1 + step];
     if (next !== undefined) {
+      this.chosenHere = side === 'r' ? next : null;
+      this.chosenLanded = false;
       this.store.act({ a: 'switch', id: next });
     }
   }
@@ -252,6 +324,7 @@ export class TurnView {
     }
     switch (target.dataset.act) {
       case 'retry':
+        this.chosenHere = RETRIED_HERE;
         this.store.act({ a: 'retry', id: turn.r ? turn.r.id : turn.q.id });
         break;
       case 'edit':
@@ -271,6 +344,11 @@ export class TurnView {
         break;
       case 'switch':
         this.step(target.dataset.side === 'q' ? 'q' : 'r', Number(target.dataset.step));
+        break;
+      case 'show':
+        this.chosenHere = turn.r ? turn.r.id : null;
+        this.renderBar();
+        this.renderBody();
         break;
     }
   }

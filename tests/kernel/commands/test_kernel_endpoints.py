@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fakes.fake_anthropic import FakeAnthropic
+from helpers.kernel_harness import unwrapped
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
@@ -72,7 +73,9 @@ def test_chat_model_sets_and_shows_where_a_model_goes(shell, capsys):
 
 def test_chat_models_lists_each_endpoint_in_a_line_or_a_few(shell, servers, capsys):
     shell.run_line_magic("chat", "models")
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    assert all(len(line) <= 79 for line in out.splitlines())  # wrapped at spaces
+    lines = unwrapped(out)
     assert lines[0].startswith("Models by endpoint")
     anthropic = f"anthropic at {servers['anthropic'].base_url}: answering, ANTHROPIC_API_KEY set"
     assert anthropic in lines
@@ -95,7 +98,9 @@ def test_chat_models_lists_each_endpoint_in_a_line_or_a_few(shell, servers, caps
         "tokens only (no price known)"
     )
     assert "vllm at http://127.0.0.1:9 is not answering: start it with `vllm serve MODEL`" in lines
-    assert lines[-1].startswith("Not asked, no key set: openrouter (OPENROUTER_API_KEY)")
+    assert lines[-2].startswith("Not asked, no key set: openrouter (OPENROUTER_API_KEY)")
+    assert "openai-compatible" not in lines[-2]  # no empty "openai-compatible ()"
+    assert lines[-1].startswith("Not asked, no base_url: azure, openai-compatible; give it one")
     assert "sk-deepseek" not in "\n".join(lines)
     listed = [r for r in servers["ollama"].requests if r.method == "GET"]
     assert [r.path.split("?")[0] for r in listed] == ["/v1/models"]
