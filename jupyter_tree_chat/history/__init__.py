@@ -4,7 +4,8 @@ Everything here is about what was said and where it is kept, never about asking 
 ``node`` (one message, its body decoded on first use), ``tree`` (the id index, children,
 the active path and every operation the chapter names: pure, no I/O), ``loader`` (reading
 a ``*.chat.jsonl`` file tolerantly, the lazy index), ``problems`` (what is wrong with a
-line, in words), ``experiment_record`` (an experiment question's ``meta.experiment``, read
+line, in words), ``plain`` (a message's Markdown as plain words, for lists and trees),
+``experiment_record`` (an experiment question's ``meta.experiment``, read
 and checked), ``uninterrupted`` (a Ctrl-C held until a record is whole) and ``store``
 (the only code that writes session files: locked, durable appends beside the notebook).
 Imports go node ← tree, problems ← loader ← store, uninterrupted ← store. May

@@ -1,14 +1,16 @@
 """The anywidget view: the panel (``widgets``) and the per-turn control (``turn``), what
-they share (``base``: events to the browser, actions from it; ``actions``: edit, fan-out,
-where a click is taken), what they send (``protocol``), the small ``_esm`` every instance
-carries (``loader``: the front end's code comes once per page), an exported page from the
-panel (``sharing``), an experiment's clickable grid (``experiment_grid``), whether the
-page has the lab's Insert below (``lab``), and the hooks the kernel calls (``hooks``).
+they share (``base``: events to the browser, actions from it; ``actions``: edit,
+fan-out, where a click is taken), what they send (``protocol``), the small ``_esm`` every
+instance carries (``loader``: the front end's code comes once per page), an exported
+page from the panel (``sharing``), an experiment's clickable grid (``experiment_grid``),
+whether the page has the lab's Insert below (``lab``), the language the views speak
+(``speaking``), and the hooks the kernel calls (``hooks``).
 
-The front end is built from ``labextension/src`` (``panel/`` and the shared ``components/``)
-into ``static/widget.js``, its stylesheet into ``static/widget.css``. Importing this
-package does not import anywidget; ``TreePanel`` and ``TurnControl`` load it on first use,
-so ``%load_ext`` stays cheap and a terminal IPython never pays for widgets.
+The front end is built from ``labextension/src`` (``panel/`` and the shared
+``components/``) into ``static/widget.js``, its stylesheet into ``static/widget.css``.
+Importing this package does not import anywidget; ``TreePanel`` and ``TurnControl`` load
+it on first use, so ``%load_ext`` stays cheap and a terminal IPython never pays for
+widgets.
 
 May import the core, ``providers`` and anywidget/traitlets; never ``kernel``, ``cli`` or
 ``server`` (the kernel reaches the widget only through the hook in ``kernel.sessions``).
