@@ -10,11 +10,12 @@ only the path's lines again, with the real loader.
 
 The promise: it never gives an answer the full loader would not. Whenever the file is
 anything but plain (a line the light decoder refuses and orjson does not read as a
-known typed record, a torn or blank last line, CRLF, a byte order mark, bytes that are
-not UTF-8, lone surrogate escapes, a duplicate of a path's id, a parent that is missing or comes
-later, an id reference that is not a whole id or a unique prefix, or any problem the
-loader reports on the path's own lines), ``quick_path`` returns None and the caller
-uses the full loader. ``tests/test_cli_quickpath.py`` checks the two agree.
+known typed record, a record without ``parentId`` that is not a typed one, a torn or
+blank last line, CRLF, a byte order mark, bytes that are not UTF-8, lone surrogate
+escapes, an id of the path used twice, a parent that is missing or comes later, an id
+reference that is not a whole id or a unique prefix, or any problem the loader reports
+on the path's own lines), ``quick_path`` returns None and the caller uses the full
+loader. ``tests/test_cli_quickpath.py`` checks the two agree.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from itertools import compress, count, repeat
-from operator import attrgetter, is_
-from typing import cast
+from operator import attrgetter, is_, is_not
+from typing import Annotated, cast
 
 import msgspec
 import orjson
@@ -36,19 +37,28 @@ from ..history.loader import gc_paused, parse_session
 from ..history.node import Node
 from ..history.store import open_session_file
 
+#: an id; an empty one is refused while decoding (the loader says why), which spares a
+#: pass over a million ids looking for one
+_Id = Annotated[str, msgspec.Meta(min_length=1)]
+
 
 class _Record(msgspec.Struct, gc=False, rename={"parent_id": "parentId"}):
-    """Any record, only what the index needs; every other field is skipped."""
+    """Any record, only what the index needs; every other field is skipped.
 
-    id: str | None = None
+    A record without ``parentId`` is taken for a typed one (header, label, hidden mark,
+    leaf) and read again whole by orjson, which says whether it is; so ``type`` is not
+    decoded, and one pass over the parents finds both the typed records and a node
+    missing its parent. A typed record that has a ``parentId`` is taken for a node: it
+    changes nothing off the path, and on it (as leaf or parent) the loader's reading of
+    the path's lines, or the path's ids being used twice, sends the file to the loader."""
+
+    id: _Id | None = None
     parent_id: str | UnsetType | None = UNSET
-    type: str | None = None
 
 
 _decode_array = msgspec.json.Decoder(list[_Record]).decode
 _ID = attrgetter("id")
 _PARENT = attrgetter("parent_id")
-_TYPE = attrgetter("type")
 _TYPED = frozenset({"session", "label", "hidden", "leaf"})  # a path reads only "leaf"
 _FEW = 64  # up to this many typed records are taken out of the node list one by one
 _BLOCK = 1 << 15  # lines are decoded, counted and found a block of this many bytes at a time
@@ -78,9 +88,12 @@ class _Lines:
         return found
 
 
-def quick_path(name: str, ref: str | None) -> list[Node] | None:
+def quick_path(name: str, ref: str | None, keep: list[object] | None = None) -> list[Node] | None:
     """The path to ``ref`` (or to the file's leaf), root first, its nodes read by the
-    loader; None whenever the full loader must decide."""
+    loader; None whenever the full loader must decide.
+
+    ``keep``, if given, is handed the file's index: a process about to end by
+    ``os._exit`` (the console script) need not free a million records one by one."""
     try:
         fd = open_session_file(name)
     except (OSError, ValueError, ChatError):
@@ -91,6 +104,8 @@ def quick_path(name: str, ref: str | None) -> list[Node] | None:
         with gc_paused():
             lines = _Lines(fd)
             records = _decode(lines, os.fstat(fd).st_size)
+            if keep is not None:
+                keep.append(records)
             return None if records is None else _path(lines, records, ref)
     except OSError:
         return None
@@ -140,14 +155,11 @@ def _block(fd: int, start: int, size: int) -> bytes:
 def _path(lines: _Lines, records: list[_Record], ref: str | None) -> list[Node] | None:
     """Check the ids, choose the leaf as the loader would, walk up to the root, and
     read the path's lines with the real loader, in file order."""
-    kinds = list(map(_TYPE, records))
-    if "" in kinds:
-        return None
-    typed = list(compress(count(), kinds))  # the typed records' line numbers
-    del kinds
+    parentless = map(is_, map(_PARENT, records), repeat(UNSET))
+    typed = list(compress(count(), parentless))  # the typed records' line numbers
     nodes = records
     if len(typed) > _FEW:
-        nodes = list(compress(records, map(is_, map(_TYPE, records), repeat(None))))
+        nodes = list(compress(records, map(is_not, map(_PARENT, records), repeat(UNSET))))
     elif typed:
         nodes = records.copy()
         for number in reversed(typed):
@@ -155,10 +167,8 @@ def _path(lines: _Lines, records: list[_Record], ref: str | None) -> list[Node] 
     # node ``p`` is on line ``p + bisect_right(shifts, p)``: typed lines push it down
     shifts = [number - before for before, number in enumerate(typed)]
     ids = list(map(_ID, nodes))
-    if not ids or None in ids or "" in ids:
+    if not ids or None in ids:
         return None  # no node, or a node without a proper id
-    if any(map(is_, map(_PARENT, nodes), repeat(UNSET))):
-        return None  # a line with no parentId: not a node, as the loader will say
     leaf_records = _leaf_records(lines, typed)
     if leaf_records is None:
         return None
