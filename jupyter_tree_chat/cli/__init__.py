@@ -30,7 +30,6 @@ from ..history.experiment_record import experiment_problems
 from ..history.loader import Problem
 from ..i18n import _
 from . import serve_local
-from .budget import budgeted_path
 from .find import add_find_parser, run_find
 from .quickpath import quick_path
 from .reading import CliError, leaf_of, load, path, path_text, show
@@ -142,11 +141,14 @@ def _import(args: argparse.Namespace) -> tuple[int, str]:
     return 0, _("Wrote {target}: {summary}").format(target=target, summary=imported.summary())
 
 
-def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
+def run(
+    argv: list[str], *, quick: bool = True, keep: list[object] | None = None
+) -> tuple[int, str]:
     """Run one command; returns the exit status and what goes to stdout.
 
     ``path --json`` on a clean session file reads only the path's lines in full
     (quickpath.py) unless ``quick`` is off; the answer is the full loader's either way.
+    ``keep`` holds what the process need not free before ``os._exit``.
     """
     args = _parser().parse_args(argv)
     if args.command == "serve-local":
@@ -156,9 +158,11 @@ def run(argv: list[str], *, quick: bool = True) -> tuple[int, str]:
     if args.command == "find":
         return run_find(args)
     if args.command == "path" and args.budget is not None:
+        from .budget import budgeted_path  # here: a path need not import the budgeting
+
         return 0, budgeted_path(load(args.file).result, args.leaf, args.budget, args.json)
     if args.command == "path" and args.json and quick:
-        nodes = quick_path(args.file, args.leaf)
+        nodes = quick_path(args.file, args.leaf, keep)
         if nodes is not None:
             return 0, path_text(nodes, [], as_json=True)
     reading = load(args.file)
@@ -191,7 +195,9 @@ def main(argv: list[str] | None = None, *, quick: bool = True) -> int:
         sys.stdout.reconfigure(errors="replace")  # a tree drawing on a Latin-1 terminal
     i18n.follow_environment(os.environ)  # LANG=zh_CN.UTF-8: the messages in Chinese
     try:
-        status, out = run(sys.argv[1:] if argv is None else argv, quick=quick)
+        keep: list[object] | None = [] if argv is None else None  # the console script
+        # ends by os._exit (below): what ``keep`` holds is never freed one by one
+        status, out = run(sys.argv[1:] if argv is None else argv, quick=quick, keep=keep)
     except CliError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import http.client
 import ipaddress
 import signal
 import socket
@@ -156,6 +155,8 @@ class LlamaServer:
 
     def health(self) -> int | None:
         """The status of ``GET /health`` (200 ready, 503 loading), None if unreachable."""
+        import http.client  # here: every CLI command imports this module, few need HTTP
+
         host, _sep, port = self.base_url.removeprefix("http://").rpartition(":")
         connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=2)
         try:

