@@ -179,7 +179,9 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
     if (options.compare && answers.length > 1) {
       sideBySide.set(line.index, answers);
       const title = trans.__("This row's versions side by side, with their differences");
-      number.append(h('button', { class: 'jtc-button jtc-quiet jtc-grid-compare', 'data-act': 'row-compare', title }, trans.__('Side by side')));
+      // a glyph, the words its name: the number's column is narrow
+      const attrs = { class: 'jtc-button jtc-quiet jtc-grid-compare', 'data-act': 'row-compare', title, 'aria-label': trans.__('Side by side') };
+      number.append(h('button', attrs, '⇆'));
     }
     body.append(tr);
   }
