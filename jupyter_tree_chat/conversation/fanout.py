@@ -175,6 +175,9 @@ class _Worker:
         self.context: dict[str, Any] | None = None
         #: the one request this answer is a choice of (its samples share it), if any
         self.choices: tuple[SharedChoices, int] | None = None
+        #: an experiment's text of the request streaming now, kept here rather than sent a
+        #: piece at a time (its cell shows progress, not text): handed over if it is cut
+        self.held: list[str] = []
         self.thread = threading.Thread(  # started when a slot is free (``concurrency``)
             target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
         )
@@ -186,13 +189,20 @@ class _Worker:
         try:
             self._answer()
         except ProviderError as error:
+            self._hand_over()
             self.report("failed", error)
         except Exception as error:  # a bug must end this answer, not hang the fan-out
             log.exception("answer %d of a fan-out failed", self.index + 1)
+            self._hand_over()
             self.report("failed", ProviderError(f"{type(error).__name__}: {error}"))
         finally:
             self.began.set()  # never leave the others waiting
             self.report("done")
+
+    def _hand_over(self) -> None:
+        """What a failing answer had received (kept, as a fan-out keeps its deltas)."""
+        if self.held:
+            self.report("delta", "".join(self.held))
 
     def _answer(self) -> None:
         run, settings = self.run, self.variant.settings
@@ -227,6 +237,8 @@ class _Worker:
     def _stream(self, request: ReplyRequest, *, first: bool = False) -> Finished | None:
         started = time.monotonic()
         self.report("start")
+        self.held = []
+        quiet = bool(self.run.rows)  # an experiment: no text shown while it streams
         finished: Finished | None = None
         shared = self.choices if first else None
         if shared is not None:
@@ -238,7 +250,10 @@ class _Worker:
                 if self.run.cancelled.is_set():
                     return None
                 if isinstance(event, TextDelta):
-                    self.report("delta", event.text)
+                    if quiet:
+                        self.held.append(event.text)
+                    else:
+                        self.report("delta", event.text)
                 elif isinstance(event, ThinkingDelta):
                     self.report("think", event)
                 elif isinstance(event, ThinkingReady):
@@ -255,6 +270,7 @@ class _Worker:
                 close()
         if finished is None:
             raise ProviderError(_("the reply ended without a final message"))
+        self.held = []
         choice = None
         if shared is not None and shared[0].shared:
             choice = {"index": shared[1] + 1, "of": shared[0].n}
@@ -530,6 +546,7 @@ class _FanoutRun:
     def _keep_what_arrived(self) -> None:
         for i, answer in enumerate(self.answers):
             if not answer.done:
+                self.partials[i].add(TextDelta("".join(self.workers[i].held)))
                 self._partial_node(i, "interrupted by the user")
                 answer.done = True
 

@@ -34,7 +34,8 @@ Browser -> kernel: ``{"a": ACTION, "req": N, ...}`` with ACTION one of ``retry``
 ``edit`` (id, text), ``switch`` (id), ``label`` (id, label), ``hide`` (id, hidden:
 false to show the branch again), ``text`` (ids), ``rows`` (from), ``find`` (q, regex,
 case, role, all: a question, answered by ``{"t": "found", ...}`` alone, with no
-``ack`` or ``done``), ``language`` (code: the language JupyterLab shows, ``zh-CN``,
+``ack`` or ``done``; or held: the text index, answered by ``{"t": "held", ...}``),
+``language`` (code: the language JupyterLab shows, ``zh-CN``,
 sent by each view as it renders; no answer: the kernel speaks it from then on, see
 ``i18n``) and ``export`` (format ``html``),
 both in ``sharing.py``. A view asks for

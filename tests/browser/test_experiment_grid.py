@@ -5,6 +5,7 @@ text, the filter box, and a cell opening its branch."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -103,6 +104,25 @@ def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):
         "a21",
     ]
     expect(view.locator(".jtc-experiment-grid-view")).to_be_visible()  # still its grid
+
+    # a row's versions side by side: the compare view over that one line of the grid
+    expect(rows.nth(2).locator(".jtc-grid-compare")).to_have_count(0)  # one answer only
+    rows.nth(1).locator(".jtc-grid-compare").click()
+    compare = view.locator(".jtc-compare")
+    columns = compare.locator(".jtc-compare-column")
+    expect(columns).to_have_count(2)
+    # by version (neither is on the file's current branch), each rendered, with its numbers
+    assert columns.evaluate_all("cs => cs.map(c => c.dataset.id)") == ["a11", "a21"]
+    expect(compare.locator(".jtc-section-title")).to_have_text("2 answers side by side")
+    expect(columns.nth(0).locator(".jtc-compare-text")).to_contain_text(re.compile("Oslo.*v1"))
+    expect(columns.nth(1).locator(".jtc-compare-text")).to_contain_text(re.compile("Oslo.*v2"))
+    expect(columns.nth(1).locator(".jtc-model")).to_have_text("claude-sonnet-4-6")
+    assert compare.locator("img, script").count() == 0  # through the sanitizer
+    compare.get_by_role("button", name="Differences").click()
+    expect(columns.nth(0).locator("mark.jtc-diff").first).to_be_visible()
+    compare.get_by_role("button", name="Close").click()  # back to the grid
+    expect(view.locator(".jtc-experiment-grid-view")).to_be_visible()
+    expect(view.locator(".jtc-compare")).to_have_count(0)
     assert page_log.page_errors == []
 
 

@@ -349,6 +349,22 @@ def test_a_failing_row_is_marked_and_the_others_kept(claude, fake_anthropic):
     assert "Answer 2" not in run.stderr  # no line per failed row: the grid marks it
 
 
+def test_a_row_whose_stream_drops_keeps_what_it_received(claude, fake_anthropic):
+    claude.run("rows = [{'w': 'one'}, {'w': 'two'}]").check()
+    two = lambda body: "two" in json.dumps(body["messages"])  # noqa: E731
+    fake_anthropic.enqueue(tokens=40, drop_after=12, when=two)
+    fake_anthropic.enqueue(tokens=5)
+
+    claude.chat("Say {w}.", "c0000001", "--over rows").check()
+
+    kept = [tree_of(claude).children(q.id) for q in rows_asked(tree_of(claude))]
+    assert [len(k) for k in kept] == [1, 1]
+    assert "interrupted" not in kept[0][0].meta
+    dropped = kept[1][0]
+    assert (dropped.meta["interrupted"], dropped.meta["error"]) == (True, "connection_failed")
+    assert dropped.text.startswith("alpha beta")  # the text streamed before the drop
+
+
 def test_ctrl_c_keeps_what_arrived(claude, fake_anthropic):
     claude.run("rows = [{'n': i} for i in range(8)]").check()
     for _ in range(8):

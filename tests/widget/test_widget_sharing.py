@@ -103,3 +103,24 @@ def test_export_of_a_session_without_a_file_is_refused_in_one_line(recorder):
     (done,) = [m for m in recorder.customs() if m["t"] == "done"]
     assert "there is nowhere to write its page" in done["err"] and "\n" not in done["err"]
     assert panel.error == done["err"]
+
+
+def test_the_text_index_is_sent_for_the_panel_to_search_itself(tmp_path, recorder, monkeypatch):
+    session, (needle_q, needle_a, hay, cjk) = lesson(tmp_path)
+    _panel, comm = opened(session, recorder)
+    comm.deliver({"a": "find", "held": 0, "req": 4})
+    (held,) = answers(recorder, "held")
+    assert (held["req"], held["from"]) == (4, 0)
+    texts = dict(zip(held["ids"], held["texts"], strict=True))
+    assert held["ids"] == [node.id for node in session.tree]  # the tree's order
+    assert texts[needle_q] == "where is the needle?"  # lowered, as find.py matches
+    assert "needle" in texts[needle_a] and "needle" not in texts[hay]
+    assert texts[cjk] == "什么是会话树？"
+    recorder.clear()
+    comm.deliver({"a": "find", "held": 3, "req": 5})  # what followed the first three
+    (rest,) = answers(recorder, "held")
+    assert (rest["from"], rest["ids"]) == (3, held["ids"][3:])
+    recorder.clear()
+    monkeypatch.setattr("jupyter_tree_chat.widget.sharing.HELD_LIMIT", 10)
+    comm.deliver({"a": "find", "held": 0, "req": 6})
+    assert answers(recorder, "held") == [{"t": "held", "req": 6, "over": 1}]

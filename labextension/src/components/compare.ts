@@ -5,12 +5,17 @@
  * not, on the rendered text (words of prose, lines of code: diff.ts), and is off until
  * switched on. Columns wrap to rows above three. The same view shows a fan-out while its
  * answers stream (`renderLiveCompare`, the panel) and the stored answers afterwards.
+ *
+ * One mechanism with the experiment grid (experiment.ts): answers side by side are an
+ * experiment of one row (`oneRow`), each column one of the grid's cells, and a grid
+ * line's versions open here as their side-by-side view.
  */
 
 import { headLine, questionAsTyped } from './chips';
 import { Navigate, button } from './controls';
 import { codeUnits, proseUnits, uniqueMarks } from './diff';
 import { h } from './dom';
+import { GridCell, oneRow } from './experiment';
 import { Markdown } from './markdown';
 import { FanoutState, NodeContent, SessionSource, Summary, shortId, siblingPlace } from './model';
 import { plainText } from './content';
@@ -44,7 +49,7 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
   source.requestContent(shown.filter(id => !source.content(id)));
   const columns = grid(shown.length);
   const bodies: Array<Promise<HTMLElement | null>> = [];
-  shown.forEach((id, k) => {
+  (oneRow(source.tree, shown).cells as GridCell[]).forEach(({ id, summary }, k) => {
     const content = source.content(id);
     const place = options.place ? options.place(id) : siblingPlace(source.tree, id);
     const choose =
@@ -53,7 +58,7 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
         : options.navigate === 'switch'
           ? button(trans.__('Use this'), { act: 'switch', id, title: trans.__('Continue from this answer: its branch becomes the current one') })
           : button(trans.__('Show this'), { act: 'select', id, title: trans.__('Show the path to this version') });
-    const facts = factsOf(source.tree.summary(id), content);
+    const facts = factsOf(summary, content);
     const header = h(
       'div',
       { class: 'jtc-compare-header' },

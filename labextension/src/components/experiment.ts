@@ -12,7 +12,7 @@
 
 import { Navigate } from './controls';
 import { h, listen } from './dom';
-import { SessionSource, Summary, shortId } from './model';
+import { SessionSource, SessionTree, Summary, shortId } from './model';
 import { Translation } from './translate';
 import { numbersLine } from './vocabulary';
 import { Experiment, experimentOf } from '../format/experiment';
@@ -26,6 +26,8 @@ export interface GridOptions {
   filter: string;
   setFilter(text: string): void;
   choose(id: string): void;
+  /** a line's answers side by side (compare.ts); absent: no Side by side button */
+  compare?(ids: string[]): void;
   /** absent: no Close button (a cell's grid stays) */
   close?(): void;
 }
@@ -41,11 +43,28 @@ export function experimentAt(source: SessionSource, id: string): Experiment | nu
   return experimentOf(content.meta);
 }
 
-/** One answer of the grid: its id, its first line and its numbers. */
+/** One answer of the grid: its id, its first line and its numbers (a compare column's
+ * record too: compare.ts draws one line of cells side by side). */
 export interface GridCell {
   id: string;
   head: string;
   summary: Summary | null;
+}
+
+/** Node `id` as a cell, from the tree alone. */
+export function cellOf(tree: SessionTree, id: string): GridCell {
+  return { id, head: tree.heads[tree.index.get(id) ?? -1] ?? '', summary: tree.summary(id) };
+}
+
+/** Answers side by side as what they are, an experiment of one row (a fan-out, a
+ * question's versions): one line, a cell each, in the order given (compare.ts). */
+export function oneRow(tree: SessionTree, ids: string[]): GridLine {
+  return { index: 0, row: {}, cells: ids.map(id => cellOf(tree, id)) };
+}
+
+/** The answers of a grid line, version by version (what its side-by-side view shows). */
+export function lineAnswers(line: GridLine): string[] {
+  return line.cells.flatMap(cell => (cell !== null && cell !== 'none' ? [cell.id] : []));
 }
 
 /** One row: its place, its inputs, and per version its answer (`null`: no question of
@@ -103,10 +122,7 @@ export function gridData(source: SessionSource, id: string): GridData | null {
           return null;
         }
         const answer = tree.childIds(question)[0];
-        if (!answer) {
-          return 'none';
-        }
-        return { id: answer, head: tree.heads[tree.index.get(answer) ?? -1] ?? '', summary: tree.summary(answer) };
+        return answer ? cellOf(tree, answer) : 'none';
       })
     }));
   return { experiment: mine.id, versions: order, lines };
@@ -129,6 +145,7 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
   );
   const body = h('tbody', {});
   const searchable: Array<[HTMLElement, string]> = [];
+  const sideBySide = new Map<number, string[]>();
   for (const line of data.lines) {
     const chips = Object.entries(line.row).map(([name, value]) =>
       h('span', { class: 'jtc-chip', title: `${name}: ${text(value)}` }, `${name}: ${text(value)}`)
@@ -155,8 +172,17 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
         summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null
       );
     });
-    const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, h('td', {}, String(line.index + 1)), h('td', {}, ...chips), ...cells);
+    const number = h('td', {}, String(line.index + 1));
+    const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, number, h('td', {}, ...chips), ...cells);
     searchable.push([tr, tr.textContent!.toLowerCase()]);
+    const answers = lineAnswers(line);
+    if (options.compare && answers.length > 1) {
+      sideBySide.set(line.index, answers);
+      const title = trans.__("This row's versions side by side, with their differences");
+      // a glyph, the words its name: the number's column is narrow
+      const attrs = { class: 'jtc-button jtc-quiet jtc-grid-compare', 'data-act': 'row-compare', title, 'aria-label': trans.__('Side by side') };
+      number.append(h('button', attrs, '⇆'));
+    }
     body.append(tr);
   }
   const filter = h('input', {
@@ -207,6 +233,8 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
       }
       if (target.dataset.act === 'close-grid') {
         options.close?.();
+      } else if (target.dataset.act === 'row-compare') {
+        options.compare?.(sideBySide.get(Number(target.closest<HTMLElement>('tr')?.dataset.row)) ?? []);
       } else if (target.dataset.id) {
         options.choose(target.dataset.id);
       }

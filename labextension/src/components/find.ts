@@ -102,8 +102,17 @@ export function pythonJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** What `findNodes` searches: each node's fields and lowered text by its place in the
+ * tree, brought up to the tree's size by `update` (a file's own, or the kernel's held by
+ * the panel: panel/heldtexts.ts, which answers literal, case-blind queries alone). */
+export interface Texts {
+  readonly fields: ReadonlyArray<Array<[Where, string]>>;
+  readonly lowered: readonly string[];
+  update(tree: SessionTree): void;
+}
+
 /** Each node's fields and lowered text, by its place in the tree, built as it grows. */
-export class TextIndex {
+export class TextIndex implements Texts {
   readonly fields: Array<Array<[Where, string]>> = [];
   readonly lowered: string[] = [];
 
@@ -130,7 +139,7 @@ export function queryPattern(query: FindQuery): RegExp {
  * sits in a hidden branch the view folds away: such matches are counted, not listed,
  * unless `query.includeHidden`.
  */
-export function findNodes(tree: SessionTree, index: TextIndex, query: FindQuery, folded: (i: number) => boolean): FindResult {
+export function findNodes(tree: SessionTree, index: Texts, query: FindQuery, folded: (i: number) => boolean): FindResult {
   if (!query.text) {
     return { ids: [], hidden: 0 };
   }

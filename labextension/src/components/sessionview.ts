@@ -62,8 +62,10 @@ export interface SessionViewOptions {
 
 /** Which versions are side by side: `id` and its siblings, or the answers under `id`. */
 interface CompareState {
-  of: 'siblings' | 'children' | 'experiment';
+  /** `row`: one experiment line's answers (`ids`), opened from the grid of question `id` */
+  of: 'siblings' | 'children' | 'experiment' | 'row';
   id: string;
+  ids?: string[];
 }
 
 export class SessionView {
@@ -433,6 +435,7 @@ export class SessionView {
         this.gridFilter = text;
       },
       choose: chosen => (actions ? actions.switchTo(chosen) : this.select(chosen)),
+      compare: ids => this.openCompare({ of: 'row', id, ids }),
       close: () => {
         this.compare = null;
         this.renderCompare();
@@ -450,8 +453,8 @@ export class SessionView {
     }
     let reference = state.id;
     let ids = tree.siblings(state.id);
-    if (state.of === 'children') {
-      ids = tree.childIds(state.id);
+    if (state.of === 'children' || state.of === 'row') {
+      ids = state.of === 'row' ? (state.ids ?? []).filter(id => tree.has(id)) : tree.childIds(state.id);
       const onPath = new Set(tree.pathTo(this.source.leaf));
       reference = ids.find(id => onPath.has(id)) ?? ids[0];
     }
@@ -496,7 +499,7 @@ export class SessionView {
         },
         choose: id => {
           if (actions) {
-            this.compare = { of: 'siblings', id };
+            this.compare = this.compare?.of === 'row' ? this.compare : { of: 'siblings', id };
             actions.switchTo(id);
             this.renderCompare();
           } else {
@@ -504,7 +507,8 @@ export class SessionView {
           }
         },
         close: () => {
-          this.compare = null;
+          // a grid line's side by side goes back to its grid
+          this.compare = this.compare?.of === 'row' ? { of: 'experiment', id: this.compare.id } : null;
           this.renderCompare();
         }
       })

@@ -13,6 +13,7 @@ import { Catalog, SwitchableTranslation, Translation, english, fromCatalog } fro
 import { FindQuery, FindResult, Finder } from '../components/find';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
+import { HeldMessage, HeldTexts } from './heldtexts';
 import { StatusState } from '../components/status';
 
 // -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
@@ -98,7 +99,8 @@ export type KernelMessage =
   | { t: 'vd'; v: number; x: string }
   | { t: 've'; v: number; err?: string; meta?: MetaSummary | null }
   | { t: 'fe'; p: string; ids: Array<string | null>; errs: Array<string | null> }
-  | { t: 'found'; req: number; rows: string; count: number; hidden: number; err?: string };
+  | { t: 'found'; req: number; rows: string; count: number; hidden: number; err?: string }
+  | HeldMessage;
 
 export interface FullText {
   text: string;
@@ -201,6 +203,7 @@ export class Store implements SessionSource, PanelActions, Finder {
   /** the search box's question in the kernel now, and the newest one waiting for it */
   private finding: { req: number; answer: (result: FindResult) => void } | null = null;
   private nextFind: { query: FindQuery; answer: (result: FindResult) => void } | null = null;
+  private held = new HeldTexts(from => this.model.send({ a: 'find', req: this.nextReq++, held: from }));
 
   /** the language the kernel was told outright to speak (null: JupyterLab's) */
   private language: Translation | null = null;
@@ -382,6 +385,9 @@ export class Store implements SessionSource, PanelActions, Finder {
         }
         this.emit('tree');
         break;
+      case 'held':
+        this.held.take(message);
+        break;
       case 'note':
         this.notes = [...this.notes.slice(-2), { level: message.level, text: message.x }];
         this.emit('status');
@@ -497,12 +503,11 @@ export class Store implements SessionSource, PanelActions, Finder {
   }
 
   /**
-   * The kernel's answer to the search box (share/find.py over the session it holds).
-   * One question is in the kernel at a time: keys typed meanwhile wait as one (the
-   * newest), so fast typing never queues a search a key.
-   */
-  find(query: FindQuery): Promise<FindResult> {
-    return new Promise(answer => {
+   * The search box's answer: from the kernel's text index held here (heldtexts.ts) if it
+   * can, else the kernel's (share/find.py). One question is in the kernel at a time: keys
+   * typed meanwhile wait as one (the newest), so fast typing never queues a search a key. */
+  find(query: FindQuery, folds: readonly string[] = []): FindResult | Promise<FindResult> {
+    return this.held.find(this.tree, query, folds) ?? new Promise(answer => {
       if (this.finding) {
         this.nextFind?.answer({ ids: [], hidden: 0 }); // overtaken by a newer key
         this.nextFind = { query, answer };
