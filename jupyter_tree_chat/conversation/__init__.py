@@ -3,12 +3,10 @@
 ``session`` (``Session``: the single owner of state, and the tree's own actions: switch,
 fork before a tool use, compact, label, hide; the notebook-native rule), ``asking`` (ask,
 edit, retry and the reply loop), ``host`` (its state, events, requests and writes: what the
-actions, fan-outs and budgets build on),
-``events`` (what a session announces and what an action returns), ``fanout`` (many
-answers to one question at once), ``experiments/`` (one question over many rows),
-``cellrule`` (what running a ``%%chat`` cell does to
-the tree), ``variants`` (the models and temperatures a fan-out asks), ``choices`` and
-``replies`` (what a turn asks and gets), ``budgeting`` (what a request keeps of a long
-path), ``settings`` (``ChatSettings``). May import ``history``, ``providers``,
-``measures`` and the core below; views use these, and nothing here imports a view.
+actions, fan-outs and budgets build on), ``events`` (what a session announces and what an
+action returns), ``many/`` (many answers at once: fan-outs and experiments over rows),
+``cellrule`` (what running a ``%%chat`` cell does to the tree), ``replies`` (what a turn
+asks and gets), ``budgeting`` (what a request keeps of a long path), ``settings``
+(``ChatSettings``). May import ``history``, ``providers``, ``measures`` and the core
+below; views use these, and nothing here imports a view.
 """

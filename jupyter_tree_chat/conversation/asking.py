@@ -49,8 +49,9 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .fanout import answer_all
 from .host import SessionHost, exclusive
+from .many.fanout import answer_all
+from .many.variants import Fanout
 from .replies import (
     DeltaBatch,
     PartialReply,
@@ -60,7 +61,6 @@ from .replies import (
     tool_names_meta,
 )
 from .settings import ChatSettings, with_root_system
-from .variants import Fanout
 
 
 class Asking(SessionHost):

@@ -17,7 +17,7 @@ from ..history.tree import Node
 from ..i18n import _
 
 if TYPE_CHECKING:
-    from .variants import Answer, Variant
+    from .many.variants import Answer, Variant
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ notebook-native rule. Here are the rest, each the one place for it:
 
 - observing and reading: listeners and events, the path, ids by prefix or label, what
   other kernels appended;
-- the hand-off to fan-outs and budgets (``fanout.FanoutHost``, ``budgeting``): requests
+- the hand-off to fan-outs and budgets (``many.workers.FanoutHost``, ``budgeting``): requests
   built to the context budget, errors explained, tools offered and run, the meter;
 - persistence: a node recorded (tree, file, event), the leaf settled, the store's appends
   and syncs; a failed write is said once and the conversation goes on in memory.

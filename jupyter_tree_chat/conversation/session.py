@@ -46,10 +46,10 @@ from .events import (
     NodeAdded,
     Turn,
 )
-from .experiments import experiment
 from .host import exclusive
+from .many import experiment
+from .many.variants import Fanout
 from .settings import ChatSettings
-from .variants import Fanout
 
 
 class Session(Asking):

@@ -3,7 +3,7 @@
 The rows come from a kernel variable (a pandas DataFrame, a list of dicts) or a CSV file
 beside the notebook. Every row's question is filled in before anything is sent (a
 ``{name}`` that is neither a column nor a kernel value is one ``UsageError`` line), then
-the session runs the experiment (conversation/experiments/experiment.py) while the cell shows a
+the session runs the experiment (conversation/many/experiment.py) while the cell shows a
 progress bar, and at the end a compact grid (experiment_view.py).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..conversation.events import Turn
-from ..conversation.experiments.experiment import (
+from ..conversation.many.experiment import (
     DEFAULT_CONCURRENCY,
     Plan,
     RowQuestion,

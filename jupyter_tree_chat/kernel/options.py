@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..conversation.variants import MAX_VARIANTS, Fanout
+from ..conversation.many.variants import MAX_VARIANTS, Fanout
 from ..errors import ChatError
 from ..i18n import _
 from ..providers import PROVIDER_NAMES

@@ -7,8 +7,8 @@ from typing import Any
 
 from ..context import with_text
 from ..conversation.events import Turn
+from ..conversation.many.variants import Fanout
 from ..conversation.session import Session
-from ..conversation.variants import Fanout
 from ..errors import TreeError
 from ..history.tree import Node, is_real_user_message
 from ..i18n import _

@@ -16,9 +16,9 @@ import anthropic
 import pytest
 from fakes.fake_anthropic import FakeAnthropic
 
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
-from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import ContextWindowFull
 from jupyter_tree_chat.history.store import FileStore
 from jupyter_tree_chat.measures.budget import OVERFLOW, TRIMMED

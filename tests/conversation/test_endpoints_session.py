@@ -17,9 +17,9 @@ import pytest
 from fakes.fake_anthropic import FakeAnthropic
 from helpers.content_blocks import image_block, tiny_png
 
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
-from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import EndpointRefuses
 from jupyter_tree_chat.measures.compare import rows, sibling_answers
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider

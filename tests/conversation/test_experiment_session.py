@@ -1,13 +1,13 @@
-"""An experiment through the Session alone (conversation/experiments/experiment.py), with
+"""An experiment through the Session alone (conversation/many/experiment.py), with
 the offline
 model: an edit of one row's question forks that row alone, and a fan-out reads as an
 experiment of one row through the same frame code as ``compare_frame``."""
 
 from __future__ import annotations
 
-from jupyter_tree_chat.conversation.experiments.experiment import Plan, RowQuestion
+from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.conversation.session import Session
-from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.history.experiment_record import experiment_of
 from jupyter_tree_chat.measures.compare import (
     COLUMNS,

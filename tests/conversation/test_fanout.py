@@ -22,8 +22,8 @@ from fakes.fake_anthropic import FakeAnthropic, RecordedRequest
 from helpers.kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.conversation.events import ReplyDelta
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.conversation.session import Session
-from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import SessionBusy
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import SessionTree, is_tool_result

@@ -21,10 +21,10 @@ from jupyter_tree_chat.conversation.events import (
     ReplyThinking,
     TurnInterrupted,
 )
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.conversation.replies import DeltaBatch
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
-from jupyter_tree_chat.conversation.variants import Fanout
 from jupyter_tree_chat.errors import (
     ConnectionFailed,
     RoleOrderError,

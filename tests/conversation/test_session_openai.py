@@ -166,7 +166,7 @@ def routed_session(path: Path, server: FakeOpenAI, tools: ToolRegistry) -> Sessi
 
 
 def test_a_request_of_n_dropped_mid_stream_keeps_each_answers_part_marked(tmp_path, tools):
-    from jupyter_tree_chat.conversation.variants import Fanout
+    from jupyter_tree_chat.conversation.many.variants import Fanout
 
     with FakeOpenAI() as server:  # the local server takes n; this stream breaks
         server.enqueue(text="A long answer that the connection cuts.", drop_after=9)
@@ -180,7 +180,7 @@ def test_a_request_of_n_dropped_mid_stream_keeps_each_answers_part_marked(tmp_pa
 
 
 def test_a_tool_round_after_a_shared_request_is_each_answers_own(tmp_path, tools):
-    from jupyter_tree_chat.conversation.variants import Fanout
+    from jupyter_tree_chat.conversation.many.variants import Fanout
 
     with FakeOpenAI() as server:
         server.enqueue(tool_calls=[ADD_2_3])  # both choices call the tool

@@ -7,8 +7,8 @@ a closed ``<details>`` (switched off until opened), with model text escaped ever
 
 from __future__ import annotations
 
+from jupyter_tree_chat.conversation.many.variants import Answer, Fanout
 from jupyter_tree_chat.conversation.settings import ChatSettings
-from jupyter_tree_chat.conversation.variants import Answer, Fanout
 from jupyter_tree_chat.history.tree import Node, SessionTree
 from jupyter_tree_chat.kernel.display.columns import FanoutColumns, compare_html, facts, per_row
 from jupyter_tree_chat.measures.compare import sibling_answers

@@ -13,7 +13,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_tree_chat import reply_text
-from jupyter_tree_chat.conversation.variants import Fanout
+from jupyter_tree_chat.conversation.many.variants import Fanout
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.kernel import sessions as kernel_sessions
 from jupyter_tree_chat.kernel.config import TreeChat

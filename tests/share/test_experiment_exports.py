@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from jupyter_tree_chat.cli import main
-from jupyter_tree_chat.conversation.experiments.experiment import Plan, RowQuestion
+from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 

@@ -15,8 +15,8 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...context import code_blocks, with_text
+from ...conversation.many.variants import Fanout
 from ...conversation.session import Session
-from ...conversation.variants import Fanout
 from ...errors import AmbiguousId, ChatError, NodeNotFound
 from ...history.store import list_sessions
 from ...history.tree import Node

@@ -26,7 +26,7 @@ from typing import Any
 
 from IPython.display import display, update_display
 
-from ...conversation.variants import Answer, Variant
+from ...conversation.many.variants import Answer, Variant
 from ...history.tree import Node, redacted_thinking_count, thinking_text
 from ...i18n import _
 from ...measures.compare import ComparedAnswer, model_label

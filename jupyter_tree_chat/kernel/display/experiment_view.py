@@ -28,7 +28,7 @@ from ...conversation.events import (
     ExperimentProgress,
     ExperimentStarted,
 )
-from ...conversation.variants import Answer
+from ...conversation.many.variants import Answer
 from ...history.experiment_record import experiment_of
 from ...history.tree import Node, SessionTree
 from ...i18n import _

@@ -26,8 +26,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import FeatureMissing, ProviderError
-from ..providers.base import Began, Degraded, Finished, Provider, ReplyEvent, ReplyRequest
+from ...errors import FeatureMissing, ProviderError
+from ...providers.base import Began, Degraded, Finished, Provider, ReplyEvent, ReplyRequest
 
 log = logging.getLogger(__name__)
 

@@ -47,31 +47,22 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
-from ..errors import ChatError, ProviderError
-from ..history.tree import Node, SessionTree, tool_uses
-from ..i18n import _
-from ..providers.base import (
-    Began,
-    Degraded,
-    Finished,
+from ...errors import ChatError, ProviderError
+from ...history.tree import Node
+from ...i18n import _
+from ...providers.base import (
     Message,
     Provider,
-    ReplyRequest,
     TextDelta,
-    ThinkingDelta,
-    ThinkingReady,
     cache_group,
     route_of,
     takes_n,
 )
-from ..providers.tools.functions import KEPT_DEFINITIONS, definitions_called
-from ..providers.tools.toolbox import PendingTool, Toolbox
-from .choices import SharedChoices
-from .events import (
-    Event,
+from ...providers.tools.functions import KEPT_DEFINITIONS, definitions_called
+from ...providers.tools.toolbox import PendingTool
+from ..events import (
     ExperimentEnded,
     ExperimentProgress,
     ExperimentStarted,
@@ -84,213 +75,18 @@ from .events import (
     Turn,
     TurnInterrupted,
 )
-from .replies import (
+from ..replies import (
     PartialReply,
     partial_meta,
     reply_meta,
     stop_reason_error,
     tool_names_meta,
 )
-from .settings import ChatSettings
+from .choices import SharedChoices
 from .variants import Answer, Variant
+from .workers import POLL_S, FanoutHost, Report, Worker
 
 log = logging.getLogger(__name__)
-
-_POLL_S = 0.1
-"""How often a waiting thread looks at the cancel flag."""
-
-
-class FanoutHost(Protocol):
-    """What a fan-out needs of the session that runs it: ``Session`` is one, through its
-    public calls only (so the two modules do not import each other)."""
-
-    tree: SessionTree
-    provider: Provider
-    tools: Toolbox
-
-    def context_request(
-        self,
-        path: list[Node],
-        settings: ChatSettings,
-        tools: tuple[Any, ...] = (),
-        extra: list[Message] | tuple[Message, ...] = (),
-        *,
-        summarize: bool = True,
-    ) -> ReplyRequest: ...
-
-    def tool_specs(self, settings: ChatSettings | None = None) -> tuple[Any, ...]: ...
-
-    def explained(
-        self, error: ProviderError, messages: list[Message], settings: ChatSettings
-    ) -> ProviderError: ...
-
-    def new_id(self) -> str: ...
-
-    def now(self) -> int: ...
-
-    def record(self, node: Node) -> Node: ...
-
-    def record_all(self, nodes: list[Node], *, durable: bool = True) -> None: ...
-
-    def emit(self, event: Event) -> None: ...
-
-    def notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None: ...
-
-    def settle(self, leaf: str) -> None: ...
-
-
-# -- what the workers report ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Report:
-    variant: int
-    kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" |
-    # "tool_done" | "limit" | "degraded" | "failed" | "done"
-    payload: Any = None
-    seconds: float = 0.0
-
-
-class _Worker:
-    """Streams one variant's answer, its tool rounds included, reporting on ``reports``.
-
-    It never touches the tree: tool calls are handed to the owning thread, which runs
-    them and hands the results back on ``results``.
-    """
-
-    def __init__(self, run: _FanoutRun, index: int, variant: Variant, question: int = 0) -> None:
-        self.run = run
-        self.index = index
-        self.variant = variant
-        self.question = question
-        """Which of the run's questions this answer is under (an experiment's row)."""
-        self.attempt = 1
-        """Which answer to its question this is (a retry's is one more than those there)."""
-        self.results: queue.Queue[list[dict[str, Any]]] = queue.Queue()
-        self.began = threading.Event()
-        """Set once this answer's response has begun (or it ended): what waits on it."""
-        self.waits_for: _Worker | None = None
-        """The answer of the same caching endpoint that must begin first, if any."""
-        #: what the budget left out of this answer's latest request (its meta.context)
-        self.context: dict[str, Any] | None = None
-        #: the one request this answer is a choice of (its samples share it), if any
-        self.choices: tuple[SharedChoices, int] | None = None
-        #: an experiment's text of the request streaming now, kept here rather than sent a
-        #: piece at a time (its cell shows progress, not text): handed over if it is cut
-        self.held: list[str] = []
-        self.thread = threading.Thread(  # started when a slot is free (``concurrency``)
-            target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
-        )
-
-    def report(self, kind: str, payload: Any = None, seconds: float = 0.0) -> None:
-        self.run.reports.put(_Report(self.index, kind, payload, seconds))
-
-    def work(self) -> None:
-        try:
-            self._answer()
-        except ProviderError as error:
-            self._hand_over()
-            self.report("failed", error)
-        except Exception as error:  # a bug must end this answer, not hang the fan-out
-            log.exception("answer %d of a fan-out failed", self.index + 1)
-            self._hand_over()
-            self.report("failed", ProviderError(f"{type(error).__name__}: {error}"))
-        finally:
-            self.began.set()  # never leave the others waiting
-            self.report("done")
-
-    def _hand_over(self) -> None:
-        """What a failing answer had received (kept, as a fan-out keeps its deltas)."""
-        if self.held:
-            self.report("delta", "".join(self.held))
-
-    def _answer(self) -> None:
-        run, settings = self.run, self.variant.settings
-        rounds: list[Message] = []  # this answer's tool rounds, not stored yet
-        if self.waits_for is not None and not self._wait(self.waits_for.began):
-            return
-        for round_number in range(settings.max_tool_rounds + 1):
-            request = run.session.context_request(
-                run.paths[self.question], settings, run.specs, rounds, summarize=False
-            )
-            if round_number == 0:  # which answer to the question this is (offline says it)
-                request = replace(request, attempt=self.attempt)
-            self.context = request.context  # for a reply cut short
-            try:
-                finished = self._stream(request, first=round_number == 0)
-            except ProviderError as error:
-                raise run.session.explained(error, request.messages, settings) from error
-            if finished is None:
-                return
-            uses = tool_uses(finished.message)
-            if not uses or finished.stop_reason != "tool_use":
-                return
-            if round_number == settings.max_tool_rounds:
-                self.report("limit")
-                return
-            self.report("tools", uses)
-            results = self._take_results()
-            if results is None:
-                return
-            rounds += [finished.message, {"role": "user", "content": results}]
-
-    def _stream(self, request: ReplyRequest, *, first: bool = False) -> Finished | None:
-        started = time.monotonic()
-        self.report("start")
-        self.held = []
-        quiet = bool(self.run.rows)  # an experiment: no text shown while it streams
-        finished: Finished | None = None
-        shared = self.choices if first else None
-        if shared is not None:
-            events = shared[0].events(shared[1], request)
-        else:
-            events = self.run.session.provider.stream(request)
-        try:
-            for event in events:
-                if self.run.cancelled.is_set():
-                    return None
-                if isinstance(event, TextDelta):
-                    if quiet:
-                        self.held.append(event.text)
-                    else:
-                        self.report("delta", event.text)
-                elif isinstance(event, ThinkingDelta):
-                    self.report("think", event)
-                elif isinstance(event, ThinkingReady):
-                    self.report("thought", event)
-                elif isinstance(event, Began):
-                    self.began.set()
-                elif isinstance(event, Finished):
-                    finished = event
-                elif isinstance(event, Degraded):
-                    self.report("degraded", event.message)
-        finally:  # a cancelled answer frees its connection now, not when collected
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
-        if finished is None:
-            raise ProviderError(_("the reply ended without a final message"))
-        self.held = []
-        choice = None
-        if shared is not None and shared[0].shared:
-            choice = {"index": shared[1] + 1, "of": shared[0].n}
-        seconds = time.monotonic() - started
-        self.report("finished", (finished, request.context, choice), seconds)
-        return finished
-
-    def _wait(self, flag: threading.Event) -> bool:
-        while not flag.wait(_POLL_S):
-            if self.run.cancelled.is_set():
-                return False
-        return not self.run.cancelled.is_set()
-
-    def _take_results(self) -> list[dict[str, Any]] | None:
-        while not self.run.cancelled.is_set():
-            try:
-                return self.results.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
-        return None
 
 
 # -- the owning thread ------------------------------------------------------------------
@@ -319,7 +115,7 @@ class _FanoutRun:
         variants = [variant for _question, variant in jobs]
         self.specs = session.tool_specs(variants[0].settings)
         self.answers = [Answer(v, question_id=questions[q].id) for q, v in jobs]
-        self.workers = [_Worker(self, i, v, q) for i, (q, v) in enumerate(jobs)]
+        self.workers = [Worker(self, i, v, q) for i, (q, v) in enumerate(jobs)]
         had = [
             sum(1 for n in session.tree.children(q.id) if n.role == "assistant") for q in questions
         ]
@@ -337,10 +133,10 @@ class _FanoutRun:
         self.head_ids = [session.new_id() for _ in variants]
         self.calls: list[list[PendingTool]] = [[] for _ in variants]  # tool calls running
         self.asked: list[list[dict[str, Any]]] = [[] for _ in variants]  # their tool_use blocks
-        self.reports: queue.Queue[_Report] = queue.Queue()
+        self.reports: queue.Queue[Report] = queue.Queue()
         self.cancelled = threading.Event()
         self.shared = self._share_requests(session.provider)
-        leaders: dict[str, _Worker] = {}
+        leaders: dict[str, Worker] = {}
         for worker in self.workers:  # the first answer of each caching endpoint goes first
             if worker.choices is not None and worker.choices[1] > 0:
                 continue  # a later choice of a request: it comes when the first does
@@ -354,7 +150,7 @@ class _FanoutRun:
     def _share_requests(self, provider: Provider) -> list[SharedChoices]:
         """One request for the samples of each model and temperature whose endpoint takes
         ``n`` (see the module docstring); each of those workers gets its choice of it."""
-        groups: dict[tuple[int, str, float | None], list[_Worker]] = {}
+        groups: dict[tuple[int, str, float | None], list[Worker]] = {}
         for worker in self.workers:
             variant = worker.variant
             if variant.samples > 1 and takes_n(provider, variant.model):
@@ -425,7 +221,7 @@ class _FanoutRun:
         self._done += 1
         self.session.emit(ExperimentProgress(self._done, len(self.answers), self.failed))
 
-    def _handle(self, report: _Report, turn: Turn) -> None:
+    def _handle(self, report: Report, turn: Turn) -> None:
         session, i = self.session, report.variant
         answer, parent = self.answers[i], self._parent_of(i)
         if report.kind == "delta":
@@ -469,7 +265,7 @@ class _FanoutRun:
             )
             self.asked[i] = report.payload
             self.calls[i] = [start(b) for b in report.payload]
-            done = _Report(i, "tool_done")
+            done = Report(i, "tool_done")
             for call in self.calls[i]:
                 call.when_done(functools.partial(self.reports.put, done))
         elif report.kind == "tool_done" and self.calls[i] and all(c.done() for c in self.calls[i]):
@@ -587,9 +383,9 @@ class _FanoutRun:
             turn.error = self.answers[0].error
         session.settle(leaf)
         for worker in self.workers[: self._next_start]:
-            worker.thread.join(timeout=_POLL_S)
+            worker.thread.join(timeout=POLL_S)
         for choices in self.shared:
-            choices.join(timeout=_POLL_S)
+            choices.join(timeout=POLL_S)
 
 
 def answer_all(session: FanoutHost, question: Node, turn: Turn, variants: list[Variant]) -> Turn:

@@ -12,10 +12,10 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import ChatError, FanoutTooLarge
-from ..history.tree import Node
-from ..i18n import _, ngettext
-from .settings import ChatSettings
+from ...errors import ChatError, FanoutTooLarge
+from ...history.tree import Node
+from ...i18n import _, ngettext
+from ..settings import ChatSettings
 
 MAX_VARIANTS = 12
 """The most answers one fan-out asks for (each is a full request, billed as one)."""

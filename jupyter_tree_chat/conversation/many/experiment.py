@@ -37,9 +37,9 @@ from ...i18n import _
 from ...providers.base import Message
 from .. import cellrule
 from ..events import Turn
-from ..fanout import FanoutHost, answer_rows
 from ..settings import ChatSettings, with_root_system
-from ..variants import Fanout
+from .fanout import FanoutHost, answer_rows
+from .variants import Fanout
 
 DEFAULT_CONCURRENCY = 4
 
