@@ -49,6 +49,7 @@ CORE_LAYER = {
     "language": 2,
     "measures.usage": 2,
     "measures.compare": 2,
+    "measures.grades": 2,
     "measures.budget": 2,
     "measures.sizes": 2,
     "measures.seen": 4,

@@ -34,6 +34,7 @@ from ..errors import (
     SessionNotSaved,
     TreeError,
 )
+from ..history.grade_record import Grades
 from ..history.store import (
     FileStore,
     LoadResult,
@@ -175,6 +176,7 @@ class Session:
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
+        self.grades: Grades = loaded.grades
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
         #: the model tables (models.py, and what the endpoint presets know of their models,
@@ -872,6 +874,10 @@ class Session:
         except SessionNotSaved as error:
             self.save_error = error
             self.notice(str(error), "error")
+
+    def record_facts(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records that judge nodes (grades, preferences: grading.py); never a node."""
+        self._persist(records, durable=True)
 
     def record_all(self, nodes: Iterable[Node]) -> None:
         """Store ``nodes`` (an experiment's questions) in one durable append; announce them."""
