@@ -119,7 +119,7 @@ def judge_answers(
     if not rubric.strip():
         raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
     name = check_judge(host, model)
-    settings = host.settings.merged(model=name, temperature=0)
+    settings = host.settings.merged(model=name, temperature=0, tools=())
     leaf = host.leaf
     errors: list[tuple[str, str]] = []
     costs: list[float | None] = []
