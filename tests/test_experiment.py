@@ -242,6 +242,13 @@ def test_a_list_of_dicts_a_csv_beside_the_notebook_and_any_column_name(offline, 
         ),
         (
             CITIES,
+            "--over cities --raw",
+            "Hi {city}",
+            "UsageError: %%chat: --raw and --over contradict: --over fills each row's {column}; "
+            "drop --raw",
+        ),
+        (
+            CITIES,
             "--over cities --concurrency 0",
             "Hi",
             "UsageError: %%chat --concurrency: at least 1 request at once, e.g. --concurrency 4",
@@ -271,6 +278,18 @@ def test_a_column_wins_over_a_kernel_variable_and_the_cell_says_so_once(offline)
         "Paris, Paris: area in km?",
         "Oslo, Oslo: area in km?",
         "Lima, Lima: area in km?",
+    ]
+
+
+def test_with_kernel_values_off_the_rows_still_fill_their_columns(offline):
+    offline.run(CITIES + "\nunit = 'km'\n%config TreeChat.substitute_variables = False").check()
+
+    offline.chat("{city}: area in {unit}? {{x}}", "c0000001", "--over cities").check()
+
+    assert [q.text for q in rows_asked(tree_of(offline))] == [
+        "Paris: area in {unit}? {x}",
+        "Oslo: area in {unit}? {x}",
+        "Lima: area in {unit}? {x}",
     ]
 
 
@@ -324,7 +343,7 @@ def test_a_failing_row_is_marked_and_the_others_kept(claude, fake_anthropic):
     assert [len(tree.children(q.id)) for q in asked] == [1, 0, 1]
     assert "1 of 3 answers failed (marked in the grid)" in run.stdout
     html = grid_html(run)
-    marked = [row for row in html.split("<tr")[1:] if "jtc-row-failed" in row]
+    marked = [row for row in html.split("<tr")[1:] if "jtc-grid-failed-line" in row]
     assert len(marked) == 1
     assert "w: two" in marked[0] and "failed: Rate limited by the Anthropic API (429)" in marked[0]
     assert "Answer 2" not in run.stderr  # no line per failed row: the grid marks it

@@ -90,8 +90,6 @@ class ExperimentHost(FanoutHost, Protocol):
         fanout: Fanout | None = None,
     ) -> None: ...
 
-    def record_all(self, nodes: Sequence[Node]) -> None: ...
-
 
 def row_values(row: Mapping[Any, Any]) -> dict[str, Any]:
     """A row as JSON values: names as strings, numpy and pandas scalars as Python ones,

@@ -130,6 +130,8 @@ class FanoutHost(Protocol):
 
     def record(self, node: Node) -> Node: ...
 
+    def record_all(self, nodes: list[Node], *, durable: bool = True) -> None: ...
+
     def emit(self, event: Event) -> None: ...
 
     def notice(self, message: str, level: str = "info", turn: Turn | None = None) -> None: ...
@@ -530,15 +532,21 @@ class _FanoutRun:
 
     def _commit_ready(self, turn: Turn) -> None:
         """Append every finished answer whose earlier variants are all appended."""
+        ready: list[Node] = []  # an experiment's: appended together, one write for them all
         while self._committed < len(self.answers) and self.answers[self._committed].done:
             answer = self.answers[self._committed]
             for node in answer.nodes:
                 if node.id in self.session.tree:  # a Ctrl-C cut this loop short before
                     continue
-                self.session.record(node)
+                if self.rows:
+                    ready.append(node)
+                else:
+                    self.session.record(node)
                 if node.role == "assistant":
                     turn.replies.append(node)
             self._committed += 1
+        if ready:
+            self.session.record_all(ready, durable=False)
 
     def _finish(self, turn: Turn) -> None:
         session = self.session

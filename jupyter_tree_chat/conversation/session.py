@@ -879,12 +879,13 @@ class Session:
         """Append records that judge nodes (grades, preferences: grading.py); never a node."""
         self._persist(records, durable=True)
 
-    def record_all(self, nodes: Iterable[Node]) -> None:
-        """Store ``nodes`` (an experiment's questions) in one durable append; announce them."""
+    def record_all(self, nodes: Iterable[Node], *, durable: bool = True) -> None:
+        """Store ``nodes`` (an experiment's questions, or its answers) in one append, the
+        leaf left where it is; announce them."""
         nodes = list(nodes)
         for node in nodes:
             self.tree.add(node)
-        self._persist([node.to_record() for node in nodes], durable=True)
+        self._persist([node.to_record() for node in nodes], durable=durable)
         for node in nodes:
             self.emit(NodeAdded(node))
 

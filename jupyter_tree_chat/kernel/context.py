@@ -100,9 +100,11 @@ class QuestionBuilder:
         with_path: bool = False,
         session: Session | None = None,
         row: dict[str, Any] | None = None,
+        kernel_values: bool = True,
     ) -> Question:
         """The question ``text`` asks, with its fields filled in and its files and nodes;
-        with ``row`` (an experiment's), ``{column}`` is that row's value first."""
+        with ``row`` (an experiment's), ``{column}`` is that row's value first, and the
+        other fields kernel values only if ``kernel_values`` (else left as written)."""
         parts = QuestionParts()
         for ref in with_refs:
             assert session is not None, "--with needs the session"
@@ -110,7 +112,7 @@ class QuestionBuilder:
         for path in attach:
             parts.lead(self._file(where, path, folder or Path.cwd()))
         if substitute:
-            self._fill(where, text, parts, row)
+            self._fill(where, text, parts, row, kernel_values)
         else:
             parts.text(text)
         return self._finish(where, parts)
@@ -152,7 +154,12 @@ class QuestionBuilder:
     # -- {fields} ------------------------------------------------------------------------
 
     def _fill(
-        self, where: str, text: str, parts: QuestionParts, row: dict[str, Any] | None = None
+        self,
+        where: str,
+        text: str,
+        parts: QuestionParts,
+        row: dict[str, Any] | None = None,
+        kernel_values: bool = True,
     ) -> None:
         at = 0
         for match in (FIELD if row is None else ROW_FIELD).finditer(text):
@@ -165,6 +172,9 @@ class QuestionBuilder:
             column = spelled[0] if spelled and spelled[0] is not None else name
             if row is not None and column in row:
                 parts.text(row_text(row[column]))
+                continue
+            if not kernel_values:  # TreeChat.substitute_variables off: the rest as written
+                parts.text(match.group(0))
                 continue
             namespace = getattr(self.shell, "user_ns", None) or {}
             unknown = cell_kind is None and name != "Err" and name not in namespace

@@ -125,7 +125,9 @@ def plan(
     """Every row's question, filled in (a bad field stops here, before anything is sent)."""
     made = []
     for row in rows:
-        question = questions.question(text, where=WHERE, substitute=substitute, row=row)
+        question = questions.question(
+            text, where=WHERE, substitute=True, row=row, kernel_values=substitute
+        )
         made.append(RowQuestion(question.content, question.meta, row))
     return Plan(text, made, concurrency or DEFAULT_CONCURRENCY)
 

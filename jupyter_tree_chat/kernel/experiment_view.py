@@ -138,7 +138,7 @@ def grid_bundle(lines: Sequence[GridLine], shown: int = MAX_GRID_LINES) -> dict[
         )
         version = f"v{line.version}" if line.version is not None and len(versions) > 1 else ""
         node = line.head.id[:7] if line.head is not None else ""
-        row_class = "jtc-row jtc-row-failed" if marked else "jtc-row"
+        row_class = "jtc-grid-line jtc-grid-failed-line" if marked else "jtc-grid-line"
         html_rows.append(
             f'<tr class="{row_class}" data-node="{escape(node)}">'
             f'<td style="{_CELL};{_SMALL}">{_number(line)}{escape(version)}</td>'

@@ -263,6 +263,10 @@ def parse_cell_line(line: str) -> CellOptions:
                     "%%chat: --{single} and --{many} contradict; put every {single} in --{many}"
                 ).format(single=single, many=many)
             )
+    if args.raw and args.over is not None:
+        raise UsageError(
+            _("%%chat: --raw and --over contradict: --over fills each row's {column}; drop --raw")
+        )
     if args.same_experiment and args.over is None:
         raise UsageError(_("%%chat: --same-experiment goes with --over NAME; add the rows"))
     if args.concurrency is not None and args.over is None:

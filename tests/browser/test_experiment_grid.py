@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -130,4 +131,40 @@ def test_the_exported_page_shows_the_experiment_grid_offline(page, page_log, tmp
     expect(messages).to_have_count(4)
     assert messages.evaluate_all("ms => ms.map(m => m.dataset.id)")[-1] == "a20"
     assert requests == [target.as_uri()]  # the page loads nothing else
+    assert page_log.page_errors == []
+
+
+def test_the_cell_shows_its_grid_and_the_panel_opens_a_rows_branch(lab, page, page_log):
+    """Offline: a ``--over`` cell ends with its grid; in the panel, the row's question has
+    Grid, whose cells switch the session to that row's answer."""
+    write_notebook(
+        lab.root / "experiment.ipynb",
+        [
+            "%load_ext jupyter_tree_chat\n"
+            f"rows = [{{'city': c}} for c in ['Paris', 'Oslo', {HOSTILE!r}]]",
+            "%%chat --over rows\nDescribe {city}.",
+            "%chat panel",
+        ],
+    )
+    cells = open_and_run_all(page, lab, "experiment.ipynb").locator(".jp-Cell")
+    in_cell = cells.nth(1).locator("table.jtc-experiment-grid tbody tr")
+    expect(in_cell).to_have_count(3, timeout=60_000)
+    expect(in_cell.nth(2)).to_contain_text("city: <img src=x onerror=")  # as text
+    assert cells.nth(1).locator("table img").count() == 0
+
+    panel = cells.nth(2).locator(".jtc-panel")
+    question = panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")
+    expect(question).to_contain_text("Describe Paris.")
+    question.get_by_role("button", name="Grid").click()
+    grid = panel.locator(".jtc-experiment-grid-view")
+    rows = grid.locator("tbody tr.jtc-grid-row")
+    expect(rows).to_have_count(3)
+    expect(grid.locator("thead th")).to_have_text(["#", "inputs", "version 1"])
+    chosen = rows.nth(1).locator(".jtc-grid-answer").get_attribute("data-id")
+    rows.nth(1).locator(".jtc-grid-answer").click()
+    expect(panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")).to_contain_text(
+        "Describe Oslo."
+    )
+    leaf = [r for r in records(lab.root / "experiment.chat.jsonl") if r.get("type") == "leaf"]
+    assert leaf[-1]["id"] == chosen
     assert page_log.page_errors == []

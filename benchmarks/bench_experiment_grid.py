@@ -1,0 +1,148 @@
+"""Does the experiment grid answer a keystroke in time, on 2,000 answers?
+
+A session with one experiment of ``--rows`` rows × 2 versions (one answer each: 2,000
+answers by default) is exported as a page and opened in headless Chromium; the page
+runs the same front end as the panel and the viewer (components/sessionview.ts), and
+opens on the grid (its leaf answers a row). Typed a key at a time, each keystroke timed
+from its ``input`` event to the next frame after the view has answered:
+
+- the grid's filter box (components/experiment.ts: rows hidden in place);
+- the find box (components/search.ts: the tree's rows marked);
+- the baseline: a keystroke into a box nothing listens to, to its next frame (what any
+  keystroke costs the page).
+
+The word typed alternates between the boxes, ``--runs`` times. Target: under 100 ms a
+keystroke for each box.
+
+    .venv/bin/python benchmarks/bench_experiment_grid.py [--rows 1000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_share import CHROMIUM_ARGS, typed  # the find box, timed the same way
+
+WORD = "row 123"
+USAGE = {"input_tokens": 30, "output_tokens": 90}
+
+FILTER = """async text => {
+  const view = document.querySelector('#jtc-page .jtc-view');
+  const box = view.querySelector('.jtc-grid-filter');
+  const count = view.querySelector('.jtc-grid-count');
+  const times = [];
+  for (let k = 1; k <= text.length; k++) {
+    box.value = text.slice(0, k);
+    const start = performance.now();
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    await new Promise(requestAnimationFrame);
+    times.push(performance.now() - start);
+  }
+  const shown = count.textContent;
+  box.value = '';
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  return {times, count: shown};
+}"""
+
+BARE = """async text => {
+  const box = document.createElement('input');
+  document.body.append(box);
+  const times = [];
+  for (let k = 1; k <= text.length; k++) {
+    box.value = text.slice(0, k);
+    const start = performance.now();
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    await new Promise(requestAnimationFrame);
+    times.push(performance.now() - start);
+  }
+  box.remove();
+  return {times};
+}"""
+
+
+def session_lines(rows: int) -> str:
+    lines = [
+        {"type": "session", "version": 1, "created": 0},
+        {"id": "hello", "parentId": None, "message": {"role": "user", "content": "Hello"}},
+        {"id": "hi", "parentId": "hello", "message": {"role": "assistant", "content": "Hi."}},
+    ]
+    for version in (1, 2):
+        template = "Summarise {item}." if version == 1 else "Summarise {item} briefly."
+        for index in range(rows):
+            item = f"row {index}"
+            about = {"id": "exp1", "version": version, "template": template,
+                     "row": {"item": item, "n": index}, "index": index}  # fmt: skip
+            question = f"q{version}-{index}"
+            lines.append({"id": question, "parentId": "hi",
+                          "message": {"role": "user", "content": template.format(item=item)},
+                          "meta": {"experiment": about}})  # fmt: skip
+            lines.append({"id": f"a{version}-{index}", "parentId": question,
+                          "message": {"role": "assistant",
+                                      "content": f"Version {version} says {item} is fine.\n"
+                                      + "More words. " * 40},
+                          "meta": {"model": "claude-sonnet-4-6", "usage": USAGE}})  # fmt: skip
+    lines.append({"type": "leaf", "id": "a1-0"})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "grid.chat.jsonl"
+        source.write_text(session_lines(args.rows))
+        page_file = Path(folder) / "grid.html"
+        subprocess.run(
+            [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source),
+             "--format", "html", "-o", str(page_file)],
+            check=True,
+        )  # fmt: skip
+        times: dict[str, list[float]] = {"filter": [], "find": [], "bare": []}
+        counts: dict[str, str] = {}
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(page_file.as_uri())
+            page.wait_for_selector("#jtc-page .jtc-grid-row", timeout=120_000)
+            grid_rows = page.locator("#jtc-page .jtc-grid-row").count()
+            for run in range(args.runs):
+                order = ["filter", "find", "bare"] if run % 2 == 0 else ["bare", "find", "filter"]
+                for box in order:
+                    if box == "find":
+                        found = typed(page, "#jtc-page .jtc-view", WORD)
+                    else:
+                        found = page.evaluate(FILTER if box == "filter" else BARE, WORD)
+                    times[box] += found["times"]
+                    counts[box] = str(found.get("count", ""))
+            browser.close()
+    load = os.getloadavg()[0]
+    answers = 2 * args.rows
+    print(
+        f"an experiment of {args.rows:,} rows × 2 versions ({answers:,} answers, "
+        f"{grid_rows:,} grid lines), '{WORD}' typed {args.runs} times; load {load:.2f}"
+    )
+    bare = statistics.median(times["bare"])
+    for box, label in (("filter", "grid filter"), ("find", "find box")):
+        median, slowest = statistics.median(times[box]), max(times[box])
+        verdict = "met" if slowest <= 100 else "not met"
+        print(
+            f"  {label:11} median {median:6.1f} ms, slowest {slowest:6.1f} ms a keystroke "
+            f"({median / bare:.1f}× a bare keystroke, {bare:.1f} ms; '{counts[box]}')  "
+            f"[target ≤ 100 ms: {verdict}]"
+        )
+
+
+if __name__ == "__main__":
+    main()
