@@ -211,3 +211,31 @@ class Grades:
                 played += 1
                 won += 0.5 if tie else float(better == node_id)
         return won, played
+
+
+def latest_records(
+    grades: Grades, keep: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """The latest word of ``grades`` as records (an exported page's copy of them), only
+    those whose nodes ``keep`` keeps."""
+    found = []
+    for node, by in grades.latest.items():
+        if keep is not None and not keep(node):
+            continue
+        for grade in by.values():
+            found.append(
+                grade_record(
+                    node,
+                    grade.score,
+                    grader=grade.grader,
+                    by=grade.by,
+                    scale=grade.scale,
+                    note=grade.note,
+                    error=grade.error,
+                    judge=grade.judge,
+                )
+            )
+    for better, worse, tie in grades.preferences.values():
+        if keep is None or (keep(better) and keep(worse)):
+            found.append(preference_record(better, worse, tie=tie))
+    return found

@@ -50,6 +50,7 @@ from ..errors import ChatError, SessionBusy, TreeError
 from ..history.tree import Node, compaction_links, is_real_user_message
 from ..i18n import _
 from ..textview import question_as_typed, typed_source
+from .grading import GRADE_ACTIONS, grade_action, grades_payload
 from .protocol import (
     DeltaCoalescer,
     RowIndex,
@@ -326,6 +327,10 @@ class _SessionWidget(anywidget.AnyWidget):
         if action == "hide":
             session.hide(node_id, content.get("hidden", True) is not False)
             return None
+        if action in GRADE_ACTIONS:
+            grade_action(session, action, content)
+            self._follow_leaf(session.leaf)  # the panel's grades trait follows
+            return None
         raise TreeError(_("unknown widget action {action}").format(action=repr(action)))
 
 
@@ -341,6 +346,8 @@ class TreePanel(_SessionWidget):
     labels = traitlets.Dict().tag(sync=True)
     #: ids whose branch is hidden (``hidden`` records): the views fold them away
     hidden: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: each answer's latest grades and every preference (grading.grades_payload)
+    grades = traitlets.Dict().tag(sync=True)
     #: compaction root id -> the leaf it summarised, for the picture's dashed links
     links = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
@@ -361,6 +368,7 @@ class TreePanel(_SessionWidget):
             nodes=rows.rows,
             labels=dict(session.labels),
             hidden=sorted(session.hidden),
+            grades=grades_payload(session.grades),
             links=compaction_links(session.tree.roots()),
             leaf=session.leaf,
             title=Path(session.location).name if session.location else "",
@@ -398,6 +406,9 @@ class TreePanel(_SessionWidget):
         self.context = context_reading(self.session)
         if set(self.hidden) != self.session.hidden:
             self.hidden = sorted(self.session.hidden)
+        grades = grades_payload(self.session.grades)
+        if grades != self.grades:
+            self.grades = grades
 
 
 class TurnControl(_SessionWidget):

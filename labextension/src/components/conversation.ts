@@ -20,6 +20,7 @@ import { Markdown } from './markdown';
 import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
 import { experimentOf } from '../format/experiment';
+import { thumbs } from './grading';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
 
@@ -39,6 +40,8 @@ export interface SessionActions {
   choices(): { models: string[]; temperatures: number[] };
   /** say, without asking the kernel, that an action must wait for the reply */
   refuseWhileReplying(): void;
+  /** grade answer `id` by hand (👍/👎: `score` 1 or 0 on the scale 0–1) */
+  grade?(id: string, score: number, scale: [number, number]): void;
 }
 
 /** How many answers "Retry ×N" asks for. */
@@ -278,6 +281,7 @@ export class Conversation {
       summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
       numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
       summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
+      role === 'assistant' ? thumbs(source.grades, id, trans, this.options.actions?.grade !== undefined) : null,
       this.unseen?.ids.has(id) ? h('span', { class: 'jtc-unseen-badge', title: trans.__('Left out of the request the last answer was written from') }, trans.__('not sent')) : null,
       h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
     );
@@ -455,6 +459,9 @@ export class Conversation {
     switch (target.dataset.act) {
       case 'zoom':
         target.classList.toggle('jtc-open');
+        break;
+      case 'thumb':
+        actions?.grade?.(id, Number(target.dataset.score), [0, 1]);
         break;
       case 'earlier':
         if (this.windowStart !== null) {

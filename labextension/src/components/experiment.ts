@@ -16,6 +16,7 @@ import { SessionSource, shortId } from './model';
 import { Translation } from './translate';
 import { numbersLine } from './vocabulary';
 import { Experiment, experimentOf } from '../format/experiment';
+import { gradeStrip, graderNames, sortByGrade } from './grading';
 
 /** The most lines drawn; the frame (`experiment_frame()`) has them all. */
 export const MAX_GRID_ROWS = 2000;
@@ -27,6 +28,11 @@ export interface GridOptions {
   setFilter(text: string): void;
   choose(id: string): void;
   close(): void;
+  /** grade an answer 1–5 by hand (the panel; absent: the grades are shown read-only) */
+  grade?: (id: string, score: number) => void;
+  /** the grader the lines are sorted by ('' keeps the rows' order), kept by the caller */
+  sort: string;
+  setSort(grader: string): void;
 }
 
 /** The experiment `id`'s question belongs to, or null (not one, or its siblings' content
@@ -82,7 +88,13 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
     ...order.map(v => h('th', {}, trans.__('version %1', v)))
   );
   const body = h('tbody', {});
-  const sorted = [...lines.values()].sort((a, b) => a.index - b.index).slice(0, MAX_GRID_ROWS);
+  const firstAnswer = (question: string | undefined): string | undefined => (question ? tree.childIds(question)[0] : undefined);
+  const answersOf = (line: Line): string[] =>
+    order.map(v => firstAnswer(line.versions.get(v))).filter((a): a is string => a !== undefined);
+  const inOrder = [...lines.values()].sort((a, b) => a.index - b.index);
+  const graders = graderNames(source.grades, inOrder.flatMap(answersOf));
+  const sortBy = graders.includes(options.sort) ? options.sort : '';
+  const sorted = sortByGrade(inOrder, answersOf, source.grades, sortBy).slice(0, MAX_GRID_ROWS);
   const searchable: Array<[HTMLElement, string]> = [];
   for (const line of sorted) {
     const chips = Object.entries(line.row).map(([name, value]) =>
@@ -110,7 +122,8 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
           first || shortId(answer)
         ),
         h('div', { class: 'jtc-grid-numbers' }, [summary?.model ?? '', numbersLine(summary, trans)].filter(Boolean).join(' · ')),
-        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null
+        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null,
+        gradeStrip(source.grades, answer, trans, options.grade !== undefined)
       );
     });
     const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, h('td', {}, String(line.index + 1)), h('td', {}, ...chips), ...cells);
@@ -147,10 +160,28 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
       h('strong', {}, trans.__('Experiment %1', shortId(mine.id))),
       filter,
       count,
+      graders.length
+        ? h(
+            'label',
+            { class: 'jtc-grid-sort-label' },
+            trans.__('Sort by'),
+            ' ',
+            h(
+              'select',
+              { class: 'jtc-grid-sort', 'aria-label': trans.__('Sort the rows by a grade') },
+              h('option', { value: '' }, trans.__('row')),
+              ...graders.map(g => h('option', { value: g, ...(g === sortBy ? { selected: '' } : {}) }, g === 'grade' ? trans.__('grade') : g))
+            )
+          )
+        : null,
       h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close'))
     ),
     h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body)
   );
+  const sortBox = section.querySelector<HTMLSelectElement>('.jtc-grid-sort');
+  if (sortBox) {
+    listen(sortBox, { change: () => options.setSort(sortBox.value) });
+  }
   listen(filter, {
     input: () => {
       options.setFilter(filter.value);
@@ -158,6 +189,15 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
     }
   });
   listen(section, {
+    keydown: event => {
+      // 1–5 on a focused answer (or one of its stars) grades it, as a click on a star
+      const key = (event as KeyboardEvent).key;
+      const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-id]');
+      if (options.grade && cell?.dataset.id && /^[1-5]$/.test(key)) {
+        event.preventDefault();
+        options.grade(cell.dataset.id, Number(key));
+      }
+    },
     click: event => {
       const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
       if (!target) {
@@ -165,6 +205,8 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
       }
       if (target.dataset.act === 'close-grid') {
         options.close();
+      } else if (target.dataset.act === 'grade' && target.dataset.id && options.grade) {
+        options.grade(target.dataset.id, Number(target.dataset.score));
       } else if (target.dataset.id) {
         options.choose(target.dataset.id);
       }

@@ -155,3 +155,33 @@ export function gradeText(grade: Grade): string {
   }
   return `${score} (${low}–${high})`;
 }
+
+/** The panel's synced `grades` trait (widget/grading.py's `grades_payload`) as `Grades`. */
+export function gradesFromPayload(sent: unknown): Grades {
+  const grades = emptyGrades();
+  if (typeof sent !== 'object' || sent === null) {
+    return grades;
+  }
+  const { latest, preferences } = sent as { latest?: Record<string, Record<string, Partial<Grade>>>; preferences?: unknown[] };
+  for (const [id, by] of Object.entries(latest ?? {})) {
+    const mine = new Map<string, Grade>();
+    for (const [grader, found] of Object.entries(by ?? {})) {
+      mine.set(grader, {
+        grader,
+        by: found.by ?? 'hand',
+        score: found.score ?? null,
+        scale: found.scale ?? null,
+        note: found.note ?? null,
+        error: found.error ?? null
+      });
+    }
+    grades.latest.set(id, mine);
+  }
+  for (const found of preferences ?? []) {
+    if (Array.isArray(found) && found.length === 3) {
+      const [better, worse, tie] = found as [string, string, boolean];
+      grades.preferences.set([better, worse].sort().join(' '), [better, worse, tie === true]);
+    }
+  }
+  return grades;
+}
