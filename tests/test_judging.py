@@ -21,6 +21,7 @@ from llama_server import TestServer
 from test_endpoint_local_model import NO_KEYS, point_local_at
 
 from jupyter_tree_chat.history.store import load_file
+from jupyter_tree_chat.measures.usage import dollars
 
 pytestmark = pytest.mark.kernel
 
@@ -106,8 +107,12 @@ def test_a_judge_grades_each_answer_on_a_side_branch(claude, fake_anthropic: Fak
     rows = {r["id"]: r for r in json.loads(frame.stdout.splitlines()[-1])}
     assert len(rows) == 3  # the judge's nodes are not rows of the experiment
     assert rows[answers["Oslo"]]["judge"] == 3
-    summary = claude.run("%chat experiment").check().stdout
-    assert summary.splitlines()[1].split()[3:5] == ["grade", "judge"]
+    summary = claude.run("%chat experiment").check().stdout.splitlines()
+    assert summary[1].split() == [
+        "version", "model", "answers", "grade", "judge", "wins", "cost", "judging"
+    ]  # fmt: skip
+    judging = sum(found[a]["judge"].get("cost", 0) for a in answers.values())
+    assert judging > 0 and summary[2].split()[-1] == dollars(judging)
 
 
 def test_the_offline_model_cannot_judge_and_nothing_is_written(tmp_path):

@@ -209,7 +209,10 @@ def summary_text(rows: list[dict[str, Any]], named: dict[str, str]) -> str:
     titles = [_("version"), _("model"), _("answers")]
     titles += [_("grade") if g == HAND else g for g in graders]
     titles += [_("wins"), _("cost")]
-    table = [titles] + [_group_cells(group, graders) for group in groups]
+    judged = any(group.judging is not None for group in groups)
+    if judged:
+        titles.append(_("judging"))
+    table = [titles] + [_group_cells(group, graders, judged) for group in groups]
     widths = [max(len(line[i]) for line in table) for i in range(len(titles))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
@@ -219,12 +222,14 @@ def summary_text(rows: list[dict[str, Any]], named: dict[str, str]) -> str:
     return "\n".join([head, *lines, note])
 
 
-def _group_cells(group: Group, graders: list[str]) -> list[str]:
+def _group_cells(group: Group, graders: list[str], judged: bool) -> list[str]:
     cells = [str(group.version or "-"), str(group.model or "-"), str(group.answers)]
     cells += [_measure(group.measures.get(g, Measure())) for g in graders]
     rate = group.win_rate
     cells.append("-" if rate is None else f"{rate:.0%} ({group.preferences})")
     cells.append(dollars(group.cost) if group.priced else "-")
+    if judged:
+        cells.append("-" if group.judging is None else dollars(group.judging))
     return cells
 
 

@@ -4,7 +4,8 @@
 adds what the grade and preference records say of each answer (history/grade_record.py):
 the hand grade in ``grade`` and its ``note``, one column per other grader (a function's
 name, a rubric's), the errors a grader met, and the preference ``wins`` (a tie half a win)
-out of ``preferences``. ``summary`` is what ``%chat experiment`` prints: per version and
+out of ``preferences``, and what judging it by a model cost (``judging_cost``).
+``summary`` is what ``%chat experiment`` prints: per version and
 model, each grade's mean with its count and spread, the preference win rate, the cost.
 Pure: it reads rows and grades.
 """
@@ -12,11 +13,11 @@ Pure: it reads rows and grades.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..history.grade_record import HAND, Grades
+from ..history.grade_record import HAND, Grade, Grades
 from ..history.tree import SessionTree
 from .compare import experiment_questions, experiment_rows
 from .models import Price
@@ -47,6 +48,9 @@ def grade_columns(
         if grader in erring:
             added.append(f"{column}.error")
     added += ["wins", "preferences"]
+    judged = any(grade.judge for node in ids for grade in grades.of(node).values())
+    if judged:
+        added.append(JUDGING_COST)
     for row in rows:
         found = grades.of(row["id"])
         hand = found.get(HAND)
@@ -61,7 +65,18 @@ def grade_columns(
                 row[f"{column}.error"] = None if grade is None else grade.error
         won, played = grades.wins(row["id"])
         row["wins"], row["preferences"] = won, played
+        if judged:
+            row[JUDGING_COST] = _judging_cost(found.values())
     return rows, [*columns, *added], named
+
+
+JUDGING_COST = "judging_cost"
+"""What the model graders' judge requests for an answer cost (a column where any judged)."""
+
+
+def _judging_cost(found: Iterable[Grade]) -> float:
+    costs = [g.judge.get("cost") for g in found if g.judge]
+    return sum(c for c in costs if isinstance(c, (int, float)))
 
 
 @dataclass
@@ -99,6 +114,7 @@ class Group:
     preferences: int = 0
     cost: float = 0.0
     priced: bool = True
+    judging: float | None = None
 
     @property
     def win_rate(self) -> float | None:
@@ -119,6 +135,9 @@ def summary(rows: Sequence[dict[str, Any]], named: dict[str, str]) -> list[Group
                 measure.values.append(float(value))
         group.wins += row.get("wins") or 0
         group.preferences += row.get("preferences") or 0
+        judging = row.get(JUDGING_COST)
+        if isinstance(judging, (int, float)) and not math.isnan(judging):
+            group.judging = (group.judging or 0.0) + judging
         cost = row.get("cost")
         if isinstance(cost, (int, float)) and not math.isnan(cost):
             group.cost += cost
