@@ -170,6 +170,7 @@ def load_ipython_extension(ipython: Any) -> None:
     kernel_sessions.install(sessions)
     # the one hook between views: the kernel's cells show the widget's views
     sessions.turn_hooks.append(widget_hooks.turn_hook)  # the per-turn control
+    sessions.grid_hook = widget_hooks.experiment_grid  # an experiment cell's clickable grid
     sessions.panel_hook = lambda session: widget_hooks.show_panel(  # what `%chat panel` shows
         session, sessions.config.compare_choices()
     )

@@ -32,6 +32,7 @@ from ..i18n import _
 from .context import ROW_FIELD, QuestionBuilder
 from .experiment_view import ExperimentView
 from .output import notice_line
+from .sessions import GridHook
 
 WHERE = "%%chat --over"
 
@@ -190,6 +191,7 @@ def prepare(
     folder: Path,
     substitute: bool,
     live: bool,
+    grid_hook: GridHook | None = None,
 ) -> Callable[[], Turn]:
     """Everything a ``--over`` cell checks before it runs (rows, fields, places), and the
     action that runs it with its progress bar and grid."""
@@ -210,7 +212,16 @@ def prepare(
                     "the column's value is used."
                 ).format(name=name)
             )
-        view = ExperimentView(lambda: session.tree, session.prices, live=live)
+        interactive = None
+        if grid_hook is not None:
+            hook = grid_hook
+
+            def interactive(question: str, html: dict[str, str]) -> dict[str, Any]:
+                return hook(session, question, html)
+
+        view = ExperimentView(
+            lambda: session.tree, session.prices, live=live, interactive=interactive
+        )
         unsubscribe = session.subscribe(view.on_event)
         try:
             turn = session.run_experiment(

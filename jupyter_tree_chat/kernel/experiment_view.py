@@ -6,11 +6,14 @@ counted), updated in place at most every ``throttle`` seconds, and is replaced a
 (or at Ctrl-C, with what arrived) by the grid: a line per answer with the row's inputs as
 chips, the answer's first line, model, tokens, cost and seconds, and the node id that
 ``%chat switch`` takes. A failed answer's line is marked. Every value from a row or a
-model is escaped: it reaches the browser as text, never as markup.
+model is escaped: it reaches the browser as text, never as markup. Where the widget is
+loaded (``interactive``: sessions.grid_hook), the grid is the clickable control
+(widget/experiment_grid.py) and this static grid the output's fallback beside it.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +43,8 @@ from ..measures.models import Price
 from ..measures.usage import dollars
 from .columns import card, facts, grid
 from .safe_html import comparison_units, markdown_to_html, marked_html
+
+log = logging.getLogger(__name__)
 
 MAX_GRID_LINES = 200
 """The grid's most lines in a cell; ``experiment_frame()`` has every answer."""
@@ -196,7 +201,11 @@ class ExperimentView:
         live: bool,
         throttle: float = 0.2,
         clock: Callable[[], float] = time.monotonic,
+        interactive: Callable[[str, dict[str, str]], dict[str, Any]] | None = None,
     ) -> None:
+        self._interactive = interactive
+        """``(question id, static grid) -> bundle``: the clickable grid (a widget view) with
+        the static one beside it; None where there is no widget (sessions.grid_hook)."""
         self._tree = tree
         self.prices = prices
         self.live = live
@@ -219,6 +228,11 @@ class ExperimentView:
             self.lines = [GridLine(tree, answer, self.prices) for answer in event.answers]
             self.lines.sort(key=lambda line: (line.version or 0, line.index or 0))
             bundle = grid_bundle(self.lines)
+            if self._interactive is not None and self.live and event.question_ids:
+                try:
+                    bundle = self._interactive(event.question_ids[0], bundle)
+                except Exception:  # a widget that cannot be made: the static grid stays
+                    log.exception("the experiment grid widget failed")
             if self._display_id is not None:
                 self._update(bundle)
             else:

@@ -196,6 +196,7 @@ class ChatMagics(Magics):
             folder=self.sessions.notebook().parent,
             substitute=self.sessions.config.substitute_variables and not options.raw,
             live=getattr(self.shell, "kernel", None) is not None,
+            grid_hook=self.sessions.grid_hook,
         )
 
     def _session(self, name: str | None) -> Session:

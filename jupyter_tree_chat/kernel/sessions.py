@@ -13,6 +13,8 @@ kernel never imports ``widget/``; ``load_ipython_extension`` plugs the widget in
     session = sessions.current_session()      # what the next %%chat cell uses
     remove = sessions.add_turn_hook(hook)     # hook(session, turn) after each turn
     sessions.registry().panel_hook = show     # show(session) is what `%chat panel` displays
+    sessions.registry().grid_hook = grid      # grid(session, question, html) -> the bundle
+                                              # an experiment cell ends with
 
 A turn hook runs inside the cell that ran the turn, after its footer, so anything it
 displays (a per-turn control) appears under that cell's reply.
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 
 TurnHook = Callable[[Session, Turn], None]
 PanelHook = Callable[[Session], Any]
+GridHook = Callable[[Session, str, dict[str, str]], dict[str, Any]]
 
 
 class KernelSessions:
@@ -61,6 +64,7 @@ class KernelSessions:
         self.say = say
         self.turn_hooks: list[TurnHook] = []
         self.panel_hook: PanelHook | None = None
+        self.grid_hook: GridHook | None = None
         #: fills a question's {fields} from this kernel for an edit in a view (magics.py)
         self.refill: Refill | None = None
         self._sessions: dict[Path, Session] = {}

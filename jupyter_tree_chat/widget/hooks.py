@@ -38,6 +38,29 @@ def show_panel(session: Session, choices: dict[str, list[Any]] | None = None) ->
     return panel
 
 
+_grids_by_cell: dict[tuple[int, str], Any] = {}
+
+
+def experiment_grid(session: Session, question_id: str, fallback: dict[str, str]) -> dict[str, Any]:
+    """The output an experiment cell ends with: its clickable grid, ``fallback`` (the
+    static grid) beside it for renderers without widgets. The cell's previous grid (a
+    re-run) is closed, as the turn control's is."""
+    from IPython import get_ipython
+
+    from .experiment_grid import ExperimentGrid
+
+    grid = ExperimentGrid(session, question_id, fallback)
+    shell = get_ipython()
+    cell_id = _cell_id(shell) if shell is not None else None
+    if cell_id:
+        previous = _grids_by_cell.pop((id(session), cell_id), None)
+        if previous is not None:
+            previous.close()
+        _grids_by_cell[(id(session), cell_id)] = grid
+    bundle = grid._repr_mimebundle_()
+    return dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+
+
 def compare_traits(choices: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
     choices = choices or {}
     return {

@@ -147,10 +147,12 @@ def test_the_cell_shows_its_grid_and_the_panel_opens_a_rows_branch(lab, page, pa
         ],
     )
     cells = open_and_run_all(page, lab, "experiment.ipynb").locator(".jp-Cell")
-    in_cell = cells.nth(1).locator("table.jtc-experiment-grid tbody tr")
+    # the cell ends with its grid as a widget (the static grid is its fallback)
+    in_cell = cells.nth(1).locator(".jtc-grid-control tbody tr.jtc-grid-row")
     expect(in_cell).to_have_count(3, timeout=60_000)
-    expect(in_cell.nth(2)).to_contain_text("city: <img src=x onerror=")  # as text
+    expect(in_cell.nth(2).locator(".jtc-chip")).to_have_text(f"city: {HOSTILE}")  # as text
     assert cells.nth(1).locator("table img").count() == 0
+    assert cells.nth(1).locator("table.jtc-experiment-grid").count() == 1  # not twice
 
     panel = cells.nth(2).locator(".jtc-panel")
     question = panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")
@@ -167,4 +169,17 @@ def test_the_cell_shows_its_grid_and_the_panel_opens_a_rows_branch(lab, page, pa
     )
     leaf = [r for r in records(lab.root / "experiment.chat.jsonl") if r.get("type") == "leaf"]
     assert leaf[-1]["id"] == chosen
+
+    # the cell's own grid: a click switches the session to that row and opens its answer
+    third = in_cell.nth(2).locator(".jtc-grid-answer")
+    picked = third.get_attribute("data-id")
+    third.click()
+    opened = cells.nth(1).locator(".jtc-grid-control .jtc-turn-body")
+    expect(opened).to_contain_text("I was sent **1 message**".replace("**", ""))
+    assert opened.locator("img").count() == 0
+    expect(panel.locator(".jtc-conversation .jtc-msg.jtc-role-user")).to_contain_text(
+        "onerror"
+    )  # the panel follows: that row's branch is current
+    leaf = [r for r in records(lab.root / "experiment.chat.jsonl") if r.get("type") == "leaf"]
+    assert leaf[-1]["id"] == picked
     assert page_log.page_errors == []

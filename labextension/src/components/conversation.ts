@@ -40,8 +40,6 @@ export interface SessionActions {
   choices(): { models: string[]; temperatures: number[] };
   /** say, without asking the kernel, that an action must wait for the reply */
   refuseWhileReplying(): void;
-  /** grade answer `id` by hand (👍/👎: `score` 1 or 0 on the scale 0–1) */
-  grade?(id: string, score: number, scale: [number, number]): void;
 }
 
 /** How many answers "Retry ×N" asks for. */
@@ -52,10 +50,8 @@ export interface ConversationOptions {
   /** the panel's actions; `null` in the read-only viewer */
   actions: SessionActions | null;
   navigate: Navigate;
-  /** the siblings of `id` side by side */
+  /** the siblings of `id` side by side (an experiment's question: its grid) */
   compare(id: string): void;
-  /** the experiment of question `id` as a grid of rows × versions */
-  grid?(id: string): void;
   /** the id in a message's header was clicked */
   select(id: string): void;
   /** ←/→ or an arrow of the switcher */
@@ -243,14 +239,13 @@ export class Conversation {
         );
       }
     }
-    const experiment = role === 'user' ? experimentOf(source.content(id)?.meta ?? null) : null;
+    const experiment = role === 'user' && experimentOf(source.content(id)?.meta ?? null) !== null;
     buttons.push(
-      experiment && this.options.grid
-        ? button(trans.__('Grid'), { act: 'grid', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
-        : null,
-      siblings > 1 && !experiment
-        ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
-        : null,
+      experiment
+        ? button(trans.__('Grid'), { act: 'compare', id, title: trans.__("The experiment's rows × versions, each opening its branch") })
+        : siblings > 1
+          ? button(trans._n('Compare %1', 'Compare %1', siblings), { act: 'compare', id, title: trans.__('These versions side by side') })
+          : null,
       actions ? button(trans.__('Label'), { act: 'label', id, look: 'quiet', title: trans.__('Name this node') }) : null,
       button(trans.__('Info'), {
         act: 'details',
@@ -281,7 +276,7 @@ export class Conversation {
       summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
       numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
       summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
-      role === 'assistant' ? thumbs(source.grades, id, trans, this.options.actions?.grade !== undefined) : null,
+      role === 'assistant' ? thumbs(source.grades, id, trans, this.options.actions) : null,
       this.unseen?.ids.has(id) ? h('span', { class: 'jtc-unseen-badge', title: trans.__('Left out of the request the last answer was written from') }, trans.__('not sent')) : null,
       h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
     );
@@ -460,9 +455,6 @@ export class Conversation {
       case 'zoom':
         target.classList.toggle('jtc-open');
         break;
-      case 'thumb':
-        actions?.grade?.(id, Number(target.dataset.score), [0, 1]);
-        break;
       case 'earlier':
         if (this.windowStart !== null) {
           const before = Math.min(this.windowStart, FIRST_SHOWN);
@@ -493,9 +485,6 @@ export class Conversation {
         break;
       case 'compare':
         this.options.compare(id);
-        break;
-      case 'grid':
-        this.options.grid?.(id);
         break;
       case 'details':
         if (!this.details.delete(id)) {

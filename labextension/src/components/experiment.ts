@@ -12,10 +12,11 @@
 
 import { Navigate } from './controls';
 import { h, listen } from './dom';
-import { SessionSource, shortId } from './model';
+import { SessionSource, Summary, shortId } from './model';
 import { Translation } from './translate';
 import { numbersLine } from './vocabulary';
 import { Experiment, experimentOf } from '../format/experiment';
+import { Grades } from '../format/grades';
 import { gradeStrip, graderNames, sortByGrade } from './grading';
 
 /** The most lines drawn; the frame (`experiment_frame()`) has them all. */
@@ -27,12 +28,16 @@ export interface GridOptions {
   filter: string;
   setFilter(text: string): void;
   choose(id: string): void;
-  close(): void;
+  /** absent: no Close button (a cell's grid stays) */
+  close?(): void;
+  /** each answer's grades (format/grades.ts), where the source has them */
+  grades?: Grades;
   /** grade an answer 1–5 by hand (the panel; absent: the grades are shown read-only) */
   grade?: (id: string, score: number) => void;
-  /** the grader the lines are sorted by ('' keeps the rows' order), kept by the caller */
-  sort: string;
-  setSort(grader: string): void;
+  /** the grader the lines are sorted by ('' keeps the rows' order), kept by the caller;
+   * absent: no Sort by */
+  sort?: string;
+  setSort?(grader: string): void;
 }
 
 /** The experiment `id`'s question belongs to, or null (not one, or its siblings' content
@@ -46,14 +51,30 @@ export function experimentAt(source: SessionSource, id: string): Experiment | nu
   return experimentOf(content.meta);
 }
 
-interface Line {
-  index: number;
-  row: Record<string, unknown>;
-  versions: Map<number, string>;
+/** One answer of the grid: its id, its first line and its numbers. */
+export interface GridCell {
+  id: string;
+  head: string;
+  summary: Summary | null;
 }
 
-/** The grid section for the experiment of question `id` (empty if it is none). */
-export function renderExperimentGrid(source: SessionSource, id: string, trans: Translation, options: GridOptions): HTMLElement | null {
+/** One row: its place, its inputs, and per version its answer (`null`: no question of
+ * that version for this row; `'none'`: asked, no answer). */
+export interface GridLine {
+  index: number;
+  row: Record<string, unknown>;
+  cells: Array<GridCell | 'none' | null>;
+}
+
+/** An experiment as the grid draws it (the kernel sends the same for a cell's grid). */
+export interface GridData {
+  experiment: string;
+  versions: number[];
+  lines: GridLine[];
+}
+
+/** The grid of the experiment of question `id`, from the session's tree and contents. */
+export function gridData(source: SessionSource, id: string): GridData | null {
   const mine = experimentAt(source, id);
   if (!mine) {
     return null;
@@ -61,7 +82,7 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
   const { tree } = source;
   const siblings = tree.siblings(id);
   source.requestContent(siblings.filter(s => !source.content(s)));
-  const lines = new Map<number, Line>();
+  const found = new Map<number, { row: Record<string, unknown>; versions: Map<number, string> }>();
   const versions = new Set<number>();
   for (const question of siblings) {
     const content = source.content(question);
@@ -70,44 +91,67 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
       continue;
     }
     versions.add(about.version);
-    let line = lines.get(about.index);
+    let line = found.get(about.index);
     if (!line) {
-      line = { index: about.index, row: about.row, versions: new Map() };
-      lines.set(about.index, line);
+      line = { row: about.row, versions: new Map() };
+      found.set(about.index, line);
     }
     if (!line.versions.has(about.version)) {
       line.versions.set(about.version, question);
     }
   }
   const order = [...versions].sort((a, b) => a - b);
+  const lines = [...found.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .slice(0, MAX_GRID_ROWS)
+    .map(([index, line]): GridLine => ({
+      index,
+      row: line.row,
+      cells: order.map(version => {
+        const question = line.versions.get(version);
+        if (!question) {
+          return null;
+        }
+        const answer = tree.childIds(question)[0];
+        if (!answer) {
+          return 'none';
+        }
+        return { id: answer, head: tree.heads[tree.index.get(answer) ?? -1] ?? '', summary: tree.summary(answer) };
+      })
+    }));
+  return { experiment: mine.id, versions: order, lines };
+}
+
+/** The grid section for the experiment of question `id` (null if it is none). */
+export function renderExperimentGrid(source: SessionSource, id: string, trans: Translation, options: GridOptions): HTMLElement | null {
+  const data = gridData(source, id);
+  return data ? renderGrid(data, trans, options) : null;
+}
+
+/** The grid section for `data`. */
+export function renderGrid(data: GridData, trans: Translation, options: GridOptions): HTMLElement {
   const head = h(
     'tr',
     {},
     h('th', {}, '#'),
     h('th', {}, trans.__('inputs')),
-    ...order.map(v => h('th', {}, trans.__('version %1', v)))
+    ...data.versions.map(v => h('th', {}, trans.__('version %1', v)))
   );
   const body = h('tbody', {});
-  const firstAnswer = (question: string | undefined): string | undefined => (question ? tree.childIds(question)[0] : undefined);
-  const answersOf = (line: Line): string[] =>
-    order.map(v => firstAnswer(line.versions.get(v))).filter((a): a is string => a !== undefined);
-  const inOrder = [...lines.values()].sort((a, b) => a.index - b.index);
-  const graders = graderNames(source.grades, inOrder.flatMap(answersOf));
-  const sortBy = graders.includes(options.sort) ? options.sort : '';
-  const sorted = sortByGrade(inOrder, answersOf, source.grades, sortBy).slice(0, MAX_GRID_ROWS);
   const searchable: Array<[HTMLElement, string]> = [];
-  for (const line of sorted) {
+  const answersOf = (line: GridLine): string[] =>
+    line.cells.flatMap(cell => (cell === null || cell === 'none' ? [] : [cell.id]));
+  const graders = options.setSort ? graderNames(options.grades, data.lines.flatMap(answersOf)) : [];
+  const sortBy = graders.includes(options.sort ?? '') ? (options.sort ?? '') : '';
+  for (const line of sortByGrade(data.lines, answersOf, options.grades, sortBy)) {
     const chips = Object.entries(line.row).map(([name, value]) =>
       h('span', { class: 'jtc-chip', title: `${name}: ${text(value)}` }, `${name}: ${text(value)}`)
     );
-    const cells = order.map(version => {
-      const question = line.versions.get(version);
-      const answer = question ? tree.childIds(question)[0] : undefined;
-      if (!answer) {
-        return h('td', { class: 'jtc-grid-empty' }, question ? trans.__('no answer') : '');
+    const cells = line.cells.map(cell => {
+      if (cell === null || cell === 'none') {
+        return h('td', { class: 'jtc-grid-empty' }, cell === 'none' ? trans.__('no answer') : '');
       }
-      const first = tree.heads[tree.index.get(answer) ?? -1] ?? '';
-      const summary = tree.summary(answer);
+      const { summary } = cell;
       return h(
         'td',
         {},
@@ -116,14 +160,14 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
           {
             class: 'jtc-grid-answer',
             'data-act': options.navigate,
-            'data-id': answer,
+            'data-id': cell.id,
             title: options.navigate === 'switch' ? trans.__('Continue from this answer: its branch becomes the current one') : trans.__('Show the path to this version')
           },
-          first || shortId(answer)
+          cell.head || shortId(cell.id)
         ),
         h('div', { class: 'jtc-grid-numbers' }, [summary?.model ?? '', numbersLine(summary, trans)].filter(Boolean).join(' · ')),
         summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null,
-        gradeStrip(source.grades, answer, trans, options.grade !== undefined)
+        options.grades ? gradeStrip(options.grades, cell.id, trans, options.grade !== undefined) : null
       );
     });
     const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, h('td', {}, String(line.index + 1)), h('td', {}, ...chips), ...cells);
@@ -157,7 +201,7 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
     h(
       'div',
       { class: 'jtc-compare-bar' },
-      h('strong', {}, trans.__('Experiment %1', shortId(mine.id))),
+      h('strong', {}, trans.__('Experiment %1', shortId(data.experiment))),
       filter,
       count,
       graders.length
@@ -174,13 +218,13 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
             )
           )
         : null,
-      h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close'))
+      options.close ? h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close')) : null
     ),
     h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body)
   );
   const sortBox = section.querySelector<HTMLSelectElement>('.jtc-grid-sort');
   if (sortBox) {
-    listen(sortBox, { change: () => options.setSort(sortBox.value) });
+    listen(sortBox, { change: () => options.setSort?.(sortBox.value) });
   }
   listen(filter, {
     input: () => {
@@ -204,7 +248,7 @@ export function renderExperimentGrid(source: SessionSource, id: string, trans: T
         return;
       }
       if (target.dataset.act === 'close-grid') {
-        options.close();
+        options.close?.();
       } else if (target.dataset.act === 'grade' && target.dataset.id && options.grade) {
         options.grade(target.dataset.id, Number(target.dataset.score));
       } else if (target.dataset.id) {

@@ -6,7 +6,7 @@
  * (`PanelActions.grade`). Grader names and notes go in as text.
  */
 
-import { h } from './dom';
+import { h, listen } from './dom';
 import { Translation } from './translate';
 import { Grade, Grades, HAND, gradeText, winsOf } from '../format/grades';
 
@@ -89,22 +89,41 @@ export function gradeStrip(grades: Grades | undefined, id: string, trans: Transl
   return strip;
 }
 
-/** 👍/👎 for an answer in the conversation (the panel: buttons; elsewhere the grade as
- * text, or nothing when it has none). */
-export function thumbs(grades: Grades | undefined, id: string, trans: Translation, clickable: boolean): HTMLElement | null {
+/** What grades an answer by hand: the panel's actions (`PanelActions.grade`). */
+interface Grading {
+  grade(id: string, score: number, scale: [number, number]): void;
+}
+
+function canGrade(actions: object | null): actions is Grading {
+  return actions !== null && typeof (actions as Partial<Grading>).grade === 'function';
+}
+
+/** 👍/👎 for an answer in the conversation (buttons where `actions` can grade: the panel;
+ * elsewhere the grade as text, or nothing when it has none). */
+export function thumbs(grades: Grades | undefined, id: string, trans: Translation, actions: object | null): HTMLElement | null {
   const hand = grades?.latest.get(id)?.get(HAND);
-  if (!clickable) {
+  if (!canGrade(actions)) {
     return hand ? h('span', { class: 'jtc-grade jtc-grade-hand', 'data-grade-of': id }, gradeText(hand)) : null;
   }
   const isThumb = hand?.scale?.[0] === 0 && hand?.scale?.[1] === 1;
   const score = isThumb ? value(hand) : null;
   const button = (n: number, face: string, label: string): HTMLElement =>
     h('button', { class: `jtc-button jtc-quiet jtc-thumbs-button${score === n ? ' jtc-thumbs-on' : ''}`, 'data-act': 'thumb', 'data-id': id, 'data-score': n, 'aria-pressed': score === n ? 'true' : 'false', title: label, 'aria-label': label }, face);
-  return h(
+  const strip = h(
     'span',
     { class: 'jtc-grade', 'data-grade-of': id },
     button(1, '👍', trans.__('Good answer')),
     button(0, '👎', trans.__('Bad answer')),
     hand && !isThumb ? h('span', { class: 'jtc-grade-hand' }, gradeText(hand)) : null
   );
+  listen(strip, {
+    click: event => {
+      const thumb = (event.target as HTMLElement).closest<HTMLElement>('[data-act="thumb"]');
+      if (thumb) {
+        event.stopPropagation(); // the conversation's own click handling has nothing to do
+        actions.grade(id, Number(thumb.dataset.score), [0, 1]);
+      }
+    }
+  });
+  return strip;
 }

@@ -131,8 +131,7 @@ export class SessionView {
       markdown: options.markdown,
       actions: actions ?? null,
       navigate: actions ? 'switch' : 'select',
-      compare: id => this.openCompare({ of: 'siblings', id }),
-      grid: id => this.openCompare({ of: 'experiment', id }),
+      compare: id => this.openCompare({ of: experimentAt(source, id) ? 'experiment' : 'siblings', id }),
       select: id => (actions ? this.tree.reveal(id) : this.select(id)),
       sibling: (id, step) => this.sibling(id, step),
       emptyText: options.emptyText,
@@ -439,6 +438,7 @@ export class SessionView {
       setFilter: text => {
         this.gridFilter = text;
       },
+      grades: this.source.grades,
       sort: this.gridSort,
       setSort: grader => {
         this.gridSort = grader;

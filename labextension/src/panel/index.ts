@@ -15,6 +15,7 @@ import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from '../sanitize/markdown';
 import { KernelMessage, Store, WidgetModel } from './store';
+import { GridView } from './grid';
 import { TurnView } from './turn';
 
 /**
@@ -78,10 +79,13 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
   const trans = hostTranslation();
   const markdown = new Markdown(sanitizedMarkdown, trans);
   const code = { insert: insertCodeBelow(answer => store.text(answer)?.cell) };
+  const mode = model.get('mode');
   const view =
-    model.get('mode') === 'turn'
+    mode === 'turn'
       ? new TurnView(el, store, trans, markdown, code)
-      : new SessionView(el, store, {
+      : mode === 'grid'
+        ? new GridView(el, store, trans, markdown)
+        : new SessionView(el, store, {
           trans,
           markdown,
           code,

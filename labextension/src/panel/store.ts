@@ -43,7 +43,7 @@ export interface TurnInfo {
 export interface Traits {
   /** one per widget: the key of its store in the browser */
   uid: string;
-  mode: 'panel' | 'turn';
+  mode: 'panel' | 'turn' | 'grid';
   busy: boolean;
   error: string;
   /** panel */
@@ -64,6 +64,8 @@ export interface Traits {
   compare_temperatures: number[];
   /** turn control */
   turn: TurnInfo;
+  /** an experiment cell's grid (components/experiment.ts: GridData) */
+  grid: unknown;
 }
 
 /** The part of anywidget's model API this widget uses. */
