@@ -115,17 +115,20 @@ def experiment_frame(ref: str | None = None, *, session: str | None = None) -> A
     """Every answer of an experiment (``%%chat --over``) as a pandas DataFrame, one row per
     answer: ``id``, ``question``, ``experiment``, ``version``, ``row`` (the row's place),
     ``template``, the row's input columns, then ``compare_frame``'s columns (``text``,
-    ``model``, ``endpoint``, ``temperature``, tokens, ``cost``, ``seconds``, ...).
+    ``model``, ``endpoint``, ``temperature``, tokens, ``cost``, ``seconds``, ...), then
+    the grades (docs/experiments.md, "Grades"): ``grade`` and ``note`` (by hand), a
+    column per other grader, preference ``wins`` out of ``preferences``.
 
     ``ref``: a node of the experiment, or the start of the experiment's id (default: the
     current question's). A question of no experiment (a fan-out) is one of one row.
     Compare versions with ``df.pivot_table(index="row", columns="version", values=...)``.
     Needs pandas: ``pip install jupyter-tree-chat[pandas]``.
     """
-    from .errors import MissingExtra, NodeNotFound
+    from .errors import MissingExtra
     from .i18n import _
+    from .kernel.commands.grading import experiment_node
     from .kernel.sessions import current_session
-    from .measures.compare import experiment_questions, experiment_rows, find_experiment
+    from .measures.grades import experiment_table
 
     try:
         import pandas
@@ -134,18 +137,8 @@ def experiment_frame(ref: str | None = None, *, session: str | None = None) -> A
             _("experiment_frame needs pandas: pip install 'jupyter-tree-chat[pandas]'")
         ) from None
     current = current_session(session)
-    node = None
-    if ref is not None:
-        node = find_experiment(current.tree, ref)
-        if node is None:
-            try:
-                node = current.resolve(ref)
-            except NodeNotFound:
-                raise NodeNotFound(
-                    _("no node and no experiment id starts with {ref}").format(ref=repr(ref))
-                ) from None
-    questions = experiment_questions(current.tree, None if node is None else node.id)
-    found, columns = experiment_rows(current.tree, questions, current.prices)
+    node = experiment_node(current, ref)
+    found, columns, _graders = experiment_table(current.tree, current.grades, node, current.prices)
     return pandas.DataFrame(found, columns=columns)
 
 

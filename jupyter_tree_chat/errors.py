@@ -25,6 +25,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     ├── FanoutTooLarge              more answers at once than a fan-out allows
     ├── MissingExtra                an optional dependency is not installed (one line)
     ├── QueryError                  a search that cannot run (empty, a bad regex, a role)
+    ├── GradeError                  a grade or preference that cannot be kept (a score out
+    │                               of range, a question graded, a grader not callable)
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
@@ -49,6 +51,10 @@ from .i18n import _
 
 class ChatError(Exception):
     """Base of every error this project raises on purpose."""
+
+
+class GradeError(ChatError):
+    """A grade or preference that cannot be kept; nothing was written."""
 
 
 class TreeError(ChatError):

@@ -57,6 +57,7 @@ CORE_LAYER: dict[str, float] = {
     "language": 2,
     "measures.usage": 2,
     "measures.compare": 2,
+    "measures.grades": 2,
     "measures.budget": 2,
     "measures.sizes": 2,
     "measures.seen": 4,

@@ -524,6 +524,20 @@ def test_experiments_notebook_runs_two_versions_over_its_rows(tmp_path: Path) ->
     assert sum('class="jtc-experiment-grid"' in h for h in html) == 2
     assert sum('class="jtc-version-row"' in h for h in html) == 1  # the versions compared
     assert not any("jtc-experiment-progress" in h for h in html)  # replaced by the grids
+    # section 6: grades by hand, a preference, a function; the judge says it needs a model
+    records = [json.loads(line) for line in (tmp_path / "experiments.chat.jsonl").open()]
+    grades = [r for r in records if r.get("type") == "grade"]
+    answers = [tree.children(n.id)[0].id for n in rows]
+    assert [(g["id"], g["score"]) for g in grades if g["by"] == "hand"] == [
+        (answers[0], 4), (answers[3], 5)
+    ]  # fmt: skip
+    assert len([g for g in grades if g["grader"] == "one_word"]) == 6
+    assert [(r["better"], r["worse"]) for r in records if r.get("type") == "preference"] == [
+        (answers[3], answers[0])
+    ]
+    shown = outputs_text(nb)
+    assert "a judge needs a real model" in shown
+    assert "version  model            answers  grade" in shown  # %chat experiment
 
 
 @pytest.mark.kernel

@@ -5,6 +5,8 @@ fork before a tool use, compact, label, hide; the notebook-native rule), ``askin
 edit, retry and the reply loop), ``host`` (its state, events, requests and writes: what the
 actions, fan-outs and budgets build on), ``events`` (what a session announces and what an
 action returns), ``many/`` (many answers at once: fan-outs and experiments over rows),
+``grading`` (grades and preferences by hand or by a function), ``judging`` (a model as
+judge, its requests on a side branch),
 ``cellrule`` (what running a ``%%chat`` cell does to the tree), ``replies`` (what a turn
 asks and gets), ``budgeting`` (what a request keeps of a long path), ``settings``
 (``ChatSettings``). May import ``history``, ``providers``, ``measures`` and the core

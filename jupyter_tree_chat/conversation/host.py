@@ -31,6 +31,7 @@ from ..errors import (
     SessionBusy,
     SessionNotSaved,
 )
+from ..history.grade_record import Grades
 from ..history.store import (
     LoadResult,
     Problem,
@@ -143,6 +144,7 @@ class SessionHost:
         self.tree: SessionTree = loaded.tree
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
+        self.grades: Grades = loaded.grades
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
         #: the model tables (models.py, and what the endpoint presets know of their models,
@@ -444,6 +446,10 @@ class SessionHost:
             self._persist([node.to_record()], durable=durable)
         self.emit(NodeAdded(node))
         return node
+
+    def record_facts(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records that judge nodes (grades, preferences: grading.py); never a node."""
+        self._persist(records, durable=True)
 
     def record_all(self, nodes: Iterable[Node], *, durable: bool = True) -> None:
         """Store ``nodes`` (an experiment's questions, or its answers) in one append, the

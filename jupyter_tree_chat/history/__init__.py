@@ -5,6 +5,7 @@ Everything here is about what was said and where it is kept, never about asking 
 the active path and every operation the chapter names: pure, no I/O), ``loader`` (reading
 a ``*.chat.jsonl`` file tolerantly, the lazy index), ``problems`` (what is wrong with a
 line, in words), ``plain`` (a message's Markdown as plain words, for lists and trees),
+``grade_record`` (grades and preferences: records beside the nodes they judge),
 ``experiment_record`` (an experiment question's ``meta.experiment``, read
 and checked), ``uninterrupted`` (a Ctrl-C held until a record is whole) and ``store``
 (the only code that writes session files: locked, durable appends beside the notebook).

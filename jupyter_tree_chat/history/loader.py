@@ -31,6 +31,7 @@ import msgspec
 import orjson
 
 from ..i18n import _
+from .grade_record import GRADE, PREFERENCE, Grades
 from .node import Node, RawBody
 from .problems import (
     Problem,
@@ -96,6 +97,8 @@ class LoadResult:
     labels: dict[str, str] = field(default_factory=dict)
     #: ids whose branch is hidden (a ``hidden`` record): folded away in views, never deleted
     hidden: set[str] = field(default_factory=set)
+    #: grades and preferences (grade_record.py): the latest word of each
+    grades: Grades = field(default_factory=Grades)
     header: dict[str, Any] | None = None
     #: 1-based line of each node, for reports that point into the file
     lines: Mapping[str, int] = field(default_factory=dict)
@@ -445,6 +448,10 @@ class Reader:
                 result.labels.pop(target, None)
         elif kind == "hidden":
             self._hidden_record(record, number)
+        elif kind in (GRADE, PREFERENCE):
+            skipped = result.grades.take(record, nodes.__contains__)
+            if skipped is not None:
+                report(Problem(number, skipped))
         elif kind == "session":
             if result.header is None:
                 result.header = record

@@ -3,7 +3,8 @@
 ``models`` (the tables: context windows and prices by model), ``usage`` (the arithmetic:
 how full a window is, what an answer cost), ``preflight`` (what the API would refuse,
 checked before anything is stored or sent), ``compare`` (sibling answers as facts, for
-``compare_frame``) and ``diff`` (what each answer says that the others do not). Pure:
+``compare_frame``) and ``diff`` (what each answer says that the others do not), ``grades`` (an
+experiment's grade columns and its summary per version and model). Pure:
 no I/O, no Jupyter.
 
 ``budget`` (what a request keeps of a long path), ``seen`` (what a request saw, in words)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MissingExtra
+from ..history.grade_record import latest_records
 from ..history.loader import LoadResult
 from ..history.node import Node
 from ..history.store import (
@@ -101,7 +102,7 @@ def page_records(
     result: LoadResult, *, leaf: str | None = None, nodes: Sequence[Node] | None = None
 ) -> bytes:
     """The records the page holds, as a session file's lines: the nodes (all, or only
-    ``nodes``), their labels and hidden marks, and the leaf the page opens at.
+    ``nodes``), their labels, hidden marks and grades, and the leaf the page opens at.
 
     A node read from a file keeps its line number (blank lines stand in for the records
     between), so the page's details say the line the file has it on, as the viewer's do.
@@ -123,6 +124,8 @@ def page_records(
     for node_id in sorted(result.hidden):
         if ids is None or node_id in ids:
             out += encode_record(hidden_record(node_id))
+    for record in latest_records(result.grades, None if ids is None else ids.__contains__):
+        out += encode_record(record)
     if leaf is not None:
         out += encode_record(leaf_record(leaf))
     return bytes(out)
@@ -205,6 +208,7 @@ def session_page(session: Session) -> str:
         problems=list(session.problems),
         labels=dict(session.labels),
         hidden=set(session.hidden),
+        grades=session.grades,
     )
     location = Path(session.location) if session.location else None
     return page_html(

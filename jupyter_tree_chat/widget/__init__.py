@@ -1,10 +1,11 @@
 """The anywidget view: the panel (``widgets``) and the per-turn control (``turn``), what
 they share (``base``: events to the browser, actions from it; ``actions``: edit,
-fan-out, where a click is taken), what they send (``protocol``), the small ``_esm`` every
-instance carries (``loader``: the front end's code comes once per page), an exported
-page from the panel (``sharing``), an experiment's clickable grid (``experiment_grid``),
-whether the page has the lab's Insert below (``lab``), the language the views speak
-(``speaking``), and the hooks the kernel calls (``hooks``).
+fan-out, where a click is taken), what they send (``protocol``), the small ``_esm``
+every instance carries (``loader``: the front end's code comes once per page), an
+exported page from the panel (``sharing``), an experiment's clickable grid
+(``experiment_grid``), grades in the panel (``grading``), the language the views speak
+and whether the page has the lab's Insert below (``speaking``), and the hooks the kernel
+calls (``hooks``).
 
 The front end is built from ``labextension/src`` (``panel/`` and the shared
 ``components/``) into ``static/widget.js``, its stylesheet into ``static/widget.css``.

@@ -54,7 +54,7 @@ from .actions import (
     question_of,
     take_clicks_where_sent,
 )
-from .lab import lab_said
+from .grading import GRADE_ACTIONS, grade_action
 from .loader import LOADER, code_message
 from .protocol import DeltaCoalescer, display_text, meta_summary, text_payload
 from .sharing import find_answer, write_page
@@ -219,7 +219,7 @@ class SessionWidget(anywidget.AnyWidget):
             self.send(code_message())
             return
         if content["a"] == "language":  # JupyterLab's language, as the view rendered in it
-            lab_said(content)
+            speaking.lab_said(content)
             return speaking.heard(self, str(content.get("code", "")))
         req = content.get("req")
         self.send({"t": "ack", "req": req})
@@ -298,5 +298,9 @@ class SessionWidget(anywidget.AnyWidget):
             return None
         if action == "hide":
             session.hide(node_id, content.get("hidden", True) is not False)
+            return None
+        if action in GRADE_ACTIONS:
+            grade_action(session, action, content)
+            self._follow_leaf(session.leaf)  # the panel's grades trait follows
             return None
         raise TreeError(_("unknown widget action {action}").format(action=repr(action)))

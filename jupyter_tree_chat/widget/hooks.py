@@ -16,7 +16,7 @@ from typing import Any
 
 from ..conversation.events import Turn
 from ..conversation.session import Session
-from .lab import lab_inserts_below
+from .speaking import lab_inserts_below
 
 __all__ = ["compare_traits", "lab_inserts_below", "show_panel", "turn_hook"]
 

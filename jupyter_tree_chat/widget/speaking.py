@@ -1,4 +1,5 @@
-"""The language of the views' own words (the turn controls, the panel).
+"""What the page says through its views: the language of their words, and whether it has
+the lab's Insert below.
 
 A view speaks JupyterLab's language, and tells the kernel which it is (``i18n``). A
 language the user sets outright in the kernel (``%chat language zh_CN``,
@@ -8,6 +9,14 @@ kernel then sends each view ``{"t": "lang", "locale": L, "catalog": C}``: the fr
 end's catalog for that language (the one an exported page carries; ``None`` in English),
 when the view renders and again whenever the choice changes; ``auto`` sends ``locale:
 ""``, and the views go back to JupyterLab's.
+
+A view's ``language`` message also says whether its page has the lab's Insert below
+command (the lab extension's, through bridge.ts). The notebook server's ``insert`` asks
+``lab_inserts_below`` (through the package root, which wires the kernel to the widget) to
+choose between the turn control's Insert below and IPython's next input. It is set by the
+first view that says so and stays set: a page reloaded without the extension is not
+noticed, and its proposals then stay in the tree's ``notebook:insert`` calls
+(docs/notebook-tools.md).
 """
 
 from __future__ import annotations
@@ -56,3 +65,16 @@ def _tell_views(_chosen: i18n.Chosen) -> None:
 
 
 i18n.on_choice(_tell_views)
+
+
+_said = {"inserts_below": False}
+
+
+def lab_said(content: dict[str, Any]) -> None:
+    """A view's ``language`` message: ``insert`` says its page has the lab's command."""
+    if content.get("insert"):
+        _said["inserts_below"] = True
+
+
+def lab_inserts_below() -> bool:
+    return _said["inserts_below"]

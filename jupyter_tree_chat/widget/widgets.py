@@ -19,6 +19,7 @@ from ..conversation.session import Session
 from ..history.tree import Node, compaction_links
 from .actions import BUSY_TEXT
 from .base import SessionWidget
+from .grading import grades_payload
 from .protocol import RowIndex, context_reading, streamed_meta
 from .turn import TurnControl, show_turn_control
 
@@ -37,6 +38,8 @@ class TreePanel(SessionWidget):
     labels = traitlets.Dict().tag(sync=True)
     #: ids whose branch is hidden (``hidden`` records): the views fold them away
     hidden: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: each answer's latest grades and every preference (grading.grades_payload)
+    grades = traitlets.Dict().tag(sync=True)
     #: compaction root id -> the leaf it summarised, for the picture's dashed links
     links = traitlets.Dict().tag(sync=True)
     leaf = traitlets.Unicode(None, allow_none=True).tag(sync=True)
@@ -57,6 +60,7 @@ class TreePanel(SessionWidget):
             nodes=rows.rows,
             labels=dict(session.labels),
             hidden=sorted(session.hidden),
+            grades=grades_payload(session.grades),
             links=compaction_links(session.tree.roots()),
             leaf=session.leaf,
             title=Path(session.location).name if session.location else "",
@@ -95,3 +99,6 @@ class TreePanel(SessionWidget):
         self.context = context_reading(self.session)
         if set(self.hidden) != self.session.hidden:
             self.hidden = sorted(self.session.hidden)
+        grades = grades_payload(self.session.grades)
+        if grades != self.grades:
+            self.grades = grades

@@ -32,6 +32,10 @@ const out = files.map(b64 => {
     leaf: s.leaf,
     labels: Object.fromEntries(s.labels),
     hidden: [...s.hidden].sort(),
+    grades: Object.fromEntries([...s.grades.latest].map(([id, by]) =>
+      [id, Object.fromEntries([...by].map(([g, x]) =>
+        [g, [x.by, x.score, x.scale, x.note, x.error]]))])),
+    preferences: [...s.grades.preferences.values()].map(p => p.join(' ')).sort(),
     header: s.header !== null,
   };
 });
@@ -58,6 +62,17 @@ def python_view(data: bytes) -> dict:
         "leaf": result.tree.leaf,
         "labels": result.labels,
         "hidden": sorted(result.hidden),
+        "grades": {
+            node: {
+                name: [g.by, g.score, list(g.scale) if g.scale else None, g.note, g.error]
+                for name, g in by.items()
+            }
+            for node, by in result.grades.latest.items()
+        },
+        "preferences": sorted(
+            f"{better} {worse} {str(tie).lower()}"
+            for better, worse, tie in result.grades.preferences.values()
+        ),
         "header": result.header is not None,
     }
 
@@ -205,6 +220,35 @@ EDGE_CASES: list[bytes] = [
     + line({"type": "hidden", "id": "a2", "hidden": None})
     + line({"type": "hidden", "id": "a2", "hidden": 1})
     + line({"type": "hidden", "id": "a2", "hidden": [True]}),
+    GOOD
+    + line({"type": "grade", "id": "a1", "grader": "grade", "by": "hand", "score": 4, "note": "ok"})
+    + line({"type": "grade", "id": "a1", "grader": "grade", "score": 2})  # regraded: latest wins
+    + line({"type": "grade", "id": "a2", "grader": "grade", "score": 1, "scale": [0, 1]})
+    + line({"type": "grade", "id": "a2", "grader": "short", "by": "code", "score": True})
+    + line(
+        {
+            "type": "grade",
+            "id": "a1",
+            "grader": "short",
+            "by": "code",
+            "score": None,
+            "error": "ValueError: x",
+        }
+    )
+    + line({"type": "grade", "id": "zz", "grader": "grade", "score": 3})
+    + line({"type": "grade", "grader": "grade", "score": 3})
+    + line({"type": "grade", "id": "a1", "grader": "", "score": 3})
+    + line({"type": "grade", "id": "a1", "grader": "g", "by": "eye", "score": 3})
+    + line({"type": "grade", "id": "a1", "grader": "g", "score": None})
+    + line({"type": "grade", "id": "a1", "grader": "g", "score": "3"})
+    + line({"type": "grade", "id": "a1", "grader": "g", "score": 3, "scale": [1]})
+    + line({"type": "grade", "id": "a1", "grader": "g", "score": 3, "note": 5})
+    + line({"type": "grade", "id": "a1", "grader": "g", "score": 3, "judge": []})
+    + line({"type": "preference", "better": "a1", "worse": "a2"})
+    + line({"type": "preference", "better": "a2", "worse": "a1", "tie": True})
+    + line({"type": "preference", "better": "a1", "worse": "a1"})
+    + line({"type": "preference", "better": "a1", "worse": "zz"})
+    + line({"type": "preference", "better": "a1", "worse": "u1", "tie": "no"}),
     GOOD
     + line({"type": "label", "id": "u1", "label": {"a": 1}})
     + line({"type": "label", "id": "u1", "label": None})

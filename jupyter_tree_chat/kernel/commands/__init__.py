@@ -4,7 +4,8 @@
   (tree, branches, switch, edit, retry, label, hide, text, code, ...) and ``help``;
 - ``measures``: ``context`` and ``usage``;  ``sharing``: ``export``;  ``finding``: ``find``;
 - ``importing``: ``import``;  ``endpoints``: ``models``;  ``mcp``: ``mcp``;
-  ``language``: ``language``.
+  ``language``: ``language``;  ``grading``: ``grade``, ``prefer``, ``experiment``;
+  ``judging``: ``grade --rubric`` (a model as judge).
 
 May import the core, ``providers`` and the cell's own path in ``kernel/`` (sessions,
 output, turn, columns, context, options, config); the kernel imports this folder only from

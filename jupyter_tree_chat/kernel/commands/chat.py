@@ -39,6 +39,7 @@ from ..display.output import show_html, show_markdown, show_svg
 from ..options import fanout_words
 from ..sessions import KernelSessions
 from .endpoints import describe_model, models_report
+from .grading import GradeCommands
 from .importing import import_session
 from .language import LanguageCommands
 from .measures import MeasureCommands
@@ -62,6 +63,14 @@ def help_text() -> str:
                         several answers at once, e.g. %chat retry --n 3)
   compare [ID]          the answers to the last question (or ID's) side by side
   compare --versions    an experiment's rows × versions side by side (%%chat --over)
+  experiment [EXP]      an experiment's summary per version and model: grades, wins, cost
+  grade ID SCORE [--note TEXT] [--scale LOW-HIGH]
+                        grade an answer (1-5 by default; up/down: a thumb); the latest
+                        grade counts, every grade is kept
+  grade --by FUNC [EXP] FUNC(answer_text, row) over the experiment's answers: a column
+  grade --rubric TEXT [--model M] [--name NAME] [EXP]
+                        a model judges each answer by TEXT (its requests: a side branch)
+  prefer A B [--tie]    answer A beats answer B (--tie: neither)
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
@@ -101,7 +110,7 @@ set it (auto: JupyterLab's, else the kernel's locale, else English).
     )
 
 
-class Commands(MeasureCommands, ShareCommands, LanguageCommands):
+class Commands(MeasureCommands, ShareCommands, LanguageCommands, GradeCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:

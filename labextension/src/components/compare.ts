@@ -11,6 +11,7 @@
  * line's versions open here as their side-by-side view.
  */
 
+import { gradeStrip } from './grading';
 import { headLine, questionAsTyped } from './chips';
 import { Navigate, button } from './controls';
 import { codeUnits, proseUnits, uniqueMarks } from './diff';
@@ -36,6 +37,8 @@ export interface CompareOptions {
   close(): void;
   /** where `id` stands among its siblings (default: from the source's tree) */
   place?(id: string): { pos: number; count: number };
+  /** a pick between two answers (the panel): `id` beat `other`, or a tie */
+  prefer?(id: string, other: string, tie: boolean): void;
 }
 
 /** Columns a row: all of them up to three, then as even as rows of three allow. */
@@ -68,7 +71,9 @@ export function renderCompare(source: SessionSource, ids: string[], trans: Trans
       facts.temperature !== null ? h('span', { class: 'jtc-temperature' }, trans.__('temperature %1', facts.temperature)) : null,
       h('span', { class: 'jtc-meta' }, numbersLine(facts, trans) || trans.__('—')),
       facts.interrupted ? interruptedBadge(trans) : null,
-      choose
+      choose,
+      ...pickButtons(source, id, k === 0 ? null : shown[0], trans, options),
+      source.tree.role(id) === 'assistant' ? gradeStrip(source.grades, id, trans, false) : null
     );
     const body = h('div', { class: 'jtc-compare-text' });
     if (content) {
@@ -193,9 +198,23 @@ function section(caption: string, columns: HTMLElement, trans: Translation, opti
       options.toggleDifferences();
     } else if (target?.dataset.id && (act === 'switch' || act === 'select')) {
       options.choose(target.dataset.id);
+    } else if (target?.dataset.id && target.dataset.other && (act === 'prefer' || act === 'tie')) {
+      options.prefer?.(target.dataset.id, target.dataset.other, act === 'tie');
     }
   });
   return element;
+}
+
+/** "Better" and "Tie" against the shown answer (the panel, two answers). */
+function pickButtons(source: SessionSource, id: string, other: string | null, trans: Translation, options: CompareOptions): HTMLElement[] {
+  if (other === null || !options.prefer || source.tree.role(id) !== 'assistant' || source.tree.role(other) !== 'assistant') {
+    return [];
+  }
+  const attrs = { 'data-other': other };
+  return [
+    button(trans.__('Better'), { act: 'prefer', id, look: 'quiet', attrs, title: trans.__('This answer is better than the shown one (a preference, kept in the file)') }),
+    button(trans.__('Tie'), { act: 'tie', id, look: 'quiet', attrs, title: trans.__('Neither answer is better') })
+  ];
 }
 
 interface Facts extends Summary {

@@ -20,6 +20,7 @@ import { Markdown } from './markdown';
 import { Unseen, unseenAbove } from './seen';
 import { FanoutAsk, SessionSource, shortId, siblingPlace } from './model';
 import { experimentOf } from '../format/experiment';
+import { thumbs } from './grading';
 import { Translation } from './translate';
 import { interruptedBadge, labelBadge, numbersLine, roleName } from './vocabulary';
 
@@ -280,6 +281,7 @@ export class Conversation {
       summary?.model ? h('span', { class: 'jtc-model' }, summary.model) : null,
       numbersLine(summary, trans) ? h('span', { class: 'jtc-meta' }, numbersLine(summary, trans)) : null,
       summary?.interrupted || content?.meta.interrupted === true ? interruptedBadge(trans) : null,
+      role === 'assistant' ? thumbs(source.grades, id, trans, this.options.actions) : null,
       this.unseen?.ids.has(id) ? h('span', { class: 'jtc-unseen-badge', title: trans.__('Left out of the request the last answer was written from') }, trans.__('not sent')) : null,
       h('span', { class: 'jtc-actions' }, ...this.actionButtons(id))
     );

@@ -16,6 +16,8 @@ import { SessionSource, SessionTree, Summary, shortId } from './model';
 import { Translation } from './translate';
 import { numbersLine } from './vocabulary';
 import { Experiment, experimentOf } from '../format/experiment';
+import { Grades } from '../format/grades';
+import { gradeStrip, graderNames, sortByGrade } from './grading';
 
 /** The most lines drawn; the frame (`experiment_frame()`) has them all. */
 export const MAX_GRID_ROWS = 2000;
@@ -30,6 +32,14 @@ export interface GridOptions {
   compare?(ids: string[]): void;
   /** absent: no Close button (a cell's grid stays) */
   close?(): void;
+  /** each answer's grades (format/grades.ts), where the source has them */
+  grades?: Grades;
+  /** grade an answer 1–5 by hand (the panel; absent: the grades are shown read-only) */
+  grade?: (id: string, score: number) => void;
+  /** the grader the lines are sorted by ('' keeps the rows' order), kept by the caller;
+   * absent: no Sort by */
+  sort?: string;
+  setSort?(grader: string): void;
 }
 
 /** The experiment `id`'s question belongs to, or null (not one, or its siblings' content
@@ -146,7 +156,11 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
   const body = h('tbody', {});
   const searchable: Array<[HTMLElement, string]> = [];
   const sideBySide = new Map<number, string[]>();
-  for (const line of data.lines) {
+  const answersOf = (line: GridLine): string[] =>
+    line.cells.flatMap(cell => (cell === null || cell === 'none' ? [] : [cell.id]));
+  const graders = options.setSort ? graderNames(options.grades, data.lines.flatMap(answersOf)) : [];
+  const sortBy = graders.includes(options.sort ?? '') ? (options.sort ?? '') : '';
+  for (const line of sortByGrade(data.lines, answersOf, options.grades, sortBy)) {
     const chips = Object.entries(line.row).map(([name, value]) =>
       h('span', { class: 'jtc-chip', title: `${name}: ${text(value)}` }, `${name}: ${text(value)}`)
     );
@@ -169,7 +183,8 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
           cell.head || shortId(cell.id)
         ),
         h('div', { class: 'jtc-grid-numbers' }, [summary?.model ?? '', numbersLine(summary, trans)].filter(Boolean).join(' · ')),
-        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null
+        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null,
+        options.grades ? gradeStrip(options.grades, cell.id, trans, options.grade !== undefined) : null
       );
     });
     const number = h('td', {}, String(line.index + 1));
@@ -215,10 +230,28 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
       h('strong', {}, trans.__('Experiment %1', shortId(data.experiment))),
       filter,
       count,
+      graders.length
+        ? h(
+            'label',
+            { class: 'jtc-grid-sort-label' },
+            trans.__('Sort by'),
+            ' ',
+            h(
+              'select',
+              { class: 'jtc-grid-sort', 'aria-label': trans.__('Sort the rows by a grade') },
+              h('option', { value: '' }, trans.__('row')),
+              ...graders.map(g => h('option', { value: g, ...(g === sortBy ? { selected: '' } : {}) }, g === 'grade' ? trans.__('grade') : g))
+            )
+          )
+        : null,
       options.close ? h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close')) : null
     ),
     h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body)
   );
+  const sortBox = section.querySelector<HTMLSelectElement>('.jtc-grid-sort');
+  if (sortBox) {
+    listen(sortBox, { change: () => options.setSort?.(sortBox.value) });
+  }
   listen(filter, {
     input: () => {
       options.setFilter(filter.value);
@@ -226,6 +259,15 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
     }
   });
   listen(section, {
+    keydown: event => {
+      // 1–5 on a focused answer (or one of its stars) grades it, as a click on a star
+      const key = (event as KeyboardEvent).key;
+      const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-id]');
+      if (options.grade && cell?.dataset.id && /^[1-5]$/.test(key)) {
+        event.preventDefault();
+        options.grade(cell.dataset.id, Number(key));
+      }
+    },
     click: event => {
       const target = (event.target as HTMLElement).closest<HTMLElement>('[data-act]');
       if (!target) {
@@ -235,6 +277,8 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
         options.close?.();
       } else if (target.dataset.act === 'row-compare') {
         options.compare?.(sideBySide.get(Number(target.closest<HTMLElement>('tr')?.dataset.row)) ?? []);
+      } else if (target.dataset.act === 'grade' && target.dataset.id && options.grade) {
+        options.grade(target.dataset.id, Number(target.dataset.score));
       } else if (target.dataset.id) {
         options.choose(target.dataset.id);
       }

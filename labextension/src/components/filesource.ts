@@ -5,6 +5,7 @@
  * the file changed on disk.
  */
 
+import { Grades } from '../format/grades';
 import { typedHead } from './chips';
 import { FindQuery, FindResult, Finder, TextIndex, findNodes, foldedNodes } from './find';
 import { NodeContent, Role, SessionSource, SessionTree, Change, Summary } from './model';
@@ -104,6 +105,10 @@ export class FileSource implements SessionSource, Finder {
     this.index ??= new TextIndex(id => nodes.get(id)?.message);
     const inside = foldedNodes(this.tree, folds);
     return findNodes(this.tree, this.index, query, i => inside[i] === 1);
+  }
+
+  get grades(): Grades {
+    return this.session.grades;
   }
 
   get hidden(): ReadonlySet<string> {

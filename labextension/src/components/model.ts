@@ -9,6 +9,7 @@
  * known and `requestContent` asks for the rest.
  */
 
+import { Grades } from '../format/grades';
 import { Problem } from '../format/parse';
 import { Part } from './content';
 
@@ -98,6 +99,8 @@ export interface SessionSource {
   readonly hidden: ReadonlySet<string>;
   /** compaction root id -> the leaf it summarised (the picture draws the link) */
   readonly links: ReadonlyMap<string, string>;
+  /** each answer's latest grades and every preference (format/grades.ts), where known */
+  readonly grades?: Grades;
   label(id: string): string | undefined;
   content(id: string): NodeContent | undefined;
   /** Ask for the content of these nodes; a `texts` change follows when it arrives. */

@@ -39,6 +39,10 @@ export interface PanelActions extends SessionActions {
   switchTo(id: string): void;
   /** hide the branch from `id` (or, with `false`, show it again); the file keeps it */
   hide(id: string, hidden: boolean): void;
+  /** grade answer `id` by hand: `score` on `scale` (1–5 stars, 0–1 a thumb) */
+  grade(id: string, score: number, scale: [number, number]): void;
+  /** answer `id` beat answer `other` (or, with `tie`, neither did) */
+  prefer(id: string, other: string, tie: boolean): void;
   /** the status line's state */
   status(): StatusState;
 }
@@ -89,6 +93,8 @@ export class SessionView {
   private differences = false;
   /** what the experiment grid's filter box holds */
   private gridFilter = '';
+  /** the grader the experiment grid is sorted by ('' : the rows' order) */
+  private gridSort = '';
   /** the fan-out the compare view last opened for (each new one opens it again) */
   private fanoutSeen: FanoutState | null = null;
   private frame = 0;
@@ -434,6 +440,13 @@ export class SessionView {
       setFilter: text => {
         this.gridFilter = text;
       },
+      grades: this.source.grades,
+      sort: this.gridSort,
+      setSort: grader => {
+        this.gridSort = grader;
+        this.renderCompare();
+      },
+      grade: actions ? (answer, score) => actions.grade(answer, score, [1, 5]) : undefined,
       choose: chosen => (actions ? actions.switchTo(chosen) : this.select(chosen)),
       compare: ids => this.openCompare({ of: 'row', id, ids }),
       close: () => {
@@ -497,6 +510,7 @@ export class SessionView {
           this.differences = !this.differences;
           this.renderCompare();
         },
+        prefer: actions ? (id, other, tie) => actions.prefer(id, other, tie) : undefined,
         choose: id => {
           if (actions) {
             this.compare = this.compare?.of === 'row' ? this.compare : { of: 'siblings', id };

@@ -10,6 +10,7 @@
 // not for translation in this file: problems are the command line's words (store.py), word for word
 
 import { isJSONSyntaxError, parseJSON, parseTagged, parseWithLoneSurrogates } from './json';
+import { Grades, emptyGrades, takeGrade } from './grades';
 import { PyDict, PyValue, pyEquals, pyRepr, pyStr, reprString } from './pyrepr';
 
 /** A message node. `message` is Anthropic-shaped; `meta` holds what the model never sees. */
@@ -38,6 +39,8 @@ export interface ChatSession {
   labels: Map<string, string>;
   /** ids whose branch a `hidden` record hides (the last record for an id wins) */
   hidden: Set<string>;
+  /** grades and preferences (format/grades.ts): the latest word of each */
+  grades: Grades;
   header: Record<string, unknown> | null;
   problems: Problem[];
 }
@@ -54,6 +57,7 @@ export function emptySession(): ChatSession {
     leaf: null,
     labels: new Map(),
     hidden: new Set(),
+    grades: emptyGrades(),
     header: null,
     problems: []
   };
@@ -418,6 +422,13 @@ export function parseSession(data: Uint8Array | string, options: ParseOptions = 
         session.hidden.add(target);
       } else {
         session.hidden.delete(target);
+      }
+    } else if (kind === 'grade' || kind === 'preference') {
+      const why = takeGrade(session.grades, record, id => nodes.has(id), (field, value) =>
+        reprField(text!, field, value)
+      );
+      if (why !== null) {
+        report(number, why);
       }
     } else if (kind === 'session') {
       if (session.header === null) {

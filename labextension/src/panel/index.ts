@@ -51,6 +51,7 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     ['change:labels', onTree],
     ['change:context', () => store.emit('context')], // the header alone: no redraw
     ['change:hidden', onTree],
+    ['change:grades', onTree],
     ['change:links', onTree],
     ['change:turn', onTree],
     ['change:busy', onBusy],

@@ -8,6 +8,7 @@
  * kernel runs the Session action, and its events come back here.
  */
 
+import { Grades, emptyGrades, gradesFromPayload } from '../format/grades';
 import { Part, partsOf } from '../components/content';
 import { Catalog, SwitchableTranslation, Translation, english, fromCatalog } from '../components/translate';
 import { FindQuery, FindResult, Finder } from '../components/find';
@@ -52,6 +53,8 @@ export interface Traits {
   labels: Record<string, string>;
   /** ids whose branch is hidden */
   hidden: string[];
+  /** each answer's latest grades and the preferences (widget/grading.py's grades_payload) */
+  grades: unknown;
   /** compaction root id -> the leaf it summarised */
   links: Record<string, string>;
   leaf: string | null;
@@ -120,6 +123,8 @@ export type Action =
   | { a: 'switch'; id: string; deepest?: boolean }
   | { a: 'label'; id: string; label: string }
   | { a: 'hide'; id: string; hidden: boolean }
+  | { a: 'grade'; id: string; score: number; scale: [number, number] }
+  | { a: 'prefer'; id: string; other: string; tie: boolean }
   | { a: 'fanout'; id: string; n: number; models: string[]; temperatures: number[] }
   | { a: 'export'; format: 'html' };
 
@@ -199,6 +204,8 @@ export class Store implements SessionSource, PanelActions, Finder {
   private hiddenSeen: string[] | null = null;
   private hiddenSet = new Set<string>();
   private linksSeen: Record<string, string> | null = null;
+  private gradesSeen: unknown = null;
+  private gradesRead: Grades = emptyGrades();
   private linksMap = new Map<string, string>();
   /** the search box's question in the kernel now, and the newest one waiting for it */
   private finding: { req: number; answer: (result: FindResult) => void } | null = null;
@@ -265,6 +272,15 @@ export class Store implements SessionSource, PanelActions, Finder {
       this.linksMap = new Map(Object.entries(links));
     }
     return this.linksMap;
+  }
+
+  get grades(): Grades {
+    const sent = this.model.get('grades') ?? {};
+    if (sent !== this.gradesSeen) {
+      this.gradesSeen = sent;
+      this.gradesRead = gradesFromPayload(sent);
+    }
+    return this.gradesRead;
   }
 
   label(id: string): string | undefined {
@@ -500,6 +516,14 @@ export class Store implements SessionSource, PanelActions, Finder {
 
   hide(id: string, hidden: boolean): void {
     this.act({ a: 'hide', id, hidden });
+  }
+
+  grade(id: string, score: number, scale: [number, number]): void {
+    this.act({ a: 'grade', id, score, scale });
+  }
+
+  prefer(id: string, other: string, tie: boolean): void {
+    this.act({ a: 'prefer', id, other, tie });
   }
 
   /**

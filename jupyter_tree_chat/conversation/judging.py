@@ -1,0 +1,191 @@
+"""A model as a grader: one judge request per answer, by a rubric, kept in the tree.
+
+``%chat grade --rubric TEXT [--model M]`` asks a judge (any endpoint: Claude, a hosted
+model, a local llama-server) to grade each of an experiment's answers. Each request is a
+conversation of its own, a new root holding the rubric, the question and the answer
+(``meta.judge`` names the answer it judges), so the judge's nodes are a side branch of
+the session, never on the experiment's paths. Its reply's last ``Score: N`` line is the
+verdict (1–5); the grade record keeps the score, the judge's reasoning, its reply's id,
+its model and its cost. A reply without a score is that answer's error, not the run's.
+
+The offline teaching model only repeats what it was given, so it cannot judge: asking it
+is refused before anything is written, with the way to a real model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import ChatError, GradeError
+from ..history.grade_record import grade_record
+from ..history.tree import Node, SessionTree
+from ..i18n import _
+from ..measures.models import Price
+from ..measures.usage import nodes_cost
+from ..providers.base import Provider, route_of
+from .events import Turn
+from .grading import AnswerRow, GradingHost, keep_grades
+from .settings import ChatSettings
+
+JUDGE = "judge"
+"""The default name of a rubric's grader (its column in the frame)."""
+SCALE = (1, 5)
+_SCORE = re.compile(r"score\s*[:=]\s*\**\s*([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
+
+PROMPT = """\
+You are grading an answer by a rubric.
+
+Rubric:
+{rubric}
+
+Question:
+{question}
+
+Answer:
+{answer}
+
+Explain your reasoning in a few sentences, then end with one line `Score: N`, where N is \
+a whole number from 1 (fails the rubric) to 5 (meets it fully)."""
+
+
+class JudgingHost(GradingHost, Protocol):
+    """What judging needs of the session (``Session`` is one)."""
+
+    provider: Provider
+    settings: ChatSettings
+    prices: dict[str, Price]
+
+    @property
+    def leaf(self) -> str | None: ...
+
+    def ask(
+        self, content: str, *, new_root: bool = ..., meta: Any = ..., settings: Any = ...
+    ) -> Turn: ...
+
+    def switch(self, node_ref: str, *, deepest: bool = ...) -> str: ...
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a judging run did: the grader's name, the answers judged, which failed, and
+    what the judge cost (None: a model without a price)."""
+
+    grader: str
+    judged: int
+    errors: list[tuple[str, str]]
+    cost: float | None
+
+
+def verdict(text: str) -> float | None:
+    """The judge's score: its last ``Score: N`` within 1–5, else None."""
+    found = _SCORE.findall(text)
+    if not found:
+        return None
+    score = float(found[-1])
+    if not SCALE[0] <= score <= SCALE[1]:
+        return None
+    return int(score) if score.is_integer() else score
+
+
+def check_judge(host: JudgingHost, model: str | None) -> str:
+    """The judge's model name, or a refusal when it would be the offline model."""
+    name = model or host.settings.model or host.provider.default_model
+    if route_of(host.provider, name).provider == "offline":
+        raise GradeError(
+            _(
+                "a judge needs a real model, and the offline one only repeats its input; set "
+                "ANTHROPIC_API_KEY, or run a local one (`jupyter tree-chat serve-local`) and "
+                "add --model local:smollm2"
+            )
+        )
+    return name
+
+
+def judge_answers(
+    host: JudgingHost,
+    rubric: str,
+    answers: Iterable[AnswerRow],
+    questions: Mapping[str, str],
+    *,
+    model: str | None = None,
+    grader: str = JUDGE,
+) -> Judged:
+    """Ask the judge once per answer (``questions``: answer id → its question's text);
+    each verdict is a grade record as soon as it comes. The current leaf stays where it
+    was."""
+    if not rubric.strip():
+        raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
+    name = check_judge(host, model)
+    settings = host.settings.merged(model=name, temperature=0, tools=())
+    leaf = host.leaf
+    errors: list[tuple[str, str]] = []
+    costs: list[float | None] = []
+    judged = 0
+    try:
+        for answer in answers:
+            prompt = PROMPT.format(rubric=rubric, question=questions[answer.id], answer=answer.text)
+            meta = {"judge": {"of": answer.id, "grader": grader}}
+            try:
+                turn = host.ask(prompt, new_root=True, meta=meta, settings=settings)
+            except ChatError as error:
+                record, why = _failed(answer.id, grader, name, str(error)), str(error)
+                keep_grades(host, [record])
+                errors.append((answer.id, why))
+                judged += 1
+                continue
+            record, cost = _judgement(host, answer.id, grader, name, turn)
+            costs.append(cost)
+            if record.get("error"):
+                errors.append((answer.id, record["error"]))
+            keep_grades(host, [record])
+            judged += 1
+    finally:
+        if leaf is not None and host.leaf != leaf:
+            host.switch(leaf, deepest=False)
+    total = None if not costs or any(c is None for c in costs) else sum(c or 0 for c in costs)
+    return Judged(grader, judged, errors, total)
+
+
+def _judgement(
+    host: JudgingHost, answer_id: str, grader: str, model: str, turn: Turn
+) -> tuple[dict[str, Any], float | None]:
+    """The grade record of one judge's reply, and what it cost."""
+    reply = turn.last
+    text = turn.text
+    replies = [n for n in turn.replies]
+    cost = nodes_cost(replies, host.prices) if replies else None
+    judge: dict[str, Any] = {"model": model, "reasoning": text}
+    if reply is not None and reply.role == "assistant":
+        judge["node"] = reply.id
+    if cost is not None:
+        judge["cost"] = cost
+    score = verdict(text)
+    error = None
+    if turn.error is not None:
+        error = str(turn.error)
+    elif score is None:
+        error = _("the judge's reply has no Score: 1-5 line")
+    if score is not None:
+        judge["verdict"] = score
+    record = grade_record(
+        answer_id, score, grader=grader, by="model", scale=SCALE, error=error, judge=judge
+    )
+    return record, cost
+
+
+def _failed(answer_id: str, grader: str, model: str, why: str) -> dict[str, Any]:
+    return grade_record(
+        answer_id, None, grader=grader, by="model", scale=SCALE, error=why, judge={"model": model}
+    )
+
+
+def question_texts(tree: SessionTree, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each frame row's answer id → the text of the question it answers."""
+    found: dict[str, str] = {}
+    for row in rows:
+        question: Node = tree.get(row["question"])
+        found[row["id"]] = question.text
+    return found
