@@ -36,8 +36,9 @@ class TurnControl(SessionWidget):
         self._depth = len(session.path(question.id)) - 1
         self._reply: Node | None = reply if reply.role == "assistant" else None
         self._shown = self._reply.id if self._reply is not None else None
-        super().__init__(session, mode="turn", **kwargs)
-        self.turn = self._describe()
+        self.session = session
+        # described before the comm opens, so its first message carries it (not a second)
+        super().__init__(session, mode="turn", turn=self._describe(), **kwargs)
 
     @classmethod
     def for_turn(cls, session: Session, turn: Turn) -> TurnControl | None:
