@@ -25,8 +25,9 @@ question to disk before sending it, renders the reply as Markdown updated in pla
    cell (median) and as a share of the cell; they run in a kernel of their own, so the
    timing wrappers do not weigh on the ratio above.
 4. the messages each cell sends the front end (iopub: outputs, their updates, the turn
-   controls' comm messages), counted: exact where the shared machine makes times noisy,
-   and each one is work for the kernel and the page.
+   controls' comm messages), counted: each one is work for the kernel and the page. The
+   count still moves from round to round: the streamed text is grouped by time, and the
+   earlier controls that follow the new question (``--new``) grow in number.
 
     .venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
 """
@@ -278,7 +279,7 @@ def main() -> None:
     )
     print(
         f"  messages to the front end      {statistics.median(chat_messages):8.0f} per cell vs "
-        f"{statistics.median(raw_messages):.0f}   (counted, exact; per round "
+        f"{statistics.median(raw_messages):.0f}   (counted; per round "
         f"{min(chat_messages)}–{max(chat_messages)}: the controls grow with the notebook)"
     )
     cell = statistics.median(part_cells)
