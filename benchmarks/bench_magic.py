@@ -24,6 +24,10 @@ question to disk before sending it, renders the reply as Markdown updated in pla
    Markdown rendered to safe HTML, and the display updates that carry it. Printed per
    cell (median) and as a share of the cell; they run in a kernel of their own, so the
    timing wrappers do not weigh on the ratio above.
+4. the messages each cell sends the front end (iopub: outputs, their updates, the turn
+   controls' comm messages), counted: each one is work for the kernel and the page. The
+   count still moves from round to round: the streamed text is grouped by time, and the
+   earlier controls that follow the new question (``--new``) grow in number.
 
     .venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
 """
@@ -191,10 +195,13 @@ def main() -> None:
             chat_cpu: list[float] = []
             raw_cpu: list[float] = []
             updates: list[int] = []
+            chat_messages: list[int] = []
+            raw_messages: list[int] = []
             for n in range(args.runs):
                 server.enqueue(tokens=args.tokens)
                 run = kernel.chat(f"Write a long answer ({n}).", f"thr{n:05d}", "--new").check()
                 updates.append(run.updates)
+                chat_messages.append(len(run.messages))
                 start, end, cpu = last_cell(kernel)
                 chat_times.append(end - start)
                 chat_cpu.append(cpu)
@@ -205,7 +212,7 @@ def main() -> None:
                 bare_times.append(end - start)
 
                 server.enqueue(tokens=args.tokens)
-                kernel.run(RAW_CELL).check()
+                raw_messages.append(len(kernel.run(RAW_CELL).check().messages))
                 start, end, cpu = last_cell(kernel)
                 raw_times.append(end - start)
                 raw_cpu.append(cpu)
@@ -269,6 +276,11 @@ def main() -> None:
     print(
         f"  kernel CPU (main thread)       {cpu_chat * 1000:8.1f} ms vs {cpu_raw * 1000:.1f} ms"
         f" = {cpu_chat / cpu_raw:.2f}×"
+    )
+    print(
+        f"  messages to the front end      {statistics.median(chat_messages):8.0f} per cell vs "
+        f"{statistics.median(raw_messages):.0f}   (counted; per round "
+        f"{min(chat_messages)}–{max(chat_messages)}: the controls grow with the notebook)"
     )
     cell = statistics.median(part_cells)
     print(f"where a %%chat cell's time goes (median of {args.runs} cells of {cell * 1000:.1f} ms):")

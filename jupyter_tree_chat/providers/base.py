@@ -90,15 +90,20 @@ class Began:
     model: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TextDelta:
+    """More of the answer's text (block ``index``). One is made per streamed token, so it
+    is a plain slotted class: a frozen dataclass's ``__init__`` costs three times as much
+    (``object.__setattr__`` per field), 2 ms of a 2,000-token reply. Nothing changes one."""
+
     text: str
     index: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ThinkingDelta:
-    """More of the model's thinking (block ``index``), before its answer."""
+    """More of the model's thinking (block ``index``), before its answer (made per token,
+    like ``TextDelta``)."""
 
     text: str
     index: int = 0

@@ -38,8 +38,9 @@ class TurnControl(SessionWidget):
         self._depth = len(session.path(question.id)) - 1
         self._reply: Node | None = reply if reply.role == "assistant" else None
         self._shown = self._reply.id if self._reply is not None else None
-        super().__init__(session, mode="turn", **kwargs)
-        self.turn = self._describe()
+        self.session = session
+        # described before the comm opens, so its first message carries it (not a second)
+        super().__init__(session, mode="turn", turn=self._describe(), **kwargs)
 
     @classmethod
     def for_turn(cls, session: Session, turn: Turn) -> TurnControl | None:
@@ -75,7 +76,7 @@ class TurnControl(SessionWidget):
             }
         leaf = tree.leaf
         focus = reply or question
-        described["onPath"] = leaf is not None and _on_path(self.session, focus.id, leaf)
+        described["onPath"] = leaf is not None and focus.id in _path_to(self.session, leaf)[1]
         return described
 
     def _refresh(self) -> None:
@@ -87,7 +88,7 @@ class TurnControl(SessionWidget):
         """Move to the question/answer the active path now takes at this turn's place."""
         if leaf is None:
             return
-        path = self.session.path(leaf)
+        path = _path_to(self.session, leaf)[0]
         depth = self._depth
         if len(path) <= depth:
             return
@@ -138,14 +139,22 @@ class TurnControl(SessionWidget):
         self._refresh()
 
 
-def _on_path(session: Session, node_id: str, leaf: str) -> bool:
-    current: str | None = leaf
-    tree = session.tree
-    while current is not None:
-        if current == node_id:
-            return True
-        current = tree.get(current).parent_id
-    return False
+_last_path: tuple[object, str, list[Node], frozenset[str]] | None = None
+
+
+def _path_to(session: Session, leaf: str) -> tuple[list[Node], frozenset[str]]:
+    """The nodes from the root to ``leaf``, and their ids. Every control hears each event
+    and asks for the same leaf's path, so it is walked once per event, not once per
+    control (a cost that grew with controls × depth); a leaf's path never changes, since
+    the tree only grows."""
+    global _last_path
+    last = _last_path
+    if last is not None and last[0] is session.tree and last[1] == leaf:
+        return last[2], last[3]
+    path = session.path(leaf)
+    ids = frozenset(node.id for node in path)
+    _last_path = (session.tree, leaf, path, ids)
+    return path, ids
 
 
 _controls_by_cell: dict[tuple[int, str], TurnControl] = {}
