@@ -28,10 +28,11 @@ apt_install() {
   fi
 }
 
-# a CJK font too, or the Chinese UI's screenshots show boxes where the characters are
-if [ "$want_browser" = 1 ] && { ! command -v chromium >/dev/null 2>&1 || [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; }; then
-  echo "==> installing Debian's chromium and a Chinese font (browser tests)"
-  apt_install chromium chromium-driver fonts-wqy-microhei
+# a CJK font too, or the Chinese UI's screenshots show boxes where the characters are, and
+# an emoji font for the grades' thumbs (👍/👎) in the docs' pictures
+if [ "$want_browser" = 1 ] && { ! command -v chromium >/dev/null 2>&1 || [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || [ ! -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; }; then
+  echo "==> installing Debian's chromium, a Chinese font and an emoji font (browser tests)"
+  apt_install chromium chromium-driver fonts-wqy-microhei fonts-noto-color-emoji
 fi
 
 PY=${PYTHON:-python3}

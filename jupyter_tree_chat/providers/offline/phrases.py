@@ -72,9 +72,9 @@ ENGLISH = Phrases(
     no_text="(no text)",
     answer="**Answer (offline):** {answer}",
     another_try=(
-        "This is answer **{attempt}** to this question: a retry adds a sibling, and the "
-        "earlier answers stay beside it, one click away. The same path gets the same "
-        "words from me; a real model would word each try differently."
+        "This is answer **{attempt}** to this question: each answer to it (a retry, or "
+        "one more of a fan-out) is a sibling of the others, one click away. The same path "
+        "gets the same words from me; a real model would word each answer differently."
     ),
     only_this_path=(
         "I see only this path, from the root to the current leaf. If this conversation "
@@ -128,8 +128,8 @@ CHINESE = Phrases(
     no_text="（没有文字）",
     answer="**回答（离线）：** {answer}",
     another_try=(
-        "这是这个问题的第 **{attempt}** 个回答：重试会添加一个兄弟节点，之前的回答都留在它旁边，"
-        "点一下就能切回去。同一条路径从我这里得到的文字相同；真正的模型每次的措辞都会不同。"
+        "这是这个问题的第 **{attempt}** 个回答：它的每个回答（一次重试，或一次扇出中的一个）"
+        "都是彼此的兄弟节点，点一下就能切换。同一条路径从我这里得到的文字相同；真正的模型每次的措辞都会不同。"
     ),
     only_this_path=(
         "我只看得到这一条路径：从根节点到当前叶子。如果这段对话还有别的分支，"
