@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_loader import record
+from helpers.made_sessions import record
 
 from jupyter_tree_chat.cli import main
 from jupyter_tree_chat.cli.quickpath import quick_path
