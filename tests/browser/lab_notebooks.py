@@ -35,7 +35,7 @@ def write_notebook(path: Path, cells: list[str]) -> None:
 
 
 def open_and_run_all(
-    page: Any, lab: Any, name: str, *, wait: bool = True, app: str = "lab/tree"
+    page: Any, lab: Any, name: str, *, wait: bool = True, app: str = "lab/tree", reset: bool = False
 ) -> Any:
     """Open the notebook ``name``, run all its cells; returns the locator of its tab.
 
@@ -44,8 +44,9 @@ def open_and_run_all(
 
     The workspace brings back earlier tests' tabs, and one of them may be current for a
     moment: wait for this notebook to be the current one before running anything.
+    ``reset`` opens it alone (``?reset``: no earlier tab, and so no other kernel's frames).
     """
-    page.goto(f"{lab.url}/{app}/{name}")
+    page.goto(f"{lab.url}/{app}/{name}" + ("?reset" if reset else ""))
     page.wait_for_function(
         "name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " const k = w && w.context && w.context.path === name && w.sessionContext"

@@ -70,7 +70,7 @@ def test_insert_puts_the_proposed_cells_below_the_asking_cell(
     )
     asking = "%%chat --tools notebook:insert\nPropose code."
     check = (
-        "from jupyter_tree_chat.widget.widgets import _controls_by_cell\n"
+        "from jupyter_tree_chat.widget.turn import _controls_by_cell\n"
         "print('waiting:', [c.inserts for c in _controls_by_cell.values()])"
     )
     write_notebook(lab.root / "insert.ipynb", [setup, asking, check])

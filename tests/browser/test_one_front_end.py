@@ -42,7 +42,8 @@ COMPONENTS = [
 #: window of the session's model is known in the kernel, not in a file), the viewer's kind
 ONLY_PANEL = {"jtc-panel", "jtc-status"} | {
     "jtc-meter", "jtc-meter-bar", "jtc-meter-fill", "jtc-meter-text"
-}  # fmt: skip
+} | {"jtc-grade", "jtc-thumbs-button"}  # fmt: skip
+# (the panel grades an answer; the viewer shows a grade read-only, and only where one is)
 ONLY_VIEWER = {"jtc-readonly"}
 #: buttons that change the session
 SESSION_ACTIONS = ["edit", "retry", "switch", "label"]

@@ -200,6 +200,8 @@ def test_hostile_text_runs_nothing_and_loads_no_remote_image(lab, page, page_log
     expect(conversation.locator(".jtc-markdown")).to_have_count(2, timeout=60_000)
     expect(conversation).to_contain_text("Payloads follow.")
     turn = area.locator(".jtc-turn")
+    # the retry made elsewhere is said in the control's bar; "Show 2/2 here" renders it
+    turn.locator('.jtc-printed-hint [data-act="show"]').click()
     expect(turn.locator(".jtc-turn-body .jtc-markdown")).to_contain_text("Payloads follow.")
     # click what could be clicked, open the compare view (rendered) and its differences
     for link in (

@@ -207,7 +207,9 @@ def test_the_widget_reads_well_in_jupyterlab_light_and_dark(lab, page, page_log,
     panel = area.locator(".jtc-panel")
     turn = area.locator(".jtc-turn")
     expect(panel.locator(".jtc-conversation pre")).to_contain_text("a code block", timeout=60_000)
-    expect(turn.locator(".jtc-turn-body")).to_contain_text("Here is the answer")
+    # the switch made elsewhere is said in the control's bar; "Show 1/3 here" renders it
+    turn.locator('.jtc-printed-hint [data-act="show"]').click()
+    expect(turn.locator(".jtc-turn-body")).to_contain_text("a code block")
     conversation = panel.locator(".jtc-conversation")
     answer = conversation.locator(".jtc-msg.jtc-role-assistant")
     answer.get_by_role("button", name="Info").click()

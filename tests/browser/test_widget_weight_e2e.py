@@ -94,7 +94,8 @@ def chat_notebook(lab: Lab, fake: FakeAnthropic, name: str) -> None:
 
 def run_three_chat_cells(page: Any, lab: Lab, fake: FakeAnthropic, name: str, app: str) -> Any:
     chat_notebook(lab, fake, name)
-    cells = open_and_run_all(page, lab, name, app=app).locator(".jp-Cell")
+    # alone on the page: earlier tests' tabs would bring their kernels' frames along
+    cells = open_and_run_all(page, lab, name, app=app, reset=True).locator(".jp-Cell")
     for k in range(1, 4):
         position = cells.nth(k).locator('.jtc-turn .jtc-position[data-side="r"]')
         expect(position).to_have_text("1/1", timeout=120_000)

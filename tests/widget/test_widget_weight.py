@@ -20,7 +20,7 @@ from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.widget import loader
 from jupyter_tree_chat.widget.widgets import TreePanel, TurnControl
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOADER_JS = REPO / "jupyter_tree_chat" / "widget" / "loader.js"
 REGISTRY_TS = REPO / "labextension" / "src" / "panel" / "registry.ts"
 BUNDLE = REPO / "jupyter_tree_chat" / "widget" / "static" / "widget.js"

@@ -107,13 +107,14 @@ export function thumbs(grades: Grades | undefined, id: string, trans: Translatio
   }
   const isThumb = hand?.scale?.[0] === 0 && hand?.scale?.[1] === 1;
   const score = isThumb ? value(hand) : null;
-  const button = (n: number, face: string, label: string): HTMLElement =>
-    h('button', { class: `jtc-button jtc-quiet jtc-thumbs-button${score === n ? ' jtc-thumbs-on' : ''}`, 'data-act': 'thumb', 'data-id': id, 'data-score': n, 'aria-pressed': score === n ? 'true' : 'false', title: label, 'aria-label': label }, face);
+  // the glyph is drawn by the stylesheet (a picture, not a word): its name is translated
+  const button = (n: number, label: string): HTMLElement =>
+    h('button', { class: `jtc-button jtc-quiet jtc-thumbs-button${score === n ? ' jtc-thumbs-on' : ''}`, 'data-act': 'thumb', 'data-id': id, 'data-score': n, 'aria-pressed': score === n ? 'true' : 'false', title: label, 'aria-label': label });
   const strip = h(
     'span',
     { class: 'jtc-grade', 'data-grade-of': id },
-    button(1, '👍', trans.__('Good answer')),
-    button(0, '👎', trans.__('Bad answer')),
+    button(1, trans.__('Good answer')),
+    button(0, trans.__('Bad answer')),
     hand && !isThumb ? h('span', { class: 'jtc-grade-hand' }, gradeText(hand)) : null
   );
   listen(strip, {
