@@ -30,8 +30,8 @@ store), so nothing above sees an ``anthropic`` or ``OSError`` type.
     └── ProviderError               the model call failed; a cut reply is kept
         ├── MissingApiKey           no ANTHROPIC_API_KEY where one is required
         ├── AuthenticationFailed    401: the key was refused
-        ├── RateLimited             429 after the SDK's retries
-        ├── Overloaded              529 after the SDK's retries
+        ├── RateLimited             429 after every attempt (providers/retry.py)
+        ├── Overloaded              529 (503 on Chat Completions) after every attempt
         ├── ServerError             other 5xx
         ├── ConnectionFailed        network unreachable, dropped or timed out
         │   └── RedirectRefused     a redirect to another host or to http: the key stays
@@ -153,6 +153,12 @@ class ProviderError(ChatError):
     kind = "provider_error"
     #: the HTTP status the server answered, where there was one
     status: int | None = None
+    #: seconds the server said to wait before asking again (``retry-after-ms`` or
+    #: ``retry-after``), where it said; providers/retry.py waits that long
+    retry_after: float | None = None
+    #: whether asking again may succeed (a limit, an overload, a 5xx, a network blip
+    #: before the reply began); providers/retry.py asks again only then
+    retryable: bool = False
 
 
 class MissingApiKey(ProviderError):
@@ -165,17 +171,20 @@ class AuthenticationFailed(ProviderError):
 
 class RateLimited(ProviderError):
     kind = "rate_limited"
+    retryable = True
 
 
 class Overloaded(ProviderError):
-    """529 after the SDK's retries, or an ``overloaded_error`` event mid-stream (the fix
+    """529 (503 on Chat Completions), or an ``overloaded_error`` event mid-stream (the fix
     is the same either way: wait and retry)."""
 
     kind = "overloaded"
+    retryable = True
 
 
 class ServerError(ProviderError):
     kind = "server_error"
+    retryable = True
 
 
 class ConnectionFailed(ProviderError):

@@ -63,6 +63,7 @@ CORE_LAYER: dict[str, float] = {
     "measures.seen": 4,
     "providers.base": 3,
     "providers.redirects": 3.05,
+    "providers.retry": 3.05,
     "providers.tools": 3.1,
     "providers.anthropic.wire": 3.1,
     "providers.mcp": 3.2,

@@ -30,6 +30,7 @@ from ..measures import preflight
 from ..providers.base import (
     Degraded,
     Finished,
+    Retrying,
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
@@ -182,7 +183,7 @@ class Asking(SessionHost):
         if fanout is not None:
             variants = fanout.variants(settings, self.provider.default_model)
             if len(variants) > 1:
-                return answer_all(self, user, turn, variants)
+                return answer_all(self, user, turn, variants, fanout.concurrency)
             settings = variants[0].settings
         specs = self.tool_specs(settings)
         parent = user
@@ -244,7 +245,7 @@ class Asking(SessionHost):
                     partial.tools.append(event.block)
                 elif isinstance(event, Finished):
                     finished = event
-                elif isinstance(event, Degraded):
+                elif isinstance(event, (Degraded, Retrying)):  # a retry: the stream waits
                     pieces.flush()
                     self.notice(event.message, "warning", turn)
             pieces.flush()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from IPython.core.error import UsageError
@@ -104,7 +104,11 @@ def _arguments() -> tuple[argument, ...]:
             "--concurrency",
             type=int,
             metavar="N",
-            help=_("With --over: how many requests run at once (default 4)."),
+            help=_(
+                "With --over, --n, --models or --temperatures: how many requests run at once "
+                "(default: 4 with --over, every answer of a fan-out), each endpoint within "
+                "its own limit."
+            ),
         ),
         argument(
             "--budget",
@@ -278,8 +282,14 @@ def parse_cell_line(line: str) -> CellOptions:
         )
     if args.same_experiment and args.over is None:
         raise UsageError(_("%%chat: --same-experiment goes with --over NAME; add the rows"))
-    if args.concurrency is not None and args.over is None:
-        raise UsageError(_("%%chat: --concurrency goes with --over NAME; add the rows to ask"))
+    fanout = parse_fanout(args.n, args.models, args.temperatures, "%%chat")
+    if args.concurrency is not None and args.over is None and fanout is None:
+        raise UsageError(
+            _(
+                "%%chat: --concurrency goes with --over NAME or a fan-out "
+                "(--n, --models, --temperatures); add the rows or the answers to ask"
+            )
+        )
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(
             _("%%chat --concurrency: at least 1 request at once, e.g. --concurrency 4")
@@ -302,7 +312,7 @@ def parse_cell_line(line: str) -> CellOptions:
         allow_run=args.allow_run,
         provider=args.provider,
         raw=args.raw,
-        fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),
+        fanout=fanout if fanout is None else replace(fanout, concurrency=args.concurrency),
         attach=tuple(args.attach or ()),
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,

@@ -8,6 +8,8 @@ as the model's thinking arrives and ``ThinkingReady`` as each thinking block com
 completes, and last a ``Finished`` holding the whole assistant message, its usage and
 stop_reason (and the model name the server reported). ``Degraded`` says, once, that the
 endpoint refused a feature its preset claims and the reply goes on without it.
+``Retrying`` says the request was refused for now (a 429, an overload, before any text
+arrived) and will be sent again after a wait (retry.py).
 Failures are raised as ``ProviderError`` subclasses (see errors.py); the caller keeps
 whatever arrived before. Building the request, running tools and storing nodes are not
 the provider's job.
@@ -142,7 +144,30 @@ class Degraded:
     message: str
 
 
-ReplyEvent = Began | TextDelta | ThinkingDelta | ThinkingReady | ToolUseReady | Finished | Degraded
+@dataclass(frozen=True)
+class Retrying:
+    """The request was refused for now and is sent again, the same, after ``seconds``
+    (retry.py). ``message`` is the one line that says so ("rate limited by local at
+    ...: retrying in 2 s (attempt 2 of 5)"). A reader with a way to be cancelled may wait
+    the ``seconds`` itself and close the stream instead of asking for more; the stream
+    waits whatever of them is left when it is asked for its next event."""
+
+    message: str
+    seconds: float
+    attempt: int
+    attempts: int
+
+
+ReplyEvent = (
+    Began
+    | TextDelta
+    | ThinkingDelta
+    | ThinkingReady
+    | ToolUseReady
+    | Finished
+    | Degraded
+    | Retrying
+)
 
 
 @runtime_checkable
@@ -233,6 +258,21 @@ def cache_group(provider: Provider, model: str) -> str | None:
     so the others read what the first writes); None: it has none."""
     group = getattr(provider, "cache_group", None)
     return group(model) if callable(group) else ""
+
+
+def slot_group(provider: Provider, model: str) -> str:
+    """Which endpoint's requests ``model``'s share a limit with (``Router.slot_group``);
+    a provider without endpoints has one."""
+    group = getattr(provider, "slot_group", None)
+    return str(group(model)) if callable(group) else provider.name
+
+
+def endpoint_limit(provider: Provider, model: str) -> tuple[str, int] | None:
+    """``(where, how many requests at once)`` for ``model``'s endpoint, where it has a
+    limit of its own (a llama-server's slots: ``Router.limit``); None: it has none."""
+    limit = getattr(provider, "limit", None)
+    found = limit(model) if callable(limit) else None
+    return found if isinstance(found, tuple) else None
 
 
 def check_request(provider: Provider, request: ReplyRequest) -> None:

@@ -252,7 +252,8 @@ def test_every_combination_of_models_and_temperatures_up_to_twelve(claude, fake_
 
 def test_one_failing_answer_keeps_the_others_and_is_marked(claude, fake_anthropic):
     fake_anthropic.enqueue(tokens=20, when=model_is("good"))
-    fake_anthropic.enqueue_error(429, times=3, retry_after_ms=1, when=model_is("limited"))
+    # every attempt refused (5: the router's RetryRule), each retry one line
+    fake_anthropic.enqueue_error(429, times=5, retry_after_ms=1, when=model_is("limited"))
     fake_anthropic.enqueue(tokens=40, drop_after=12, when=model_is("dropped"))
     fake_anthropic.enqueue(tokens=40, error_event_after=12, when=model_is("errored"))
 
@@ -275,10 +276,20 @@ def test_one_failing_answer_keeps_the_others_and_is_marked(claude, fake_anthropi
     assert "failed: The connection to the Anthropic API dropped mid-reply" in shown[2]
     assert "failed: The Anthropic API became overloaded mid-reply" in shown[3]
     assert "Answer 2 (limited) failed: Rate limited" in run.stderr
+    assert "(gave up after 5 attempts)" in run.stderr
+    for attempt in (2, 3, 4, 5):
+        note = (
+            "Answer 2 (limited): Rate limited by the Anthropic API: "
+            f"retrying in 0.001 s (attempt {attempt} of 5)."
+        )
+        assert run.stderr.count(note) == 1
+    replies = [r for r in fake_anthropic.requests if r.path == "/v1/messages"]
+    limited = [r for r in replies if r.body["model"] == "limited"]
+    assert len(limited) == 5  # no silent retries of the SDK's on top
 
 
 def test_when_every_answer_fails_the_cell_fails(claude, fake_anthropic):
-    fake_anthropic.enqueue_error(529, times=6, retry_after_ms=1)
+    fake_anthropic.enqueue_error(529, times=10, retry_after_ms=1)  # 5 attempts each
 
     run = claude.chat("Hi", "c0000001", "--n 2")
 

@@ -27,6 +27,7 @@ request so tests can check what was sent.
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
         server.requests[-1].raw                           # the body, byte for byte
+        server.reset_load(); ...; server.most_in_flight   # the most answered at once
 
 With nothing enqueued the reply is deterministic and says how many messages it got.
 
@@ -65,6 +66,7 @@ from typing import Any
 
 from fakes.fake_cache import PromptCache, estimate_tokens, prompt_tokens
 from fakes.fake_endpoints import endpoint_mode
+from fakes.fake_load import InFlight
 from fakes.fake_request_rules import BETA_FIELDS, COUNT_FIELDS, MESSAGE_FIELDS
 from fakes.fake_rules import (
     COUNT_RULES,
@@ -165,7 +167,7 @@ def long_text(tokens: int) -> list[str]:
     return [("" if i == 0 else " ") + _WORDS[i % len(_WORDS)] for i in range(tokens)]
 
 
-class FakeAnthropic:
+class FakeAnthropic(InFlight):
     """The fake server: ``start()``/``stop()`` or ``with``; ``base_url`` for the client."""
 
     def __init__(
@@ -178,6 +180,7 @@ class FakeAnthropic:
         first_event_delay: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        InFlight.__init__(self)  # requests answered at once (fake_load.py)
         self.endpoint = endpoint_mode(endpoint)
         """How this server differs from the Anthropic API (fake_endpoints.py)."""
         self.first_event_delay = first_event_delay
@@ -603,7 +606,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake._lock:
             self.fake.requests.append(record)
         try:
-            self._answer(record)
+            with self.fake.counting(record.path):
+                self._answer(record)
         finally:
             record.ended = time.monotonic()
 

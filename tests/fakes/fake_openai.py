@@ -20,6 +20,7 @@ scripted replies and injected faults, and records every request.
         server.enqueue(text="B", when=lambda body: body["model"] == "b")
         client = openai.OpenAI(api_key="k", base_url=server.base_url)   # ends in /v1
         server.requests[-1].body                           # the parsed JSON body sent
+        server.most_in_flight                              # the most answered at once
 
 With nothing enqueued the reply is deterministic and says how many messages it got (and,
 for ``n`` choices, which choice it is).
@@ -54,6 +55,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from fakes.fake_load import InFlight
 from fakes.fake_openai_rules import ONE_CHOICE, validate
 
 ROUTE = re.compile(r"/(v1|v1beta/openai|openai/deployments/[^/]+)/chat/completions")
@@ -114,7 +116,7 @@ class ScriptedError:
     when: Callable[[Any], bool] | None = None
 
 
-class FakeOpenAI:
+class FakeOpenAI(InFlight):
     """The fake server: ``start()``/``stop()`` or ``with``; ``base_url`` (ending in /v1)."""
 
     def __init__(
@@ -128,6 +130,7 @@ class FakeOpenAI:
         usage_always: bool = False,
         models: tuple[str, ...] = ("gpt-5-mini", "gpt-5-nano"),
     ) -> None:
+        InFlight.__init__(self)  # requests answered at once (fake_load.py)
         self.dialect = dialect
         self.models = models
         self.api_key = api_key
@@ -475,7 +478,8 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with self.fake._lock:
             self.fake.requests.append(record)
-        self._answer(record)
+        with self.fake.counting(record.path):
+            self._answer(record)
 
     def _answer(self, record: RecordedRequest) -> None:
         if not ROUTE.fullmatch(record.path) and not (

@@ -238,7 +238,8 @@ def test_a_list_of_dicts_a_csv_beside_the_notebook_and_any_column_name(offline, 
             "",
             "--concurrency 3",
             "Hi",
-            "UsageError: %%chat: --concurrency goes with --over NAME; add the rows to ask",
+            "UsageError: %%chat: --concurrency goes with --over NAME or a fan-out "
+            "(--n, --models, --temperatures); add the rows or the answers to ask",
         ),
         (
             CITIES,

@@ -11,8 +11,10 @@ reads ``events(choice, request)`` as if it had asked alone.
 If the endpoint refuses ``n`` before anything arrived (the router raises
 ``FeatureMissing``, having learnt that the endpoint lacks it), every worker asks on its
 own instead, now and in later fan-outs, and the first says so in one line (a
-``Degraded`` event). A failure after the stream began is each unfinished choice's
-failure; a cancelled fan-out stops the request.
+``Degraded`` event). A request refused for now is asked again by the router: the first
+answer says so (``Retrying``) and this thread waits on the cancel flag. A failure after
+the stream began is each unfinished choice's failure; a cancelled fan-out stops the
+request.
 
 The server reports one usage for the whole request: it arrives with the first choice's
 ``Finished`` (``openai.stream.read_choices``), the others have none.
@@ -27,7 +29,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import FeatureMissing, ProviderError
-from ...providers.base import Began, Degraded, Finished, Provider, ReplyEvent, ReplyRequest
+from ...providers.base import (
+    Began,
+    Degraded,
+    Finished,
+    Provider,
+    ReplyEvent,
+    ReplyRequest,
+    Retrying,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +100,11 @@ class SharedChoices:
             for choice, event in pairs:
                 if self.cancelled.is_set():
                     break
+                if isinstance(event, Retrying):  # said by the first answer; waited here
+                    self.queues[0].put(event)
+                    if self.cancelled.wait(event.seconds):
+                        break
+                    continue
                 self.shared = True
                 if isinstance(event, Began):  # every answer has begun
                     for inbox in self.queues:

@@ -24,7 +24,14 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   order (an answer waits for the ones before it), the siblings' ids are taken in that
   order, and the current leaf is the first variant's answer, so running a notebook twice
   gives the same tree.
-- **Faults stay local.** One answer failing (a 429 after the SDK's retries, a dropped
+- **Each endpoint at its pace.** At most ``concurrency`` requests run at once (``--concurrency``;
+  a plain fan-out: all), and at most an endpoint's own limit to that endpoint
+  (``Endpoint.concurrency``, a llama-server's slots), each endpoint counted apart; the
+  cell says once when an endpoint's limit lowers what was asked. A request refused for
+  now (a 429, an overload) is asked again by the router after the server's wait, one
+  line in the cell per retry (``Retrying``); the worker waits on the cancel flag, so
+  Ctrl-C during a wait sends nothing more.
+- **Faults stay local.** One answer failing (a 429 after every attempt, a dropped
   stream, an ``error`` event) keeps what it received (marked ``interrupted`` with the
   error) and the others go on. Ctrl-C keeps what every answer had received, each
   unfinished one marked interrupted, then raises ``TurnInterrupted``.
@@ -51,13 +58,15 @@ from typing import Any
 
 from ...errors import ChatError, ProviderError
 from ...history.tree import Node
-from ...i18n import _
+from ...i18n import _, ngettext
 from ...providers.base import (
     Message,
     Provider,
     TextDelta,
     cache_group,
+    endpoint_limit,
     route_of,
+    slot_group,
     takes_n,
 )
 from ...providers.tools.functions import KEPT_DEFINITIONS, definitions_called
@@ -123,7 +132,7 @@ class _FanoutRun:
             had[worker.question] += 1
             worker.attempt = had[worker.question]
         self.concurrency = concurrency or len(jobs)
-        self._next_start = 0
+        self._waiting = list(range(len(jobs)))  # not started yet, in order
         self._running = 0
         self._done = 0
         self.failed = 0
@@ -146,6 +155,7 @@ class _FanoutRun:
             worker.waits_for = leaders.get(group)
             leaders.setdefault(group, worker)
         self._committed = 0
+        self.slots = _Slots(session.provider, self.workers)
 
     def _share_requests(self, provider: Provider) -> list[SharedChoices]:
         """One request for the samples of each model and temperature whose endpoint takes
@@ -172,6 +182,8 @@ class _FanoutRun:
             if worker.question == 0:
                 session.context_request(self.paths[0], worker.variant.settings, self.specs)
         self._announce_start()
+        for line in self.slots.lowered(self.concurrency):
+            session.notice(line, "info", turn)
         self._start_more()
         try:
             running = len(self.workers)
@@ -180,6 +192,7 @@ class _FanoutRun:
                 if report.kind == "done":
                     running -= 1
                     self._running -= 1
+                    self.slots.release(report.variant)
                 self._handle(report, turn)
                 if report.kind == "done":
                     self._start_more()
@@ -196,10 +209,16 @@ class _FanoutRun:
         return turn
 
     def _start_more(self) -> None:
-        """Start waiting answers, in order, while fewer than ``concurrency`` run."""
-        while self._next_start < len(self.workers) and self._running < self.concurrency:
-            self.workers[self._next_start].thread.start()
-            self._next_start += 1
+        """Start waiting answers, in order, while fewer than ``concurrency`` run, each
+        where its endpoint has a free slot (an answer of a full endpoint waits, a later
+        one of another endpoint goes first)."""
+        for index in list(self._waiting):
+            if self._running >= self.concurrency:
+                return
+            if not self.slots.take(index):
+                continue
+            self._waiting.remove(index)
+            self.workers[index].thread.start()
             self._running += 1
 
     def _announce_start(self) -> None:
@@ -279,7 +298,7 @@ class _FanoutRun:
             meta = {"tool_results": True, KEPT_DEFINITIONS: kept}
             answer.nodes.append(self._node(i, parent, message, meta))
             self.workers[i].results.put(results)
-        elif report.kind == "degraded":
+        elif report.kind in ("degraded", "retrying"):
             session.notice(self._about(i, report.payload), "warning", turn)
         elif report.kind == "limit":
             rounds = answer.variant.settings.max_tool_rounds
@@ -382,15 +401,76 @@ class _FanoutRun:
         if all(a.error is not None for a in self.answers):
             turn.error = self.answers[0].error
         session.settle(leaf)
-        for worker in self.workers[: self._next_start]:
-            worker.thread.join(timeout=POLL_S)
+        for worker in self.workers:
+            if worker.thread.ident is not None:  # started
+                worker.thread.join(timeout=POLL_S)
         for choices in self.shared:
             choices.join(timeout=POLL_S)
 
 
-def answer_all(session: FanoutHost, question: Node, turn: Turn, variants: list[Variant]) -> Turn:
-    """Ask every variant under ``question`` at once (see the module docstring)."""
-    return _FanoutRun(session, [question], [(0, v) for v in variants]).run(turn)
+class _Slots:
+    """How many requests each endpoint has running, against its own limit
+    (``providers.base.endpoint_limit``). A later choice of a shared request
+    (choices.py) sends none, so it takes no slot."""
+
+    def __init__(self, provider: Provider, workers: list[Worker]) -> None:
+        self.group: list[str | None] = []
+        self.limits: dict[str, tuple[str, int]] = {}
+        for worker in workers:
+            model = worker.variant.model
+            if worker.choices is not None and worker.choices[1] > 0:
+                self.group.append(None)
+                continue
+            group = slot_group(provider, model)
+            self.group.append(group)
+            limit = endpoint_limit(provider, model)
+            if limit is not None:
+                self.limits[group] = limit
+        self.running: dict[str, int] = dict.fromkeys(self.limits, 0)
+
+    def take(self, index: int) -> bool:
+        """Take a slot for answer ``index``'s request; False if its endpoint is full."""
+        group = self.group[index]
+        if group is None or group not in self.limits:
+            return True
+        if self.running[group] >= self.limits[group][1]:
+            return False
+        self.running[group] += 1
+        return True
+
+    def release(self, index: int) -> None:
+        group = self.group[index]
+        if group is not None and group in self.limits:
+            self.running[group] -= 1
+
+    def lowered(self, concurrency: int) -> list[str]:
+        """A line for each endpoint whose limit is below what was asked of it."""
+        lines = []
+        for group, (where, limit) in self.limits.items():
+            asked = min(concurrency, sum(1 for g in self.group if g == group))
+            if limit < asked:
+                lines.append(
+                    ngettext(
+                        "{where} takes {limit} request at once (its concurrency): "
+                        "asking it {limit} at a time, not {asked}.",
+                        "{where} takes {limit} requests at once (its concurrency): "
+                        "asking it {limit} at a time, not {asked}.",
+                        limit,
+                    ).format(where=where, limit=limit, asked=asked)
+                )
+        return lines
+
+
+def answer_all(
+    session: FanoutHost,
+    question: Node,
+    turn: Turn,
+    variants: list[Variant],
+    concurrency: int | None = None,
+) -> Turn:
+    """Ask every variant under ``question``, ``concurrency`` at a time (None: all at
+    once), each endpoint within its own limit (see the module docstring)."""
+    return _FanoutRun(session, [question], [(0, v) for v in variants], concurrency).run(turn)
 
 
 def answer_rows(

@@ -29,12 +29,15 @@ class Fanout:
     """What to ask for: ``n`` samples of each model × temperature combination.
 
     ``models``/``temperatures`` empty means "the settings' own one". The checks run
-    here, so a view can refuse a bad fan-out before anything is written.
+    here, so a view can refuse a bad fan-out before anything is written. ``concurrency``
+    bounds how many of its requests run at once (None: all; each endpoint keeps to its
+    own limit either way, fanout.py).
     """
 
     n: int = 1
     models: tuple[str, ...] = ()
     temperatures: tuple[float, ...] = ()
+    concurrency: int | None = None
 
     def __post_init__(self) -> None:
         if self.n < 1:

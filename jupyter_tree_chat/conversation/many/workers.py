@@ -24,6 +24,7 @@ from ...providers.base import (
     Message,
     Provider,
     ReplyRequest,
+    Retrying,
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
@@ -97,7 +98,7 @@ class FanoutRun(Protocol):
 class Report:
     variant: int
     kind: str  # "start" | "delta" | "think" | "thought" | "finished" | "tools" |
-    # "tool_done" | "limit" | "degraded" | "failed" | "done"
+    # "tool_done" | "limit" | "degraded" | "retrying" | "failed" | "done"
     payload: Any = None
     seconds: float = 0.0
 
@@ -215,6 +216,10 @@ class Worker:
                     finished = event
                 elif isinstance(event, Degraded):
                     self.report("degraded", event.message)
+                elif isinstance(event, Retrying):
+                    self.report("retrying", event.message)
+                    if self.run.cancelled.wait(event.seconds):  # Ctrl-C: nothing more is sent
+                        return None
         finally:  # a cancelled answer frees its connection now, not when collected
             close = getattr(events, "close", None)
             if close is not None:

@@ -20,7 +20,9 @@ Defaults:
     model           ``DEFAULT_MODEL`` ("claude-sonnet-4-6"; this SDK flags 4-5 as
                     deprecated) when a request names none
     max_tokens      ``ReplyRequest.max_tokens`` (4096)
-    retries         the SDK's (2 retries of 408/409/429/5xx, honouring retry-after)
+    retries         the SDK's (2 retries of 408/409/429/5xx, honouring retry-after);
+                    with ``sdk_retries=False`` (the router's: it asks again itself, a
+                    line in the cell per retry, retry.py) a streamed reply gets none
     client          ``anthropic.Anthropic()``: ``ANTHROPIC_API_KEY`` (or any credential
                     the SDK resolves) and ``ANTHROPIC_BASE_URL``; pass any client,
                     e.g. ``AnthropicBedrock``/``AnthropicVertex``, to use it as is.
@@ -50,8 +52,9 @@ Stop reasons are data, not errors: ``max_tokens`` and ``refusal`` arrive in
 
 Error mapping (each message one line that says what to do; the key never appears):
     AuthenticationError 401, PermissionDeniedError 403   → AuthenticationFailed
-    RateLimitError 429 (after the SDK's retries)          → RateLimited
+    RateLimitError 429                                    → RateLimited
     OverloadedError 529, or an ``overloaded_error`` event → Overloaded
+    (each with ``retry_after`` from the response's headers, for retry.py)
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     any other ``error`` event, a malformed event          → StreamError
@@ -103,6 +106,7 @@ from ..base import (
 )
 from ..endpoints.capabilities import Supports, fitted_messages
 from ..redirects import guarded_http_client
+from ..retry import heeded, passing, retry_after, shown_seconds
 from ..tools.wire import request_tools
 from .wire import api_messages
 
@@ -234,9 +238,13 @@ class AnthropicProvider:
         max_retries: int | None = None,
         supports: Supports = ANTHROPIC_SUPPORTS,
         service: Service | None = None,
+        sdk_retries: bool = True,
     ) -> None:
         self.supports = supports
         self._service = service
+        self.sdk_retries = sdk_retries
+        """Whether the SDK retries a streamed reply itself (False where the caller asks
+        again: retry.py); count_tokens keeps the SDK's retries either way."""
         if client is None:
             options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
             # the key never follows a redirect to another host (redirects.py)
@@ -278,8 +286,9 @@ class AnthropicProvider:
         """Yield text as it arrives, each tool_use as it completes, then ``Finished``."""
         kwargs = build_kwargs(request, self.supports)
         started = False
+        client = self.client if self.sdk_retries else self.client.with_options(max_retries=0)
         try:
-            events = self.client.messages.create(**kwargs, stream=True)
+            events = client.messages.create(**kwargs, stream=True)
             try:
                 for event in read_events(
                     events, fallback_model=kwargs["model"], service=self.service
@@ -291,7 +300,7 @@ class AnthropicProvider:
         except ProviderError as error:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
-            retries = getattr(self.client, "max_retries", None)
+            retries = getattr(client, "max_retries", None)
             mapped = provider_error(
                 error, max_retries=retries, mid_reply=started, service=self.service
             )
@@ -440,9 +449,11 @@ def provider_error(
     if isinstance(error, anthropic.APIStatusError):
         return _status_error(error, retries, service)
     if isinstance(error, anthropic.APITimeoutError):
-        return ConnectionFailed(
-            _("{who} did not answer in time{retries}: check the network and retry.").format(
-                who=who, retries=retries
+        return passing(
+            ConnectionFailed(
+                _("{who} did not answer in time{retries}: check the network and retry.").format(
+                    who=who, retries=retries
+                )
             )
         )
     if isinstance(error, (anthropic.APIConnectionError, *TRANSPORT_ERRORS)):
@@ -450,11 +461,13 @@ def provider_error(
             return ConnectionFailed(
                 _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
             )
-        if service.down is not None:
+        if service.down is not None:  # a server of your own that is not running: say so now
             return ConnectionFailed(service.down)
-        return ConnectionFailed(
-            _("Could not reach {who} ({error}): {fix}.").format(
-                who=service.label, error=type(error).__name__, fix=service.reach_fix
+        return passing(
+            ConnectionFailed(
+                _("Could not reach {who} ({error}): {fix}.").format(
+                    who=service.label, error=type(error).__name__, fix=service.reach_fix
+                )
             )
         )
     if isinstance(error, json.JSONDecodeError):
@@ -463,6 +476,16 @@ def provider_error(
 
 
 def _status_error(
+    error: anthropic.APIStatusError, retries: str, service: Service | None = None
+) -> ProviderError:
+    mapped = _mapped_status(error, retries, service)
+    if error.status_code != 200:  # 200: an ``error`` event inside the stream
+        mapped.status = error.status_code
+        heeded(mapped, error.response.headers)
+    return mapped
+
+
+def _mapped_status(
     error: anthropic.APIStatusError, retries: str, service: Service | None = None
 ) -> ProviderError:
     service = service or anthropic_service()
@@ -488,7 +511,8 @@ def _status_error(
             )
         )
     if status == 429:
-        wait = error.response.headers.get("retry-after")
+        seconds = retry_after(error.response.headers)
+        wait = shown_seconds(seconds) if seconds is not None else None
         if wait:
             limited = _("Rate limited by {who} (429){retries}: retry in {wait} s.")
         else:
@@ -541,5 +565,8 @@ def _body_message(body: object) -> str | None:
 def endpoint_provider(
     base_url: str | None, key: str, supports: Supports, service: Service
 ) -> AnthropicProvider:
-    """The provider for an endpoint that speaks the Messages API (endpoints/router.py makes it)."""
-    return AnthropicProvider(api_key=key, base_url=base_url, supports=supports, service=service)
+    """The provider for an endpoint that speaks the Messages API (endpoints/router.py makes
+    it, and asks again itself: no SDK retries of a streamed reply)."""
+    return AnthropicProvider(
+        api_key=key, base_url=base_url, supports=supports, service=service, sdk_retries=False
+    )

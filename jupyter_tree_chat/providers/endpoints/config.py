@@ -67,6 +67,7 @@ ENTRY_KEYS = (
     "deployment",
     "api_version",
     "max_tokens_field",
+    "concurrency",
 )
 MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
 """What a Chat Completions server calls the reply's limit: OpenAI's name, or the older one."""
@@ -77,6 +78,7 @@ OPENAI_PRICES_SOURCE = "https://developers.openai.com/api/docs/models"
 TAKEN = "2026-12-01"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 SERVE_LOCAL = "jupyter tree-chat serve-local"
+SERVE_LOCAL_SLOTS = 4  # serve-local's llama-server slots (llama_process.DEFAULT_PARALLEL)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,10 @@ class Endpoint:
     """Azure: the ``api-version`` each request carries."""
     max_tokens_field: str = "max_completion_tokens"
     """Chat Completions: the name of the reply's limit this server takes."""
+    concurrency: int | None = None
+    """How many requests it takes at once (a llama-server's slots); a fan-out or an
+    experiment sends it no more than that. None: no limit of its own (a hosted API's
+    limits are per minute: its 429s are waited out, providers/retry.py)."""
 
     def wire_options(self) -> dict[str, Any]:
         """What its wire's ``endpoint_provider`` is given beyond the URL, key and
@@ -192,6 +198,7 @@ PRESETS: dict[str, Endpoint] = {
             free=True,
             start=SERVE_LOCAL,
             kind="llama.cpp",
+            concurrency=SERVE_LOCAL_SLOTS,
         ),
         Endpoint(
             "ollama",
@@ -342,6 +349,7 @@ PRESETS: dict[str, Endpoint] = {
             free=True,
             start=SERVE_LOCAL,
             kind="llama.cpp, Chat Completions",
+            concurrency=SERVE_LOCAL_SLOTS,
         ),
     )
 }
@@ -468,6 +476,16 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
                 )
             )
         changes["max_tokens_field"] = entry["max_tokens_field"]
+    if "concurrency" in entry:  # a whole number from 1, or None: no limit of its own
+        value = entry["concurrency"]
+        if value is not None and (type(value) is not int or value < 1):
+            raise ValueError(
+                _(
+                    "endpoint {name!r}: concurrency is how many requests it takes at once, "
+                    "a whole number from 1 (its slots) or None, not {value!r}"
+                ).format(name=name, value=value)
+            )
+        changes["concurrency"] = value
     return replace(base, **changes)
 
 

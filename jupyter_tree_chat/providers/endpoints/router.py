@@ -28,6 +28,14 @@ What the router adds to what a provider does:
   estimate.
 - **Which answers share a cache.** ``cache_group`` tells the fan-out which answers to
   stagger (those of one caching endpoint) and which to start at once.
+- **Asking again.** A 429, an overload or a 5xx before any text arrived is asked again
+  after the server's ``retry-after`` (``retry.retried``, its ``RetryRule``), a
+  ``Retrying`` event (one line in the cell) before each new attempt; the SDKs' own
+  silent retries of a streamed reply are off for every provider a router sends to,
+  its default included, so a note is never a second wait on top of theirs.
+- **How many at once.** ``limit`` is how many requests a model's endpoint takes at once
+  (``Endpoint.concurrency``, a llama-server's slots), by ``slot_group``: a fan-out
+  keeps to it per endpoint.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from ..base import (
     cache_group,
     can_count,
 )
+from ..retry import RetryRule, retried
 from .capabilities import Supports, media_blocks, refusal
 from .config import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
 
@@ -152,6 +161,13 @@ def _make(endpoint: Endpoint, key: str, supports: Supports) -> Provider:
     provider: Provider = module.endpoint_provider(
         endpoint.base_url, key, supports, service_for(endpoint), **endpoint.wire_options()
     )
+    return _without_sdk_retries(provider)
+
+
+def _without_sdk_retries(provider: Provider) -> Provider:
+    """``provider``, told that its caller asks again itself (retry.py)."""
+    if hasattr(provider, "sdk_retries"):
+        provider.sdk_retries = False
     return provider
 
 
@@ -210,9 +226,11 @@ class Router:
         *,
         pool: EndpointPool | None = None,
     ) -> None:
-        self.default = default
+        self.default = _without_sdk_retries(default)
         self.endpoints: Mapping[str, Endpoint] = PRESETS if endpoints is None else endpoints
         self.pool = pool or EndpointPool()
+        self.retry_rule = RetryRule()
+        """When a refused request is asked again, and how often (retry.py)."""
 
     def __repr__(self) -> str:  # never a key
         return f"Router(default={self.default!r}, endpoints={sorted(self.endpoints)})"
@@ -262,6 +280,19 @@ class Router:
             return can_count(self.default, bare)
         return self.pool.supports(endpoint).count_tokens
 
+    def slot_group(self, model: str | None) -> str:
+        """The endpoint whose requests ``model``'s share a limit with (its name)."""
+        endpoint, _bare = self.split(model)
+        return ANTHROPIC if endpoint is None else endpoint.name
+
+    def limit(self, model: str | None) -> tuple[str, int] | None:
+        """``(where, how many requests at once)`` for ``model``'s endpoint, where it has a
+        limit of its own (``Endpoint.concurrency``); None: it has none."""
+        endpoint, _bare = self.split(model)
+        if endpoint is None or endpoint.concurrency is None:
+            return None
+        return endpoint.where(), endpoint.concurrency
+
     def takes_n(self, model: str | None) -> bool:
         """Whether ``model``'s endpoint answers several choices in one request (``n``)."""
         endpoint, _bare = self.split(model)
@@ -287,8 +318,21 @@ class Router:
     # -- the provider's calls -----------------------------------------------------------
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
+        """The reply to ``request`` from its endpoint, asked again as retry.py says."""
         endpoint, bare = self.split(request.model)
         sent = replace(request, model=bare)
+        yield from retried(
+            lambda: self._stream_once(endpoint, sent), self._who(endpoint), self.retry_rule
+        )
+
+    def _who(self, endpoint: Endpoint | None) -> str:
+        """Who a retry's line names: ``local at http://...``, or the default's service."""
+        if endpoint is not None:
+            return endpoint.where()
+        service = getattr(self.default, "service", None)
+        return service.label if isinstance(service, Service) else self.default.name
+
+    def _stream_once(self, endpoint: Endpoint | None, sent: ReplyRequest) -> Iterator[ReplyEvent]:
         if endpoint is None:
             yield from self.default.stream(sent)
             return
@@ -322,13 +366,27 @@ class Router:
         before any event, in the one line that says so, and ``n`` is missing from then on:
         the caller asks once per answer instead."""
         endpoint, bare = self.split(request.model)
-        provider = self.pool.provider(endpoint) if endpoint is not None else None
-        stream_choices = getattr(provider, "stream_choices", None)
-        if endpoint is None or not callable(stream_choices):
+        if endpoint is None:
             raise FeatureMissing(_("{model} takes no n").format(model=request.model))
+        yield from retried(
+            lambda: self._choices_once(endpoint, replace(request, model=bare), n),
+            self._who(endpoint),
+            self.retry_rule,
+            event_of=lambda pair: pair[1],
+            wrap=lambda note: (0, note),
+        )
+
+    def _choices_once(
+        self, endpoint: Endpoint, sent: ReplyRequest, n: int
+    ) -> Iterator[tuple[int, ReplyEvent]]:
+        provider = self.pool.provider(endpoint)
+        stream_choices = getattr(provider, "stream_choices", None)
+        if not callable(stream_choices):
+            named = endpoint.qualified(sent.model)
+            raise FeatureMissing(_("{model} takes no n").format(model=named))
         began = False
         try:
-            for pair in stream_choices(replace(request, model=bare), n):
+            for pair in stream_choices(sent, n):
                 began = True
                 yield pair
         except BadRequest as error:

@@ -23,12 +23,14 @@ it, for most servers ending in ``/v1``); ``openai.AzureOpenAI(azure_endpoint=...
 api_version=..., azure_deployment=...)`` for Azure, where the model named is the
 deployment unless one is configured. A server that takes no key (a local one) is sent a
 placeholder. Retries are the SDK's (2 retries of 408/409/429/5xx, honouring
-``retry-after``).
+``retry-after``), except for a streamed reply of a provider made with ``sdk_retries=False``
+(the router's: it asks again itself, a line in the cell per retry, ``providers/retry.py``).
 
 Error mapping (each message one line that says what to do; the key never appears):
     AuthenticationError 401, PermissionDeniedError 403   → AuthenticationFailed
-    RateLimitError 429 (after the SDK's retries)          → RateLimited
+    RateLimitError 429                                    → RateLimited
     503                                                   → Overloaded
+    (each with ``retry_after`` from the response's headers, for retry.py)
     other 5xx                                             → ServerError
     APIConnectionError, APITimeoutError, a dropped stream → ConnectionFailed
     an ``error`` object inside the stream, a bad chunk    → StreamError
@@ -63,6 +65,7 @@ from ...i18n import _
 from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
 from ..endpoints.capabilities import Supports
 from ..redirects import guarded_http_client
+from ..retry import heeded, passing, retry_after, shown_seconds
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
 
@@ -157,11 +160,15 @@ class OpenAIChatProvider:
         supports: Supports = CHAT_SUPPORTS,
         service: Service | None = None,
         max_tokens_field: str = "max_completion_tokens",
+        sdk_retries: bool = True,
         **client_options: Any,
     ) -> None:
         if client is None:
             client = make_client(service=service, **client_options)
         self.client = client
+        self.sdk_retries = sdk_retries
+        """Whether the SDK retries a streamed reply itself (False where the caller asks
+        again: retry.py)."""
         self.default_model = default_model
         self.supports = supports
         self._service = service
@@ -206,8 +213,9 @@ class OpenAIChatProvider:
     def _streamed(self, params: dict[str, Any], read: Callable[[Any], Iterator[T]]) -> Iterator[T]:
         """What ``read`` makes of the response's chunks, SDK failures made the project's."""
         started = False
+        client = self.client if self.sdk_retries else self.client.with_options(max_retries=0)
         try:
-            chunks = self.client.chat.completions.create(**params)
+            chunks = client.chat.completions.create(**params)
             try:
                 for item in read(chunks):
                     started = True
@@ -217,25 +225,30 @@ class OpenAIChatProvider:
         except ProviderError as error:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
-            mapped = self.provider_error(error, mid_reply=started)
+            mapped = self.provider_error(error, mid_reply=started, client=client)
             if mapped is None:
                 raise
             raise self._redacted(mapped) from error
 
     def provider_error(
-        self, error: BaseException, *, mid_reply: bool = False
+        self, error: BaseException, *, mid_reply: bool = False, client: Any = None
     ) -> ProviderError | None:
-        """The project error for an SDK or network error, or None if it is not one."""
+        """The project error for an SDK or network error, or None if it is not one
+        (``client``: the one that asked, whose retries it says)."""
         openai = load_openai(self.service.label)
-        retries = getattr(self.client, "max_retries", None)
+        retries = getattr(client or self.client, "max_retries", None)
         after = _(" after {count} retries").format(count=retries) if retries else ""
         service = self.service
         if isinstance(error, openai.APIStatusError):
-            return self._status_error(error, after)
+            mapped = self._status_error(error, after)
+            mapped.status = error.status_code
+            return heeded(mapped, error.response.headers)
         if isinstance(error, openai.APITimeoutError):
-            return ConnectionFailed(
-                _("{who} did not answer in time{after}: check the network and retry.").format(
-                    who=service.subject, after=after
+            return passing(
+                ConnectionFailed(
+                    _("{who} did not answer in time{after}: check the network and retry.").format(
+                        who=service.subject, after=after
+                    )
                 )
             )
         if isinstance(error, (openai.APIConnectionError, *transport_errors())):
@@ -243,11 +256,13 @@ class OpenAIChatProvider:
                 return ConnectionFailed(
                     _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
                 )
-            if service.down is not None:
+            if service.down is not None:  # a server of your own, not running: say so now
                 return ConnectionFailed(service.down)
-            return ConnectionFailed(
-                _("Could not reach {who} ({url}): {fix}.").format(
-                    who=service.label, url=self._url(), fix=service.reach_fix
+            return passing(
+                ConnectionFailed(
+                    _("Could not reach {who} ({url}): {fix}.").format(
+                        who=service.label, url=self._url(), fix=service.reach_fix
+                    )
                 )
             )
         if isinstance(error, openai.APIError):  # an ``error`` object inside the stream
@@ -271,9 +286,9 @@ class OpenAIChatProvider:
                 )
             )
         if status == 429:
-            wait = error.response.headers.get("retry-after")
-            if wait:
-                when = _("retry in {seconds} s").format(seconds=wait)
+            seconds = retry_after(error.response.headers)
+            if seconds is not None:
+                when = _("retry in {seconds} s").format(seconds=shown_seconds(seconds))
             else:
                 when = _("retry in a minute")
             return RateLimited(
@@ -343,11 +358,13 @@ def endpoint_provider(
     azure_deployment: str | None = None,
 ) -> OpenAIChatProvider:
     """The provider for an endpoint that speaks Chat Completions (endpoints/router.py makes it,
-    with the endpoint's ``wire_options``)."""
+    with the endpoint's ``wire_options``, and asks again itself: no SDK retries of a
+    streamed reply)."""
     return OpenAIChatProvider(
         supports=supports,
         service=service,
         max_tokens_field=max_tokens_field,
+        sdk_retries=False,
         base_url=base_url,
         api_key=key,
         azure_api_version=azure_api_version,
