@@ -138,7 +138,8 @@ def retry_line(error: ProviderError, who: str, seconds: float, attempt: int, att
     then = _("retrying in {seconds} s (attempt {attempt} of {attempts})").format(
         seconds=shown_seconds(seconds), attempt=attempt, attempts=attempts
     )
-    return _("{why}: {then}.").format(why=why, then=then)
+    line = _("{why}: {then}.").format(why=why, then=then)
+    return line[:1].upper() + line[1:] if line.startswith("the ") else line  # Service.subject
 
 
 def gave_up(error: ProviderError, attempts: int) -> ProviderError:
