@@ -333,8 +333,8 @@ def test_with_models_every_row_gets_each(claude, fake_anthropic):
 
 def test_a_failing_row_is_marked_and_the_others_kept(claude, fake_anthropic):
     claude.run("rows = [{'w': 'one'}, {'w': 'two'}, {'w': 'three'}]").check()
-    fake_anthropic.enqueue_error(
-        429, times=3, retry_after_ms=1, when=lambda body: "two" in json.dumps(body["messages"])
+    fake_anthropic.enqueue_error(  # every attempt (5) refused
+        429, times=5, retry_after_ms=1, when=lambda body: "two" in json.dumps(body["messages"])
     )
 
     run = claude.chat("Say {w}.", "c0000001", "--over rows").check()
@@ -348,6 +348,12 @@ def test_a_failing_row_is_marked_and_the_others_kept(claude, fake_anthropic):
     assert len(marked) == 1
     assert "w: two" in marked[0] and "failed: Rate limited by the Anthropic API (429)" in marked[0]
     assert "Answer 2" not in run.stderr  # no line per failed row: the grid marks it
+    retries = [line for line in run.stderr.splitlines() if "retrying in" in line]
+    assert retries == [  # but one per retry, naming the row
+        f"Row 2 (claude-sonnet-4-6): Rate limited by the Anthropic API: "
+        f"retrying in 0.001 s (attempt {attempt} of 5)."
+        for attempt in (2, 3, 4, 5)
+    ]
 
 
 def test_a_row_whose_stream_drops_keeps_what_it_received(claude, fake_anthropic):

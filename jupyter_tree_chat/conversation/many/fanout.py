@@ -335,9 +335,15 @@ class _FanoutRun:
         self.session.emit(ReplyEnded(self._parent_of(i), node, error, variant=i))
 
     def _about(self, i: int, notice: object) -> str:
-        """A notice about answer ``i``, saying which answer it is about."""
+        """A notice about answer ``i``, saying which answer (an experiment's: which row)."""
+        variant = self.answers[i].variant.label
+        if self.rows:
+            row = self.workers[i].question + 1
+            return _("Row {row} ({variant}): {notice}").format(
+                row=row, variant=variant, notice=notice
+            )
         return _("Answer {number} ({variant}): {notice}").format(
-            number=i + 1, variant=self.answers[i].variant.label, notice=notice
+            number=i + 1, variant=variant, notice=notice
         )
 
     def _partial_node(self, i: int, why: str) -> Node | None:
