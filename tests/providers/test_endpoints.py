@@ -165,6 +165,21 @@ def test_a_new_entry_adds_an_endpoint_with_its_own_key_and_capabilities():
     assert split_model("lab:big", table)[0] is lab
 
 
+def test_how_many_requests_an_endpoint_takes_at_once():
+    from jupyter_tree_chat.cli.llama_process import DEFAULT_PARALLEL
+
+    # serve-local's llama-server has DEFAULT_PARALLEL slots; hosted APIs no limit at once
+    assert PRESETS["local"].concurrency == PRESETS["local-openai"].concurrency
+    assert PRESETS["local"].concurrency == DEFAULT_PARALLEL
+    assert all(PRESETS[name].concurrency is None for name in ("openai", "deepseek", "ollama"))
+    table = endpoint_table(
+        {"local": {"concurrency": 1}, "lab": {"base_url": "http://h", "concurrency": 3}}
+    )
+    assert (table["local"].concurrency, table["lab"].concurrency) == (1, 3)
+    assert table["local"].base_url == PRESETS["local"].base_url  # the rest kept
+    assert endpoint_table({"local": {"concurrency": None}})["local"].concurrency is None
+
+
 @pytest.mark.parametrize(
     ("config", "fix"),
     [
@@ -182,6 +197,9 @@ def test_a_new_entry_adds_an_endpoint_with_its_own_key_and_capabilities():
         ({"azure": {"deployment": "https://x/y"}}, "deployment must be a name"),
         ({"azure": {"api_version": 2024}}, "api_version must be a name like '2024-10-21'"),
         ({"lab": {"base_url": "http://h", "max_tokens_field": "limit"}}, "max_tokens_field"),
+        ({"local": {"concurrency": 0}}, "a whole number from 1 (its slots) or None, not 0"),
+        ({"local": {"concurrency": "4"}}, "concurrency is how many requests it takes at once"),
+        ({"local": {"concurrency": True}}, "not True"),
     ],
 )
 def test_a_bad_entry_is_one_line_that_says_the_fix(config, fix):
