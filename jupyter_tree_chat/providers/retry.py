@@ -188,8 +188,12 @@ def retried(
         wait: float | None = None
         try:
             for item in stream:
-                replied = replied or isinstance(event_of(item), REPLY_EVENTS)
                 yield item
+                if isinstance(event_of(item), REPLY_EVENTS):
+                    replied = True
+                    break
+            if replied:  # the rest as it comes, nothing more to look at per event
+                yield from stream
             return
         except ProviderError as error:
             wait = None if replied else rule.wait(error, attempt, draw())

@@ -171,3 +171,28 @@ def test_a_rate_limited_row_is_retried_its_note_names_it_and_no_row_is_lost(lab_
     for question in questions:  # every row answered once, no question written twice
         assert len(loaded.tree.children(question.id)) == 1
     assert len(replies(labs["two"])) == 5
+
+
+def test_ctrl_c_while_a_row_waits_keeps_the_rows_that_arrived_and_sends_nothing_more(
+    lab_kernel, labs
+):
+    lab_kernel.run("rows = [{'w': w} for w in ('one', 'two', 'three')]").check()
+    # two at once: the waiting row holds one slot, the others go through the other
+    two = lambda body: "two" in json.dumps(body["messages"])  # noqa: E731
+    labs["two"].enqueue_error(429, retry_after=60, when=two)
+
+    msg_id = lab_kernel.send("%%chat --over rows --model two:m\nSay {w}.", "c0000001")
+    run = lab_kernel.collect(  # row 2 waits; rows 1 and 3 are answered and shown
+        msg_id, until=lambda r: bool(notes(r.stderr)) and "2 of 3 answers" in r.visible_text
+    )
+    lab_kernel.interrupt()
+    run = lab_kernel.collect(msg_id, run=run)
+
+    assert "Traceback" not in run.visible_text
+    assert run.error_lines == ["Interrupted: the 2 answers that had arrived are kept."]
+    assert len([r for r in replies(labs["two"]) if two(r.body)]) == 1  # not asked again
+    loaded = load_file(lab_kernel.session_file())
+    questions = {n.text: n for n in loaded.tree if n.role == "user"}
+    assert sorted(questions) == ["Say one.", "Say three.", "Say two."]
+    answered = {text: len(loaded.tree.children(q.id)) for text, q in questions.items()}
+    assert answered == {"Say one.": 1, "Say two.": 0, "Say three.": 1}

@@ -97,6 +97,9 @@ from .workers import POLL_S, FanoutHost, Report, Worker
 
 log = logging.getLogger(__name__)
 
+IDLE_S = 1.0
+"""After this long without a report, an experiment says its progress again."""
+
 
 # -- the owning thread ------------------------------------------------------------------
 
@@ -188,7 +191,11 @@ class _FanoutRun:
         try:
             running = len(self.workers)
             while running:
-                report = self.reports.get()
+                try:
+                    report = self.reports.get(timeout=IDLE_S if self.rows else None)
+                except queue.Empty:  # a quiet spell (a retry's wait): the count, again
+                    self._progress(step=0)
+                    continue
                 if report.kind == "done":
                     running -= 1
                     self._running -= 1
@@ -236,8 +243,10 @@ class _FanoutRun:
         else:
             self.session.emit(FanoutEnded(self.question.id, tuple(self.answers)))
 
-    def _progress(self) -> None:
-        self._done += 1
+    def _progress(self, step: int = 1) -> None:
+        """Say how many answers are done (``step`` 0: the same count again, so a view that
+        held back the last one, as a throttled progress bar does, shows it)."""
+        self._done += step
         self.session.emit(ExperimentProgress(self._done, len(self.answers), self.failed))
 
     def _handle(self, report: Report, turn: Turn) -> None:
