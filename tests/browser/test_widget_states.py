@@ -111,7 +111,7 @@ def test_a_click_while_a_cell_streams_says_busy_and_writes_nothing(lab, page, pa
 def test_a_failed_request_is_one_clear_line_in_the_widget(lab, page, page_log, screenshot, fake):
     fake.reset()
     fake.enqueue("A first answer.", model="claude-a")
-    fake.enqueue_error(500, times=3, retry_after_ms=1)  # the SDK's two retries fail too
+    fake.enqueue_error(500, times=5, retry_after_ms=1)  # every attempt (5) fails too
     write_notebook(
         lab.root / "fails.ipynb",
         [

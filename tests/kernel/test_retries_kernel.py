@@ -136,6 +136,17 @@ def test_a_fan_out_keeps_each_endpoint_within_its_own_limit(lab_kernel, labs):
     assert len(answers) == 6 and not any(a["meta"].get("interrupted") for a in answers)
 
 
+def test_a_fan_outs_own_concurrency_bounds_it_too(lab_kernel, labs):
+    for _ in range(3):
+        labs["two"].enqueue(tokens=20)
+
+    run = lab_kernel.chat("Hi", "c0000001", "--n 3 --model two:m --concurrency 1").check()
+
+    assert labs["two"].most_in_flight == 1
+    assert len(replies(labs["two"])) == 3
+    assert "at once" not in run.stdout  # the endpoint's 2 lowered nothing
+
+
 def test_concurrency_is_the_lower_of_the_cells_and_the_endpoints(lab_kernel, labs):
     lab_kernel.run("rows = [{'w': w} for w in 'abcde']").check()
     for _ in range(5):
