@@ -207,3 +207,23 @@ def test_ctrl_c_while_a_row_waits_keeps_the_rows_that_arrived_and_sends_nothing_
     assert sorted(questions) == ["Say one.", "Say three.", "Say two."]
     answered = {text: len(loaded.tree.children(q.id)) for text, q in questions.items()}
     assert answered == {"Say one.": 1, "Say two.": 0, "Say three.": 1}
+
+
+def test_a_real_llama_server_given_one_slot_is_asked_one_at_a_time(tmp_path, llama_server):
+    with Kernel(tmp_path) as kernel:
+        endpoints = {"local": {"base_url": llama_server.base_url, "concurrency": 1}}
+        kernel.run(f"%config TreeChat.endpoints = {endpoints!r}").check()
+        run = kernel.chat(
+            "Say hello.", "c0000001", "--n 3 --model local:smollm2 --max-tokens 16"
+        ).check()
+        answers = nodes(kernel, "assistant")
+    assert (
+        run.stdout.count(
+            f"local at {llama_server.base_url} takes 1 request at once (its concurrency): "
+            "asking it 1 at a time, not 3."
+        )
+        == 1
+    )
+    assert len(answers) == 3 and len({a["parentId"] for a in answers}) == 1
+    assert all(a["meta"]["usage"]["output_tokens"] > 0 for a in answers)
+    assert not any(a["meta"].get("interrupted") for a in answers)
