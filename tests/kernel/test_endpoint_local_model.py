@@ -237,6 +237,7 @@ def test_chat_models_lists_the_running_server_its_model_and_what_it_supports(ker
     assert lines[at + 1] == "  local:smollm2 · window 8k · free"
     assert lines[at + 2].startswith("  supports tools, count_tokens, cache_control")
     assert "lacks images, documents, thinking" in lines[at + 2]
+    assert "temperature 0 to 2, 4 requests at once;" in lines[at + 2]  # serve-local's slots
     assert any(
         line.startswith("Not asked, no key set: ") and "deepseek (DEEPSEEK_API_KEY)" in line
         for line in lines

@@ -21,7 +21,7 @@ from html import escape
 from IPython.core.error import UsageError
 
 from ...conversation.session import Session
-from ...i18n import _
+from ...i18n import _, ngettext
 from ...measures.models import Price, by_model
 from ...measures.usage import window_label
 from ...providers.base import route_of
@@ -237,7 +237,14 @@ def _supports(session: Session, endpoint: Endpoint) -> tuple[list[str], list[str
     supports = supports_of(endpoint.qualified("x")) if callable(supports_of) else endpoint.supports
     names = (*FEATURES, *CHAT_FEATURES) if endpoint.api == OPENAI_CHAT else FEATURES
     have, lack = supports.features(names)
-    return [*have, _("temperature {range}").format(range=supports.temperature_range())], lack
+    have.append(_("temperature {range}").format(range=supports.temperature_range()))
+    if endpoint.concurrency is not None:  # how many requests a fan-out sends it at once
+        have.append(
+            ngettext("{n} request at once", "{n} requests at once", endpoint.concurrency).format(
+                n=endpoint.concurrency
+            )
+        )
+    return have, lack
 
 
 def _facts(session: Session, name: str, served_window: int | None) -> str:
