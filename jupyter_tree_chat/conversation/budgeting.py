@@ -18,7 +18,7 @@ session's public calls (``BudgetHost``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, Protocol
 
@@ -46,7 +46,7 @@ from ..measures.budget import (
 )
 from ..measures.models import by_model
 from ..measures.usage import Meter
-from ..providers.base import Finished, Provider, ReplyRequest, TextDelta, ToolSpec
+from ..providers.base import Finished, Provider, ReplyRequest, Retrying, TextDelta, ToolSpec
 from .settings import ChatSettings, with_root_system
 
 
@@ -212,7 +212,11 @@ def summarise(
     budget = budget_of(host, settings)
     most = summary_reserve(budget) if budget is not None else settings.max_tokens
     asked = replace(settings, thinking=None, max_tokens=min(settings.max_tokens, most))
-    text, error = collect_text(host.provider, host.build_request(messages, asked))
+    text, error = collect_text(
+        host.provider,
+        host.build_request(messages, asked),
+        lambda line: host.notice(line, "warning"),
+    )
     if error is not None or not text.strip():
         why = str(error) if error is not None else _("the model wrote nothing")
         host.notice(
@@ -237,8 +241,11 @@ def summarise(
     return root
 
 
-def collect_text(provider: Provider, request: ReplyRequest) -> tuple[str, ProviderError | None]:
-    """A reply's whole text, without streaming it anywhere (a summary, a compaction)."""
+def collect_text(
+    provider: Provider, request: ReplyRequest, note: Callable[[str], None] | None = None
+) -> tuple[str, ProviderError | None]:
+    """A reply's whole text, without streaming it anywhere (a summary, a compaction);
+    ``note`` is given each retry's line (a 429 waited out, providers/retry.py)."""
     text = ""
     try:
         for event in provider.stream(request):
@@ -246,6 +253,8 @@ def collect_text(provider: Provider, request: ReplyRequest) -> tuple[str, Provid
                 text = message_text(event.message) or text
             elif isinstance(event, TextDelta):
                 text += event.text
+            elif isinstance(event, Retrying) and note is not None:
+                note(event.message)
     except ProviderError as error:
         return text, error
     return text, None

@@ -119,7 +119,9 @@ class Session(Asking):
         settings = replace(self._settings(settings), thinking=None)  # a summary needs none
         asked: Message = {"role": "user", "content": ask}
         request = self.context_request(path, settings, extra=[asked], summarize=False)
-        text, error = budgeting.collect_text(self.provider, request)
+        text, error = budgeting.collect_text(
+            self.provider, request, lambda line: self.notice(line, "warning")
+        )
         if error is not None:
             error = self.explained(error, request.messages, settings)
             self.notice(_("Compaction failed: {error}").format(error=error), "error")

@@ -261,3 +261,22 @@ def test_an_error_that_cannot_pass_is_raised_at_once(local):
         list(router.stream(ask("local:smollm2")))
     assert not isinstance(raised.value, RateLimited)
     assert len(replies(local)) == 1
+
+
+def test_a_compaction_refused_for_now_says_its_retry_too(local):
+    from jupyter_tree_chat.conversation.events import Notice
+    from jupyter_tree_chat.conversation.session import Session
+
+    provider = AnthropicProvider(api_key="sk-test", base_url=local.base_url)
+    session = Session.in_memory(Router(provider, endpoint_table({})))
+    said: list[str] = []
+    session.subscribe(
+        lambda event: said.append(event.message) if isinstance(event, Notice) else None
+    )
+    session.ask("hello")
+    local.enqueue_error(429, retry_after_ms=1)
+    local.enqueue(text="A summary.")
+    session.compact()
+    assert "Rate limited by the Anthropic API: retrying in 0.001 s (attempt 2 of 5)." in said
+    assert any("A summary." in node.text for node in session.tree)  # the compaction was made
+    assert len(replies(local)) == 3  # the question, the refused summary, the summary
