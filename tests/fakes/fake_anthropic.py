@@ -606,7 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake._lock:
             self.fake.requests.append(record)
         try:
-            with self.fake.counting(record.path):
+            with self.fake.counting(record.path) as self._ticket:
                 self._answer(record)
         finally:
             record.ended = time.monotonic()
@@ -664,7 +664,14 @@ class _Handler(BaseHTTPRequestHandler):
         record.first_event = time.monotonic()
         self.fake.cache.publish(pending)
 
+    def _release(self) -> None:
+        """The reply is as good as over: no longer counted in flight (fake_load.py)."""
+        ticket = getattr(self, "_ticket", None)
+        if ticket is not None:
+            ticket.release()
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._release()
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -702,6 +709,7 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == reply.drop_after:
                 return self._drop()
             if sent == reply.error_event_after:
+                self._release()
                 error = {
                     "type": "error",
                     "error": {"type": reply.error_event_type, "message": "Overloaded"},
@@ -709,6 +717,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write_chunk(_event("error", error).encode())
                 return self._end_chunks()
             if sent == reply.malformed_after:
+                self._release()
                 self._write_chunk(b'event: content_block_delta\ndata: {"type": "content_blo\n\n')
                 return self._end_chunks()
             if payload.startswith(b"event: content_block_delta"):
@@ -720,6 +729,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk(payload)
             if sent == 0:
                 began()
+        self._release()
         self._end_chunks()
 
     def _write_chunk(self, data: bytes) -> None:
@@ -729,6 +739,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _drop(self) -> None:
+        self._release()
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)

@@ -4,8 +4,11 @@ A fan-out or an experiment must send an endpoint no more requests at once than i
 (``--concurrency``, ``Endpoint.concurrency``). The client cannot show that; the server
 can. ``InFlight`` counts the replies a fake is answering now (``in_flight``) and the most
 it ever answered at once (``most_in_flight``), counted from the moment each request
-arrived until its answer ended (a stream's last byte). Only reply routes count
-(``/v1/messages``, ``/chat/completions``): a count of tokens or a model list is no reply.
+arrived until the server began the last thing a client acts on (the stream's end, its
+``[DONE]``, an error event, the JSON body, a dropped connection): the server calls
+``Ticket.release`` just before, so a client that starts its next request the moment the
+last one ended is never counted twice. Only reply routes count (``/v1/messages``,
+``/chat/completions``): a count of tokens or a model list is no reply.
 
     server.reset_load()
     ... run the fan-out ...
@@ -19,6 +22,20 @@ import threading
 from collections.abc import Iterator
 
 REPLY_ROUTES = ("/messages", "/chat/completions")
+
+
+class Ticket:
+    """One request's place in the count; ``release`` (once, or again: no effect) ends it."""
+
+    def __init__(self, load: InFlight, counted: bool) -> None:
+        self._load = load
+        self._held = counted
+
+    def release(self) -> None:
+        with self._load._load_lock:
+            if self._held:
+                self._held = False
+                self._load.in_flight -= 1
 
 
 class InFlight:
@@ -35,16 +52,16 @@ class InFlight:
             self.most_in_flight = self.in_flight
 
     @contextlib.contextmanager
-    def counting(self, path: str) -> Iterator[None]:
-        """Count the request to ``path`` as in flight while the block runs."""
-        if not path.split("?")[0].endswith(REPLY_ROUTES):
-            yield
-            return
-        with self._load_lock:
-            self.in_flight += 1
-            self.most_in_flight = max(self.most_in_flight, self.in_flight)
-        try:
-            yield
-        finally:
+    def counting(self, path: str) -> Iterator[Ticket]:
+        """Count the request to ``path`` as in flight until its ticket is released (at the
+        latest when the block ends)."""
+        counted = path.split("?")[0].endswith(REPLY_ROUTES)
+        if counted:
             with self._load_lock:
-                self.in_flight -= 1
+                self.in_flight += 1
+                self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        ticket = Ticket(self, counted)
+        try:
+            yield ticket
+        finally:
+            ticket.release()

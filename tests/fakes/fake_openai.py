@@ -478,7 +478,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with self.fake._lock:
             self.fake.requests.append(record)
-        with self.fake.counting(record.path):
+        with self.fake.counting(record.path) as self._ticket:
             self._answer(record)
 
     def _answer(self, record: RecordedRequest) -> None:
@@ -503,7 +503,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._stream(self.fake.chunks_for(item, body), item, record)
         self._json(200, self.fake.completion_for(item, body))
 
+    def _release(self) -> None:
+        """The reply is as good as over: no longer counted in flight (fake_load.py)."""
+        ticket = getattr(self, "_ticket", None)
+        if ticket is not None:
+            ticket.release()
+
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._release()
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -541,16 +548,19 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == reply.drop_after:
                 return self._drop()
             if sent == reply.error_after:
+                self._release()
                 error = {"error": {"message": "The server had an error while processing "
                                    "your request.", "type": "server_error"}}  # fmt: skip
                 self._write(b"data: " + json.dumps(error).encode() + b"\n\n")
                 return self._end()
             if sent == reply.malformed_after:
+                self._release()
                 self._write(b'data: {"id": "chatcmpl-fake", "choi\n\n')
                 return self._end()
             self._write(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n")
             if sent == 0:
                 record.first_chunk = time.monotonic()
+        self._release()  # the SDK stops reading at [DONE]
         self._write(b"data: [DONE]\n\n")
         self._end()
 
@@ -561,6 +571,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _drop(self) -> None:
+        self._release()
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
