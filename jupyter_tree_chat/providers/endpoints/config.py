@@ -67,6 +67,8 @@ ENTRY_KEYS = (
     "deployment",
     "api_version",
     "max_tokens_field",
+    "batch",
+    "batch_price",
 )
 MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
 """What a Chat Completions server calls the reply's limit: OpenAI's name, or the older one."""
@@ -113,6 +115,12 @@ class Endpoint:
     """Azure: the ``api-version`` each request carries."""
     max_tokens_field: str = "max_completion_tokens"
     """Chat Completions: the name of the reply's limit this server takes."""
+    batch: bool = False
+    """It has its vendor's batch API on this wire (``--batch``: Message Batches on the
+    Messages API, the Batch API on Chat Completions); most servers have none."""
+    batch_price: float | None = None
+    """The share of its standard price a batch answer costs (0.5: half, where the vendor
+    documents it); None: not documented, a batch answer is priced as a standard one."""
 
     def wire_options(self) -> dict[str, Any]:
         """What its wire's ``endpoint_provider`` is given beyond the URL, key and
@@ -378,6 +386,13 @@ def endpoint_table(config: Mapping[str, Any] | None = None) -> dict[str, Endpoin
     return table
 
 
+def _batch_price(name: str, value: Any) -> float | None:
+    if value is None or (type(value) in (int, float) and 0 < value <= 1):
+        return None if value is None else float(value)
+    why = _("endpoint {name!r}: batch_price is a share of the price, in (0, 1], not {value!r}")
+    raise ValueError(why.format(name=name, value=value))
+
+
 def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
     """The endpoint ``name`` as ``entry`` describes it, on top of ``base`` if there is one."""
     if name == ANTHROPIC:
@@ -451,7 +466,9 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
         )
     if "known" in entry:
         changes["known"] = {**base.known, **_known(name, entry["known"])}
-    for flag in ("free",):
+    if "batch_price" in entry:
+        changes["batch_price"] = _batch_price(name, entry["batch_price"])
+    for flag in ("free", "batch"):
         if flag in entry:
             changes[flag] = bool(entry[flag])
     for text in ("start", "kind"):

@@ -1,0 +1,86 @@
+"""The batch APIs the end-to-end batch tests run on, one class each, the same shape.
+
+tests/kernel/test_batch_kernel.py runs one test body per wire in ``WIRES``: a case
+starts its fake server, says what a kernel needs to reach it (``env``, ``setup``) and
+which ``models`` a cell asks, and drives the fake's batches the way the vendor's
+would go (held in progress, ended, expired, an item failing). Another wire joins by
+adding its class here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakes.fake_anthropic import FakeAnthropic
+
+
+class BatchWireCase(Protocol):
+    name: str
+    models: tuple[str, ...]
+    """The models a cell asks (``--models``): the first is the cell's ``--model``."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def env(self) -> dict[str, str]: ...
+
+    def setup(self) -> list[str]:
+        """Cells a kernel runs first (endpoints, settings)."""
+        ...
+
+    def hold(self, held: bool = True) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def expire(self) -> None: ...
+
+    def fail(self, text: str) -> None:
+        """Requests whose question holds ``text`` end errored."""
+        ...
+
+    def created(self) -> list[int]:
+        """How many requests each batch created so far held."""
+        ...
+
+
+class AnthropicWire:
+    """Message Batches on the fake Messages API, asked through Anthropic's own API."""
+
+    name = "anthropic"
+    models = ("claude-sonnet-4-6", "claude-haiku-4-5")
+
+    def __init__(self) -> None:
+        self.fake = FakeAnthropic()
+
+    def start(self) -> None:
+        self.fake.start()
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+    def env(self) -> dict[str, str]:
+        return {"ANTHROPIC_API_KEY": "sk-fake", "ANTHROPIC_BASE_URL": self.fake.base_url}
+
+    def setup(self) -> list[str]:
+        return []
+
+    def hold(self, held: bool = True) -> None:
+        self.fake.batches.hold = held
+
+    def finish(self) -> None:
+        self.fake.batches.finish()
+
+    def expire(self) -> None:
+        self.fake.batches.expire()
+
+    def fail(self, text: str) -> None:
+        self.fake.batches.fail(lambda params: text in str(params.get("messages")))
+
+    def created(self) -> list[int]:
+        return [len(requests) for requests in self.fake.batches.created]
+
+
+WIRES: dict[str, Callable[[], Any]] = {"anthropic": AnthropicWire}
+"""Each wire's case, by name (the tests' parameter)."""
