@@ -18,6 +18,7 @@ from ..errors import (
     ProviderError,
     TreeError,
 )
+from ..history.store import leaf_record
 from ..history.tree import (
     Message,
     Node,
@@ -189,6 +190,28 @@ class Asking(SessionHost):
             self.record_all([node], durable=False)
             return node
         return self.record(node, durable=True)
+
+    def continue_tools(self, reply: Node, settings: ChatSettings) -> Turn:
+        """A batch answer that stopped at ``tool_use``: its tools run here and the loop
+        goes on outside the batch, streamed at the standard price (many/batch.py); the
+        current leaf stays where it was."""
+        leaf = self.tree.leaf
+        settings = with_root_system(settings, self.path(reply.id))
+        specs = self.tool_specs(settings)
+        turn = Turn(None)
+        uses = tool_uses(reply.message)
+        results = self.run_tools(uses, settings, turn, {spec.name for spec in specs})
+        asked = self._add(
+            reply.id,
+            {"role": "user", "content": results, "timestamp": self.now()},
+            {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
+        )
+        self._respond(asked, turn, settings)
+        if leaf is not None and self.tree.leaf != leaf:
+            self.tree.switch(leaf)
+            self._persist([leaf_record(leaf)], durable=True)
+            self.emit(LeafChanged(leaf))
+        return turn
 
     # -- the reply loop ---------------------------------------------------------------
 

@@ -44,6 +44,14 @@ class BatchWireCase(Protocol):
         """How many requests each batch created so far held."""
         ...
 
+    def call_tool(self, text: str, name: str, arguments: dict[str, Any]) -> None:
+        """The request whose question holds ``text`` answers with a call of tool ``name``."""
+        ...
+
+    def streamed(self) -> int:
+        """How many requests went outside a batch (streamed, at the standard price)."""
+        ...
+
 
 class AnthropicWire:
     """Message Batches on the fake Messages API, asked through Anthropic's own API."""
@@ -80,6 +88,16 @@ class AnthropicWire:
 
     def created(self) -> list[int]:
         return [len(requests) for requests in self.fake.batches.created]
+
+    def call_tool(self, text: str, name: str, arguments: dict[str, Any]) -> None:
+        self.fake.enqueue(
+            "Let me compute that.",
+            tool_use={"name": name, "input": arguments},
+            when=lambda body: text in str(body.get("messages")),
+        )
+
+    def streamed(self) -> int:
+        return sum(1 for r in self.fake.requests if r.path == "/v1/messages")
 
 
 WIRES: dict[str, Callable[[], Any]] = {"anthropic": AnthropicWire}

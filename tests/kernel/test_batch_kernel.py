@@ -258,3 +258,52 @@ def test_endpoints_without_a_batch_api_refuse_before_anything_is_written(tmp_pat
         assert not kernel.session_file().exists()
     finally:
         kernel.stop()
+
+
+TOOLS = '''
+from jupyter_tree_chat import tool
+calls = []
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    calls.append((a, b))
+    return a + b
+'''
+
+
+def test_an_answer_that_calls_a_tool_goes_on_outside_the_batch(kernel, wire):
+    kernel.run(TOOLS).check()
+    kernel.chat("Hello", "c0000001").check()
+    leaf = load_file(kernel.session_file()).tree.leaf
+    wire.hold()
+    wire.call_tool("Oslo", "add", {"a": 2, "b": 3})
+    run_batch(kernel, "--over rows --batch --tools add")
+    streamed = wire.streamed()
+    wire.finish()
+    wait_for(lambda: len(applied(kernel)) == 3)
+    wait_for(lambda: wire.streamed() == streamed + 1)  # the next round, streamed
+    assert "[(2, 3)]" in kernel.run("print(calls)").check().stdout
+    tree = load_file(kernel.session_file()).tree
+    (asked,) = [a for a in batch_answers(kernel) if a["meta"]["stop_reason"] == "tool_use"]
+    (results,) = tree.children(asked["id"])
+    assert results.meta["tool_results"] is True
+    wait_for(lambda: len(load_file(kernel.session_file()).tree.children(results.id)) == 1)
+    tree = load_file(kernel.session_file()).tree
+    (after,) = tree.children(results.id)
+    assert "batch" not in after.meta  # asked outside the batch: the standard price
+    assert tree.leaf == leaf  # the loop went on without moving the leaf
+    footer = kernel.run(f"%chat switch {after.id}").check()
+    assert footer.status == "ok"
+    said = (
+        kernel.run(
+            "from jupyter_tree_chat.kernel.display.output import footer\n"
+            "from jupyter_tree_chat.kernel.sessions import current_session\n"
+            f"s = current_session(); print(footer(s, s.tree.get('{after.id}')))"
+            f"; print(footer(s, s.tree.get('{asked['id']}')))"
+        )
+        .check()
+        .stdout
+    )
+    assert "after a batch answer's tool call: asked outside the batch, standard price" in said
+    assert "batch answer · half price" in said

@@ -42,7 +42,7 @@ from ...history.batch_record import (
     sent_record,
 )
 from ...history.store import leaf_record
-from ...history.tree import Node
+from ...history.tree import Node, tool_uses
 from ...i18n import _
 from ...providers.base import ReplyRequest, route_of
 from ...providers.batches import BatchItem, BatchLimits, BatchResult, BatchWire, batch_wire
@@ -66,6 +66,7 @@ class BatchHost(FanoutHost, Protocol):
 
     batches: Batches
     batch_poll: float
+    settings: ChatSettings
 
     def append_checked(self, decide: Any) -> list[Node]: ...
 
@@ -74,6 +75,8 @@ class BatchHost(FanoutHost, Protocol):
     ) -> None: ...
 
     def record_facts(self, records: Iterable[dict[str, Any]]) -> None: ...
+
+    def continue_tools(self, reply: Node, settings: ChatSettings) -> Turn: ...
 
 
 def wires_for(
@@ -316,7 +319,16 @@ def apply(
             return [], []
         return nodes, [applied_record(key, done, failed), *_leaf_stays(session)]
 
-    session.append_checked(decide)
+    written = session.append_checked(decide)
+    for node in written:  # a tool call: the loop goes on outside the batch, by who wrote it
+        meta = node.meta or {}
+        if meta.get("stop_reason") == "tool_use" and tool_uses(node.message):
+            plan = session.batches.plans[key]
+            index = questions[meta["batch"]["custom_id"]][1]
+            asked = plan.variants[index] if index < len(plan.variants) else {}
+            turn = session.continue_tools(node, settings_of(session.settings, asked))
+            if turn.error is not None:
+                session.notice(str(turn.error), "warning")
     return count
 
 
