@@ -135,8 +135,8 @@ def main() -> None:
             def batch(run: int) -> None:
                 server.batches.hold = True
                 text = f"Row {{n}}: say something (version {run + 1})."
-                where = "" if run == 0 else "--same-experiment"
-                msg_id = kernel.send(f"%%chat --over rows --batch {where}\n{text}", "batch001")
+                cell = f"batch{run:03d}"  # each run a new experiment under the same leaf
+                msg_id = kernel.send(f"%%chat --over rows --batch\n{text}", cell)
                 kernel.collect(msg_id, timeout=600).check()
                 submit.append(last_cell(kernel))
                 server.batches.finish()
