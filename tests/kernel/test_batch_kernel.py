@@ -164,6 +164,18 @@ def test_errored_and_expired_requests_are_kept_on_their_questions(kernel, wire):
     (failed,) = [r["failed"] for r in records(kernel) if r.get("failed")]
     ((_cid, (outcome, why)),) = failed.items()
     assert outcome == "errored" and why
+    # kept on its question: experiment_frame has a line for it, without an answer
+    question = next(r["id"] for r in records(kernel) if "Oslo" in str(r.get("message")))
+    said = (
+        kernel.run(
+            "from jupyter_tree_chat import experiment_frame\n"
+            f"f = experiment_frame('{question}')\n"
+            "print(len(f), list(f[f['stop_reason'] == 'errored']['text']))"
+        )
+        .check()
+        .stdout
+    )
+    assert said.startswith("3 [") and "fake: this request failed" in said
 
     kernel.run("other = [{'city': 'Rome'}, {'city': 'Kyoto'}]").check()
     msg_id = kernel.send(f"%%chat --over other --batch --new\n{ASK}", "c0000009")
