@@ -52,6 +52,10 @@ class BatchWireCase(Protocol):
         """How many requests went outside a batch (streamed, at the standard price)."""
         ...
 
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        """The next ``times`` requests whose question holds ``text`` answer ``answer``."""
+        ...
+
 
 class AnthropicWire:
     """Message Batches on the fake Messages API, asked through Anthropic's own API."""
@@ -98,6 +102,10 @@ class AnthropicWire:
 
     def streamed(self) -> int:
         return sum(1 for r in self.fake.requests if r.path == "/v1/messages")
+
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.fake.enqueue(answer, when=lambda body: text in str(body.get("messages")))
 
 
 WIRES: dict[str, Callable[[], Any]] = {"anthropic": AnthropicWire}

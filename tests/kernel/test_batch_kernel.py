@@ -319,3 +319,27 @@ def test_an_answer_that_calls_a_tool_goes_on_outside_the_batch(kernel, wire):
     )
     assert "after a batch answer's tool call: asked outside the batch, standard price" in said
     assert "batch answer · half price" in said
+
+
+def test_a_rubric_judges_an_experiment_in_a_batch_and_its_verdicts_become_grades(kernel, wire):
+    kernel.chat(ASK, "c0000001", "--over rows").check()  # answered now, streamed
+    wire.hold()
+    wire.reply("grading an answer", "It says what the city is known for.\nScore: 4", times=3)
+    question = next(r["id"] for r in records(kernel) if "Paris" in str(r.get("message")))
+    run = kernel.run(f"%chat grade --rubric 'Is it right?' --batch {question}").check()
+    assert "0 of 3 ended" in bar_text(run)
+    assert [r for r in records(kernel) if r.get("type") == "grade"] == []
+    wire.finish()
+    wait_for(lambda: len([r for r in records(kernel) if r.get("type") == "grade"]) == 3)
+    grades = [r for r in records(kernel) if r.get("type") == "grade"]
+    assert {g["score"] for g in grades} == {4} and {g["by"] for g in grades} == {"model"}
+    said = (
+        kernel.run(
+            "from jupyter_tree_chat import experiment_frame\n"
+            f"print(sorted(experiment_frame('{question}')['judge']))"
+        )
+        .check()
+        .stdout
+    )
+    assert said.strip() == "[4, 4, 4]"
+    assert load_file(kernel.session_file()).problems == []
