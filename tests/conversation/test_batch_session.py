@@ -20,7 +20,7 @@ from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
-from jupyter_tree_chat.providers.batches import BatchLimits
+from jupyter_tree_chat.providers.batches import CUSTOM_ID, BatchLimits
 from jupyter_tree_chat.providers.endpoints.router import Router
 
 KEY = "sk-ant-batch-session"
@@ -143,3 +143,10 @@ def test_two_sessions_on_one_file_write_each_result_once(tmp_path, fake):
         (plan,) = session.batches.plans.values()
         assert not plan.pending
         assert sum(1 for n in session.tree if "batch" in (n.meta or {})) == 40
+
+
+def test_a_question_id_the_api_would_refuse_gets_a_custom_id_it_takes(tmp_path, fake):
+    assert batch.custom_id("3f2a9c1e0b7d4e21", 2) == "3f2a9c1e0b7d4e21-2"
+    made = batch.custom_id("msg.001:imported", 0)
+    assert CUSTOM_ID.match(made) and made != batch.custom_id("msg.001:other", 0)
+    assert CUSTOM_ID.match(batch.custom_id("x" * 200, 11))

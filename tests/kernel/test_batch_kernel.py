@@ -226,6 +226,10 @@ def test_n_samples_and_models_go_as_one_batch_per_endpoint(kernel, wire):
     ).check()
     assert "0 of 4 ended" in bar_text(run)
     assert wire.created() == [4]
+    written = records(kernel)  # the question and the plan in one append: side by side
+    (plan,) = [r for r in written if r.get("type") == "batch"]
+    asked = written[written.index(plan) - 1]
+    assert asked["message"]["content"] == "Name a colour."
     assert load_file(kernel.session_file()).tree.leaf == before  # where the cell ran from
     wire.finish()
     wait_for(lambda: len(batch_answers(kernel)) == 4)

@@ -27,6 +27,7 @@ batch_poll.py looks at pending batches and calls ``collect`` when one has ended.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -48,7 +49,14 @@ from ...i18n import _
 from ...measures.models import Price
 from ...measures.usage import nodes_cost
 from ...providers.base import ReplyRequest, route_of
-from ...providers.batches import BatchItem, BatchLimits, BatchResult, BatchWire, batch_wire
+from ...providers.batches import (
+    CUSTOM_ID,
+    BatchItem,
+    BatchLimits,
+    BatchResult,
+    BatchWire,
+    batch_wire,
+)
 from ..events import BatchProgress, Turn
 from ..grading import AnswerRow
 from ..judging import JUDGE, JudgingHost, failed_grade, graded, judge_questions
@@ -98,6 +106,16 @@ def wires_for(
     return found
 
 
+def custom_id(question: str, variant: int) -> str:
+    """The request's ``custom_id``: its question's id and variant (``3f2a…-0``), or, for an
+    id the API would refuse (an imported session's ``msg.1``, a long one), a digest of it:
+    the plan maps either back to the question."""
+    made = f"{question}-{variant}"
+    if CUSTOM_ID.match(made):
+        return made
+    return f"q{hashlib.sha256(question.encode()).hexdigest()[:24]}-{variant}"
+
+
 def variant_record(variant: Variant) -> dict[str, Any]:
     """What a result needs of the settings it was asked with, in a later kernel too."""
     settings = variant.settings
@@ -141,7 +159,7 @@ def send(
     shown = [variant_record(v) for v in variants]
     plans: list[tuple[dict[str, Any], BatchWire]] = []
     for name, (wire, indexes) in wires.items():
-        requests = [(f"{q.id}-{i}", q.id, i) for q in questions for i in indexes]
+        requests = [(custom_id(q.id, i), q.id, i) for q in questions for i in indexes]
         record = batch_record(
             session.new_id(),
             wire=name,
