@@ -184,6 +184,7 @@ def _anthropic_entry(session: Session, api: Probe | None, has_key: bool) -> Endp
     for name in claude:
         mark = _(" (default)") if name == default else ""
         entry.models.append(f"{name}{mark} · {_facts(session, name, None)}")
+    entry.features = _("supports everything the Messages API takes; batch at half price")
     return entry
 
 
