@@ -17,7 +17,9 @@ from fakes.fake_anthropic import FakeAnthropic
 from jupyter_tree_chat.conversation.many import batch
 from jupyter_tree_chat.conversation.many.batch_poll import holding, look
 from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
+from jupyter_tree_chat.conversation.many.variants import Variant
 from jupyter_tree_chat.conversation.session import Session
+from jupyter_tree_chat.history.batch_record import batch_record
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.batches import CUSTOM_ID, BatchLimits
@@ -150,3 +152,42 @@ def test_a_question_id_the_api_would_refuse_gets_a_custom_id_it_takes(tmp_path, 
     made = batch.custom_id("msg.001:imported", 0)
     assert CUSTOM_ID.match(made) and made != batch.custom_id("msg.001:other", 0)
     assert CUSTOM_ID.match(batch.custom_id("x" * 200, 11))
+
+
+def test_a_batch_the_api_refuses_marks_its_requests_errored_and_says_why(tmp_path, fake):
+    fake.api_key = "another-key"  # the API refuses ours: a 401 on the create
+    path = tmp_path / "s.chat.jsonl"
+    session = session_on(path, fake)
+    turn = session.run_experiment(rows(2), cell_id="c1", batch=True)
+    assert turn.error is not None and "refused the key" in str(turn.error)
+    assert KEY not in str(turn.error)
+    (plan,) = session.batches.plans.values()
+    assert not plan.pending and plan.sent == {}
+    assert {outcome for outcome, _why in plan.failed.values()} == {"errored"}
+    assert load_file(path).problems == []
+
+
+def test_a_plan_never_sent_is_canceled_by_hand(tmp_path, fake):
+    path = tmp_path / "s.chat.jsonl"
+    first = session_on(path, fake)
+    questions = [first.tree.get(first.ask("Hi").user.id)]  # type: ignore[union-attr]
+    variants = [Variant(first.settings, first.provider.default_model)] * 2
+    record_wires = batch.wires_for(first, variants)
+    plan = batch_record(
+        "k-unsent",
+        wire="anthropic",
+        model=variants[0].model,
+        variants=[batch.variant_record(v) for v in variants],
+        requests=[(batch.custom_id(questions[0].id, i), questions[0].id, i) for i in range(2)],
+        price=0.5,
+    )
+    first.record_facts([plan])  # as a kernel stopped before sending leaves it
+    second = session_on(path, fake)
+    (found,) = second.batches.pending()
+    assert found.sent == {} and found.unsent() == [c for c, _q, _v in found.requests]
+    wire = next(iter(record_wires.values()))[0]
+    with holding(second):
+        batch.cancel(second, found, wire)
+    assert not found.pending
+    assert {outcome for outcome, _why in found.failed.values()} == {"canceled"}
+    assert fake.batches.created == []  # nothing was ever sent
