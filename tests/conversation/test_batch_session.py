@@ -94,6 +94,11 @@ def test_a_batch_over_the_api_s_bytes_is_split_too(tmp_path, fake):
     assert sum(len(r) for r in fake.batches.created) == 6
     for created in fake.batches.created:
         assert len(json.dumps({"requests": created})) <= 1200
+    fake.batches.finish()
+    (plan,) = session.batches.plans.values()
+    with holding(session):
+        look(session, plan)
+    assert not plan.pending  # every part's results, each under its question
 
 
 def test_results_are_written_a_chunk_at_a_time_each_one_append(tmp_path, fake, monkeypatch):
