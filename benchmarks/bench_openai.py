@@ -40,7 +40,7 @@ from alternating import Stopwatch, Timing, alternate, ratio_line
 from fakes.fake_openai import FakeOpenAI
 
 from jupyter_tree_chat.providers.base import Provider, ReplyRequest, TextDelta
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.providers.openai.provider import STREAM_OPTIONS

@@ -22,7 +22,8 @@ from ..i18n import AUTO, _
 from ..measures.models import CONTEXT_WINDOWS, PRICES, TAKEN, Price, with_overrides
 from ..providers import PROVIDER_NAMES
 from ..providers.base import ADAPTIVE
-from ..providers.endpoints.config import Endpoint, endpoint_table, known_prices, known_windows
+from ..providers.endpoints.config import Endpoint, known_prices, known_windows
+from ..providers.endpoints.entries import endpoint_table
 
 #: ``--session default`` and ``%chat use default`` mean the notebook's unnamed session
 DEFAULT_SESSION = "default"
@@ -192,6 +193,11 @@ class TreeChat(Configurable):
     ).tag(config=True)
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
+    ).tag(config=True)
+    batch_poll = CFloat(
+        5.0,
+        help="Seconds between two looks at a pending --batch at first (then less often, "
+        "up to a minute, while nothing changes).",
     ).tag(config=True)
 
     @validate("session")

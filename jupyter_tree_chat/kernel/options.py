@@ -111,6 +111,15 @@ def _arguments() -> tuple[argument, ...]:
             ),
         ),
         argument(
+            "--batch",
+            action="store_true",
+            help=_(
+                "Send this cell's requests (--over, --n, --models, --temperatures) as the "
+                "vendor's batch at half price: the cell returns at once with the batch's id and "
+                "a progress bar; the answers arrive within 24 hours (`%%chat batch`)."
+            ),
+        ),
+        argument(
             "--budget",
             metavar="N",
             help=_(
@@ -235,6 +244,7 @@ class CellOptions:
     over: str | None = None
     same_experiment: bool = False
     concurrency: int | None = None
+    batch: bool = False
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -282,7 +292,7 @@ def parse_cell_line(line: str) -> CellOptions:
         )
     if args.same_experiment and args.over is None:
         raise UsageError(_("%%chat: --same-experiment goes with --over NAME; add the rows"))
-    fanout = parse_fanout(args.n, args.models, args.temperatures, "%%chat")
+    fanout = parse_fanout(args.n, args.models, args.temperatures, "%%chat", batch=args.batch)
     if args.concurrency is not None and args.over is None and fanout is None:
         raise UsageError(
             _(
@@ -293,6 +303,14 @@ def parse_cell_line(line: str) -> CellOptions:
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(
             _("%%chat --concurrency: at least 1 request at once, e.g. --concurrency 4")
+        )
+    several = args.over is not None or (args.n or 1) > 1 or args.models or args.temperatures
+    if args.batch and not several:
+        raise UsageError(
+            _(
+                "%%chat --batch: a batch is many requests; add --over NAME, --n N, "
+                "--models A,B or --temperatures T1,T2"
+            )
         )
     if args.with_path and not args.with_refs:
         raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
@@ -319,6 +337,7 @@ def parse_cell_line(line: str) -> CellOptions:
         over=args.over,
         same_experiment=args.same_experiment,
         concurrency=args.concurrency,
+        batch=args.batch,
     )
 
 
@@ -357,11 +376,17 @@ def parse_budget(value: str | None, command: str) -> int | str | None:
 
 
 def parse_fanout(
-    n: int | None, models: str | None, temperatures: str | None, command: str
+    n: int | None,
+    models: str | None,
+    temperatures: str | None,
+    command: str,
+    *,
+    batch: bool = False,
 ) -> Fanout | None:
-    """The fan-out the options ask for (``None``: one answer, as without them)."""
+    """The fan-out the options ask for (``None``: one answer, as without them); with
+    ``batch``, sent as vendor batches."""
     if n is None and models is None and temperatures is None:
-        return None
+        return Fanout(batch=True) if batch else None
     if n is not None and n < 1:
         raise UsageError(
             _("{command} --n: ask for at least 1 answer, e.g. --n 3").format(command=command)
@@ -372,7 +397,7 @@ def parse_fanout(
     values = _listed(temperatures, "--temperatures", command, "--temperatures 0,0.5,1")
     temps = tuple(_temperature(value, command) for value in values)
     try:
-        return Fanout(n=n or 1, models=model_names, temperatures=temps)
+        return Fanout(n=n or 1, models=model_names, temperatures=temps, batch=batch)
     except ChatError as error:
         raise UsageError(f"{command}: {error}") from None
 
@@ -405,7 +430,7 @@ def _temperature(value: str, command: str) -> float:
     return number
 
 
-_FANOUT_FLAGS = ("--n", "--models", "--temperatures")
+_FANOUT_FLAGS = ("--n", "--models", "--temperatures", "--batch")
 
 
 def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[str]]:
@@ -415,8 +440,12 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     """
     found: dict[str, str] = {}
     rest = list(words)
+    batch = False
     while rest and rest[0].split("=", 1)[0] in _FANOUT_FLAGS:
         flag, _equals, value = rest.pop(0).partition("=")
+        if flag == "--batch":
+            batch = True
+            continue
         if not value:
             if not rest:
                 raise UsageError(
@@ -427,6 +456,12 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
             value = rest.pop(0)
         found[flag] = value
     if not found:
+        if batch:
+            raise UsageError(
+                _("{command} --batch: a batch is many requests; add --n N or --models A,B").format(
+                    command=command
+                )
+            )
         return None, rest
     n = found.get("--n")
     try:
@@ -436,7 +471,10 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
             _("{command} --n: {n} is not a number; e.g. --n 3").format(command=command, n=repr(n))
         ) from None
 
-    return parse_fanout(count, found.get("--models"), found.get("--temperatures"), command), rest
+    fanout = parse_fanout(
+        count, found.get("--models"), found.get("--temperatures"), command, batch=batch
+    )
+    return fanout, rest
 
 
 def parse_tool_names(value: str | None) -> tuple[str, ...] | None:

@@ -23,7 +23,7 @@ from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import EndpointRefuses
 from jupyter_tree_chat.measures.compare import rows, sibling_answers
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.tools.functions import ToolRegistry
 from jupyter_tree_chat.providers.tools.toolbox import Toolbox

@@ -156,7 +156,7 @@ def test_the_meter_counts_from_gpt_usage_and_estimates_the_rest(tmp_path, fake_o
 
 
 def routed_session(path: Path, server: FakeOpenAI, tools: ToolRegistry) -> Session:
-    from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+    from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
     from jupyter_tree_chat.providers.endpoints.router import Router
     from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 

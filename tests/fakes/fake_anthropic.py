@@ -24,6 +24,7 @@ request so tests can check what was sent.
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
+        server.batches.hold = True; server.batches.finish()  # Message Batches: fake_batches
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
         server.requests[-1].raw                           # the body, byte for byte
@@ -205,6 +206,10 @@ class FakeAnthropic(InFlight):
         self._httpd: ThreadingHTTPServer | None = None
         self._connections: set[socket.socket] = set()
         self._thread: threading.Thread | None = None
+        from fakes.fake_batches import FakeBatches
+
+        self.batches = FakeBatches(self)
+        """Message Batches (fake_batches.py): hold, finish, expire, fail."""
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeAnthropic:
@@ -320,6 +325,7 @@ class FakeAnthropic(InFlight):
             self.requests.clear()
             self.flowing.set()
             self.cache = PromptCache(self.cache.clock)
+        self.batches.reset()
 
     @property
     def last_request(self) -> RecordedRequest:
@@ -587,6 +593,8 @@ class _Handler(BaseHTTPRequestHandler):
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if self.path.startswith("/v1/messages/batches"):
+            return self.fake.batches.handle(self, "GET", self.path.split("?")[0], b"", headers)
         if self.path.split("?")[0] != "/v1/models":
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         body, status = self.fake.endpoint.models
@@ -595,8 +603,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
-        try:
-            body: Any = json.loads(raw or b"null")
+        try:  # a batch's body is read by fake_batches.py (once: it may be 100,000 requests)
+            batch = self.path.startswith("/v1/messages/batches")
+            body: Any = None if batch else json.loads(raw or b"null")
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -614,6 +623,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, record: RecordedRequest) -> None:
         headers, body = record.headers, record.body
         route = self.path.split("?")[0]
+        if route.startswith("/v1/messages/batches"):
+            key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
+                "Bearer "
+            )
+            if self.fake.api_key is not None and key != self.fake.api_key:
+                return self._send_error(401, "authentication_error", "invalid x-api-key")
+            return self.fake.batches.handle(self, "POST", route, record.raw, headers)
         if route not in ("/v1/messages", "/v1/messages/count_tokens"):
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from jupyter_tree_chat.kernel.notebook_tools.keys import key_values, redact
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 
 KEY = "sk-ant-api03-SENTINEL-9f8e7d6c5b4a-DO-NOT-LEAK-0123456789abcdef"
 

@@ -10,11 +10,11 @@ from jupyter_tree_chat.providers.endpoints.capabilities import THINKING_ALL
 from jupyter_tree_chat.providers.endpoints.config import (
     PRESETS,
     SERVE_LOCAL,
-    endpoint_table,
     known_prices,
     known_windows,
     split_model,
 )
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 
 PRESET_NAMES = {
     "local",

@@ -35,7 +35,7 @@ from jupyter_tree_chat.providers.base import (
     ToolSpec,
     ToolUseReady,
 )
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import service_for
 from jupyter_tree_chat.providers.openai.provider import (
     OpenAIChatProvider,

@@ -22,7 +22,8 @@ from jupyter_tree_chat.errors import (
 )
 from jupyter_tree_chat.providers.anthropic.provider import AnthropicProvider
 from jupyter_tree_chat.providers.base import Began, Finished, ReplyRequest, Retrying, TextDelta
-from jupyter_tree_chat.providers.endpoints.config import PRESETS, endpoint_table
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.providers.retry import (

@@ -22,7 +22,7 @@ from jupyter_tree_chat.providers.base import (
     can_count,
     route_of,
 )
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import WIRE_MODULES, Router
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 

@@ -26,7 +26,8 @@ from jupyter_tree_chat.providers.base import (
     route_of,
     takes_n,
 )
-from jupyter_tree_chat.providers.endpoints.config import PRESETS, endpoint_table
+from jupyter_tree_chat.providers.endpoints.config import PRESETS
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 
@@ -205,7 +206,7 @@ def test_without_the_openai_package_naming_such_an_endpoint_is_one_line_before_s
         sys.modules["openai"] = None
         from jupyter_tree_chat.errors import EndpointRefuses
         from jupyter_tree_chat.providers.base import ReplyRequest
-        from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+        from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
         from jupyter_tree_chat.providers.offline.provider import OfflineProvider
         from jupyter_tree_chat.providers.endpoints.router import Router
         router = Router(OfflineProvider(), endpoint_table({}))

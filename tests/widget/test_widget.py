@@ -26,7 +26,7 @@ from jupyter_tree_chat.history.tree import Node, thinking_text
 from jupyter_tree_chat.measures.models import Price
 from jupyter_tree_chat.measures.usage import dollars, node_cost
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, TextDelta
-from jupyter_tree_chat.providers.endpoints.config import endpoint_table
+from jupyter_tree_chat.providers.endpoints.entries import endpoint_table
 from jupyter_tree_chat.providers.endpoints.router import Router
 from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.textview import typed_pieces

@@ -38,6 +38,8 @@ class Fanout:
     models: tuple[str, ...] = ()
     temperatures: tuple[float, ...] = ()
     concurrency: int | None = None
+    batch: bool = False
+    """Sent as vendor batches, answered later (batch.py), not streamed now."""
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -108,6 +108,7 @@ from ..endpoints.capabilities import Supports, fitted_messages
 from ..redirects import guarded_http_client
 from ..retry import heeded, passing, retry_after, shown_seconds
 from ..tools.wire import request_tools
+from .batches import AnthropicBatches
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -322,6 +323,22 @@ class AnthropicProvider:
                 raise
             raise self._redacted(mapped) from error
         return int(counted.input_tokens)
+
+    def batch_wire(self, model: str | None = None) -> AnthropicBatches:
+        """Message Batches through this provider's client (anthropic/batches.py): each
+        request built as a stream's, each failure mapped as a stream's."""
+        return AnthropicBatches(
+            self.client,
+            build=lambda request: build_kwargs(request, self.supports),
+            mapped=self._mapped,
+            sampling_version=SAMPLING_API_VERSION,
+            name=self.name,
+        )
+
+    def _mapped(self, error: Exception) -> ProviderError | None:
+        retries = getattr(self.client, "max_retries", None)
+        mapped = provider_error(error, max_retries=retries, service=self.service)
+        return None if mapped is None else self._redacted(mapped)
 
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
@@ -570,3 +587,12 @@ def endpoint_provider(
     return AnthropicProvider(
         api_key=key, base_url=base_url, supports=supports, service=service, sdk_retries=False
     )
+
+
+def endpoint_batches(
+    base_url: str | None, key: str, supports: Supports, service: Service
+) -> AnthropicBatches:
+    """Message Batches at an endpoint that has them (``Endpoint.batch``; router.py asks).
+    Its client keeps the SDK's retries: a batch's calls are not streamed replies."""
+    provider = AnthropicProvider(api_key=key, base_url=base_url, supports=supports, service=service)
+    return provider.batch_wire()

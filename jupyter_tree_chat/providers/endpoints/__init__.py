@@ -1,7 +1,8 @@
 """Endpoints: where each model is asked, what the server there supports, and the routing.
 
 - ``capabilities``: what an endpoint supports, and what follows for each request;
-- ``config``: named endpoints (presets, ``TreeChat.endpoints``), keys by name, prices;
+- ``config``: what a named endpoint is, the presets, keys by name, prices;
+- ``entries``: ``TreeChat.endpoints``'s entries read and checked onto the presets;
 - ``probe``: whether an endpoint answers and which models it serves (``%chat models``);
 - ``router``: ``Router``, one provider for every endpoint, each request to its model's.
 

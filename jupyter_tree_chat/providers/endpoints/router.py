@@ -44,7 +44,7 @@ import hashlib
 import importlib
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,6 +61,7 @@ from ..base import (
     cache_group,
     can_count,
 )
+from ..batches import BatchItem, BatchLimits, BatchResult, BatchState, BatchWire, batch_wire
 from ..retry import RetryRule, retried
 from .capabilities import Supports, media_blocks, refusal
 from .config import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
@@ -413,6 +414,35 @@ class Router:
                 raise
             raise FeatureMissing(self._lacks(endpoint, "count_tokens", error)) from error
 
+    def batch_wire(self, model: str | None) -> BatchWire:
+        """The batch API that answers ``model`` (its endpoint's, with the endpoint's key
+        and what it turned out to lack), or ``EndpointRefuses`` naming the endpoint where
+        there is none: checked before anything is written or sent."""
+        endpoint, bare = self.split(model)
+        if endpoint is None:
+            return batch_wire(self.default, bare)
+        if not endpoint.batch:
+            raise no_batch_api(endpoint)
+        problem = unusable(endpoint)
+        if problem:
+            raise EndpointRefuses(problem)
+        provider = self.pool.provider(endpoint)  # its key now, its client made once
+        made = getattr(provider, "batch_wire", None)
+        if callable(made):
+            wire: BatchWire = made(bare)
+        else:  # the wire module makes it: endpoint_batches(base_url, key, ...)
+            make = getattr(wire_module(endpoint), "endpoint_batches", None)
+            if not callable(make):
+                raise no_batch_api(endpoint)
+            wire = make(
+                endpoint.base_url,
+                endpoint.key() or NO_KEY,
+                self.pool.supports(endpoint),
+                service_for(endpoint),
+                **endpoint.wire_options(),
+            )
+        return EndpointBatches(wire, endpoint)
+
     def _lacks(self, endpoint: Endpoint, feature: str, error: BadRequest | None) -> str:
         """Learn that ``endpoint`` lacks ``feature``; the one line that says so."""
         self.pool.learn(endpoint, feature)
@@ -463,3 +493,53 @@ def refuses_n(detail: str) -> bool:
 def _wire_name(endpoint: Endpoint) -> str:
     """``meta.provider`` of an endpoint's answers: the wire's provider name."""
     return ANTHROPIC if endpoint.api == ANTHROPIC_MESSAGES else endpoint.api
+
+
+def no_batch_api(endpoint: Endpoint) -> EndpointRefuses:
+    """The one line that refuses ``--batch`` at ``endpoint`` (as ``batches.batch_wire``
+    says it for a provider without one)."""
+    return EndpointRefuses(
+        _("{endpoint} has no batch API: run the cell without --batch").format(
+            endpoint=endpoint.name
+        )
+    )
+
+
+class EndpointBatches:
+    """An endpoint's batch API as the session sees it: named and priced as the endpoint,
+    each request's model sent by its name there (``deepseek:x`` goes as ``x``)."""
+
+    def __init__(self, wire: BatchWire, endpoint: Endpoint) -> None:
+        self.wire = wire
+        self.endpoint = endpoint
+        self.price = endpoint.batch_price
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.name
+
+    @property
+    def limits(self) -> BatchLimits:
+        return self.wire.limits
+
+    def submit(self, items: Sequence[BatchItem]) -> BatchState:
+        bare = [
+            BatchItem(
+                i.custom_id,
+                replace(
+                    i.request,
+                    model=split_model(i.request.model, {self.endpoint.name: self.endpoint})[1],
+                ),
+            )
+            for i in items
+        ]
+        return self.wire.submit(bare)
+
+    def state(self, batch_id: str) -> BatchState:
+        return self.wire.state(batch_id)
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        return self.wire.results(batch_id)
+
+    def cancel(self, batch_id: str) -> BatchState:
+        return self.wire.cancel(batch_id)

@@ -1,0 +1,112 @@
+"""The batch APIs the end-to-end batch tests run on, one class each, the same shape.
+
+tests/kernel/test_batch_kernel.py runs one test body per wire in ``WIRES``: a case
+starts its fake server, says what a kernel needs to reach it (``env``, ``setup``) and
+which ``models`` a cell asks, and drives the fake's batches the way the vendor's
+would go (held in progress, ended, expired, an item failing). Another wire joins by
+adding its class here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakes.fake_anthropic import FakeAnthropic
+
+
+class BatchWireCase(Protocol):
+    name: str
+    models: tuple[str, ...]
+    """The models a cell asks (``--models``): the first is the cell's ``--model``."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def env(self) -> dict[str, str]: ...
+
+    def setup(self) -> list[str]:
+        """Cells a kernel runs first (endpoints, settings)."""
+        ...
+
+    def hold(self, held: bool = True) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def expire(self) -> None: ...
+
+    def fail(self, text: str) -> None:
+        """Requests whose question holds ``text`` end errored."""
+        ...
+
+    def created(self) -> list[int]:
+        """How many requests each batch created so far held."""
+        ...
+
+    def call_tool(self, text: str, name: str, arguments: dict[str, Any]) -> None:
+        """The request whose question holds ``text`` answers with a call of tool ``name``."""
+        ...
+
+    def streamed(self) -> int:
+        """How many requests went outside a batch (streamed, at the standard price)."""
+        ...
+
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        """The next ``times`` requests whose question holds ``text`` answer ``answer``."""
+        ...
+
+
+class AnthropicWire:
+    """Message Batches on the fake Messages API, asked through Anthropic's own API."""
+
+    name = "anthropic"
+    models = ("claude-sonnet-4-6", "claude-haiku-4-5")
+
+    def __init__(self) -> None:
+        self.fake = FakeAnthropic()
+
+    def start(self) -> None:
+        self.fake.start()
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+    def env(self) -> dict[str, str]:
+        return {"ANTHROPIC_API_KEY": "sk-fake", "ANTHROPIC_BASE_URL": self.fake.base_url}
+
+    def setup(self) -> list[str]:
+        return []
+
+    def hold(self, held: bool = True) -> None:
+        self.fake.batches.hold = held
+
+    def finish(self) -> None:
+        self.fake.batches.finish()
+
+    def expire(self) -> None:
+        self.fake.batches.expire()
+
+    def fail(self, text: str) -> None:
+        self.fake.batches.fail(lambda params: text in str(params.get("messages")))
+
+    def created(self) -> list[int]:
+        return [len(requests) for requests in self.fake.batches.created]
+
+    def call_tool(self, text: str, name: str, arguments: dict[str, Any]) -> None:
+        self.fake.enqueue(
+            "Let me compute that.",
+            tool_use={"name": name, "input": arguments},
+            when=lambda body: text in str(body.get("messages")),
+        )
+
+    def streamed(self) -> int:
+        return sum(1 for r in self.fake.requests if r.path == "/v1/messages")
+
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.fake.enqueue(answer, when=lambda body: text in str(body.get("messages")))
+
+
+WIRES: dict[str, Callable[[], Any]] = {"anthropic": AnthropicWire}
+"""Each wire's case, by name (the tests' parameter)."""
