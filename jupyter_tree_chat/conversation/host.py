@@ -459,8 +459,8 @@ class SessionHost:
             for node in nodes:
                 self.tree.add(node)
             self._persist([node.to_record() for node in nodes], durable=durable)
-        for node in nodes:
-            self.emit(NodeAdded(node))
+        for number, node in enumerate(nodes, 1):
+            self.emit(NodeAdded(node, more=number < len(nodes)))
 
     def _persist(self, records: Iterable[dict[str, Any]], *, durable: bool) -> None:
         if self.save_error is not None:

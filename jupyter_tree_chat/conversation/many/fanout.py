@@ -14,7 +14,8 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   instead of reading it. Answers of different endpoints share no cache, so each
   endpoint's first answer starts at once, and an endpoint without caching has all its
   answers start at once.
-- **One thread owns the tree.** Each answer streams on a worker thread, but the workers
+- **One thread owns the tree.** Each answer streams on a worker thread (a pool of
+  ``concurrency`` threads: workers.py), but the workers
   only read from the network and report what they got on a queue; the calling thread
   (the one holding the session's one-action-at-a-time lock) makes every node, appends
   to the tree and the file, emits every event and runs every tool function. So tool
@@ -23,7 +24,8 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 - **Deterministic.** Whatever order the answers finish in, they are appended in variant
   order (an answer waits for the ones before it), the siblings' ids are taken in that
   order, and the current leaf is the first variant's answer, so running a notebook twice
-  gives the same tree.
+  gives the same tree. An experiment appends the answers that have arrived together, at
+  most every ``COMMIT_EVERY_S`` (one write and one announcement for many rows).
 - **Faults stay local.** One answer failing (a 429 after the SDK's retries, a dropped
   stream, an ``error`` event) keeps what it received (marked ``interrupted`` with the
   error) and the others go on. Ctrl-C keeps what every answer had received, each
@@ -84,9 +86,13 @@ from ..replies import (
 )
 from .choices import SharedChoices
 from .variants import Answer, Variant
-from .workers import POLL_S, FanoutHost, Report, Worker
+from .workers import POLL_S, FanoutHost, Pool, Report, Worker
 
 log = logging.getLogger(__name__)
+
+COMMIT_EVERY_S = 0.2
+"""How often an experiment appends the answers that have arrived: one write (and one
+announcement to the views) for all of them, not one per row; its last ones at its end."""
 
 
 # -- the owning thread ------------------------------------------------------------------
@@ -123,6 +129,7 @@ class _FanoutRun:
             had[worker.question] += 1
             worker.attempt = had[worker.question]
         self.concurrency = concurrency or len(jobs)
+        self.pool = Pool(self.concurrency)
         self._next_start = 0
         self._running = 0
         self._done = 0
@@ -146,6 +153,7 @@ class _FanoutRun:
             worker.waits_for = leaders.get(group)
             leaders.setdefault(group, worker)
         self._committed = 0
+        self._commit_due = 0.0  # an experiment's next append of what has arrived
 
     def _share_requests(self, provider: Provider) -> list[SharedChoices]:
         """One request for the samples of each model and temperature whose endpoint takes
@@ -166,6 +174,12 @@ class _FanoutRun:
         return shared
 
     def run(self, turn: Turn) -> Turn:
+        try:
+            return self._run(turn)
+        finally:  # the pool's threads end, whatever ended the run
+            self.pool.close(timeout=POLL_S)
+
+    def _run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
         for worker in self.workers:  # a summary the budget asks for, made here, not by a worker
@@ -198,7 +212,7 @@ class _FanoutRun:
     def _start_more(self) -> None:
         """Start waiting answers, in order, while fewer than ``concurrency`` run."""
         while self._next_start < len(self.workers) and self._running < self.concurrency:
-            self.workers[self._next_start].thread.start()
+            self.pool.run(self.workers[self._next_start])
             self._next_start += 1
             self._running += 1
 
@@ -295,7 +309,8 @@ class _FanoutRun:
             self._fail(i, report.payload, turn)
         elif report.kind == "done":
             answer.done = True
-            self._commit_ready(turn)
+            if not self.rows or time.monotonic() >= self._commit_due:
+                self._commit_ready(turn)
             if self.rows:
                 self._progress()
 
@@ -372,6 +387,7 @@ class _FanoutRun:
             self._committed += 1
         if ready:
             self.session.record_all(ready, durable=False)
+            self._commit_due = time.monotonic() + COMMIT_EVERY_S
 
     def _finish(self, turn: Turn) -> None:
         session = self.session
@@ -382,8 +398,6 @@ class _FanoutRun:
         if all(a.error is not None for a in self.answers):
             turn.error = self.answers[0].error
         session.settle(leaf)
-        for worker in self.workers[: self._next_start]:
-            worker.thread.join(timeout=POLL_S)
         for choices in self.shared:
             choices.join(timeout=POLL_S)
 
