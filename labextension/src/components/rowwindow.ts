@@ -170,15 +170,13 @@ export class RowWindow {
     return row;
   }
 
-  /** The heights of the rows drawn the first time (one layout for them all). */
+  /** The heights of the rows drawn (one layout for them all; a line's may have changed
+   * since it was last drawn: a grade, a note). */
   private measure(rows: HTMLElement[]): void {
     rows.forEach((row, n) => {
-      const key = this.keys[this.first + n];
-      if (!this.heights.has(key)) {
-        const height = row.getBoundingClientRect().height;
-        if (height > 0) {
-          this.heights.set(key, height);
-        }
+      const height = row.getBoundingClientRect().height;
+      if (height > 0) {
+        this.heights.set(this.keys[this.first + n], height);
       }
     });
   }
