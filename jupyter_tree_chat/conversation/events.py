@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class NodeAdded:
     node: Node
+    more: bool = False
+    """Another node of the same append is announced right after this one (an experiment's
+    rows): a view that only redraws what it shows may wait for the last."""
 
 
 @dataclass(frozen=True)

@@ -482,8 +482,8 @@ class SessionHost:
                 self.tree.add(node)
             take_all(self.batches, records)  # this process's appends are not read back
             self._persist([node.to_record() for node in nodes] + records, durable=durable)
-        for node in nodes:
-            self.emit(NodeAdded(node))
+        for number, node in enumerate(nodes, 1):
+            self.emit(NodeAdded(node, more=number < len(nodes)))
 
     def append_checked(
         self, decide: Callable[[], tuple[list[Node], list[dict[str, Any]]]]

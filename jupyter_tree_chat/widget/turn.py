@@ -11,7 +11,7 @@ from typing import Any
 
 import traitlets
 
-from ..conversation.events import Turn
+from ..conversation.events import Event, NodeAdded, Turn
 from ..conversation.session import Session
 from ..history.tree import Node, is_real_user_message
 from ..textview import question_as_typed
@@ -113,6 +113,11 @@ class TurnControl(SessionWidget):
         if parent_id == self._question.id:
             return True
         return self._reply is not None and parent_id == self._reply.parent_id
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, NodeAdded) and event.more:
+            return  # one of an append's many nodes (never streamed): looked at with its last
+        super()._on_event(event)
 
     def _add_node(self, node: Node) -> None:
         streamed = self._streamed_text_matches(node)

@@ -1,6 +1,7 @@
-"""An experiment (``%%chat --over``) in the file viewer of a real JupyterLab: its rows ×
-versions as a grid (components/experiment.ts), hostile row values and answers shown as
-text, the filter box, and a cell opening its branch."""
+"""An experiment (``%%chat --over``) in the file viewer of a real JupyterLab and on an
+exported page: its rows × versions as a grid (components/experiment.ts), hostile row
+values and answers shown as text, the filter box, a cell opening its branch, and a grid
+of 1,000 rows drawing only the lines in view (components/rowwindow.ts)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, records, write_notebook
@@ -20,16 +22,16 @@ HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"
 CITIES = ["Paris", "Oslo", HOSTILE]
 
 
-def experiment_file() -> str:
-    """Three rows × two versions under one question, one answer each (the second version's
-    third row has none: it failed)."""
+def experiment_file(cities: list[str] = CITIES) -> str:
+    """A row per city (three by default) × two versions under one question, one answer
+    each (the second version's third row has none: it failed)."""
     lines = [
         {"type": "session", "version": 1, "created": 0},
         {"id": "hello", "parentId": None, "message": {"role": "user", "content": "Hello"}},
         {"id": "hi", "parentId": "hello", "message": {"role": "assistant", "content": "Hi."}},
     ]
     for version, template in ((1, "Describe {city}."), (2, "Describe {city} briefly.")):
-        for index, city in enumerate(CITIES):
+        for index, city in enumerate(cities):
             question = f"q{version}{index}"
             about = {
                 "id": "exp1",
@@ -62,6 +64,19 @@ def experiment_file() -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
+def exported_page(folder: Path, session: str) -> Path:
+    """``session`` (a file's text) exported as a page by the command line."""
+    source = folder / "exp.chat.jsonl"
+    source.write_text(session)
+    target = folder / "exp.html"
+    subprocess.run(
+        [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
+         "-o", str(target)],
+        check=True,
+    )  # fmt: skip
+    return target
+
+
 def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):
     (lab.root / "exp.chat.jsonl").write_text(experiment_file())
     page.goto(f"{lab.url}/lab/tree/exp.chat.jsonl?reset")
@@ -87,8 +102,8 @@ def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):
 
     # the filter hides the rows that do not contain what is typed
     grid.locator(".jtc-grid-filter").fill("oslo")
-    expect(rows.nth(0)).to_be_hidden()
-    expect(rows.nth(1)).to_be_visible()
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0).locator(".jtc-chip")).to_have_text("city: Oslo")
     expect(grid.locator(".jtc-grid-count")).to_have_text("1 of 3 rows")
     grid.locator(".jtc-grid-filter").fill("")
     expect(grid.locator(".jtc-grid-count")).to_have_text("3 of 3 rows")
@@ -127,14 +142,7 @@ def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):
 
 
 def test_the_exported_page_shows_the_experiment_grid_offline(page, page_log, tmp_path):
-    source = tmp_path / "exp.chat.jsonl"
-    source.write_text(experiment_file())
-    target = tmp_path / "exp.html"
-    subprocess.run(
-        [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
-         "-o", str(target)],
-        check=True,
-    )  # fmt: skip
+    target = exported_page(tmp_path, experiment_file())
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
 
@@ -151,6 +159,52 @@ def test_the_exported_page_shows_the_experiment_grid_offline(page, page_log, tmp
     expect(messages).to_have_count(4)
     assert messages.evaluate_all("ms => ms.map(m => m.dataset.id)")[-1] == "a20"
     assert requests == [target.as_uri()]  # the page loads nothing else
+    assert page_log.page_errors == []
+
+
+def test_a_grid_of_a_thousand_rows_draws_the_lines_in_view(page, page_log, tmp_path):
+    """1,000 rows × 2 versions on an exported page: only the lines in view are drawn
+    (components/rowwindow.ts, what keeps a keystroke in the filter fast), and scrolling,
+    the filter, a cell and Side by side reach every row, a hostile one far down too."""
+    cities = [f"City {n}" for n in range(1000)]
+    cities[900] = HOSTILE
+    target = exported_page(tmp_path, experiment_file(cities))
+    page.goto(target.as_uri())
+    view = page.locator("#jtc-page .jtc-view")
+    grid = view.locator(".jtc-experiment-grid-view")
+    rows = grid.locator("tbody tr.jtc-grid-row")
+    expect(grid.locator(".jtc-grid-count")).to_have_text("1000 of 1000 rows")
+    expect(rows.first.locator(".jtc-chip")).to_have_text("city: City 0")
+    assert 5 < rows.count() < 100  # the lines in view and around them, not 1,000
+
+    # scrolled to its end, the grid shows the last rows
+    grid.evaluate("g => { g.scrollTop = g.scrollHeight; }")
+    last = grid.locator("tr.jtc-grid-row[data-row='999']")
+    expect(last).to_be_in_viewport()
+    expect(last.locator(".jtc-chip")).to_have_text("city: City 999")
+    assert rows.count() < 100
+
+    # the filter finds a row far down, whose hostile value is text
+    grid.locator(".jtc-grid-filter").fill("onerror")
+    expect(grid.locator(".jtc-grid-count")).to_have_text("1 of 1000 rows")
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0).locator(".jtc-chip")).to_have_text(f"city: {HOSTILE}")
+    assert grid.locator("img, b").count() == 0
+    assert page.title() != "pwned"
+
+    # back to every row, in the middle: a cell opens its branch, Side by side its versions
+    grid.locator(".jtc-grid-filter").fill("")
+    expect(grid.locator(".jtc-grid-count")).to_have_text("1000 of 1000 rows")
+    grid.evaluate("g => { g.scrollTop = g.scrollHeight / 2; }")
+    middle = grid.locator("tr.jtc-grid-row[data-row='500']")
+    expect(middle).to_be_visible()
+    middle.locator(".jtc-grid-answer").nth(1).click()
+    messages = view.locator(".jtc-conversation .jtc-msg")
+    expect(messages).to_have_count(4)
+    assert messages.evaluate_all("ms => ms.map(m => m.dataset.id)")[-1] == "a2500"
+    grid.locator("tr.jtc-grid-row[data-row='500'] .jtc-grid-compare").click()
+    columns = view.locator(".jtc-compare .jtc-compare-column")
+    assert columns.evaluate_all("cs => cs.map(c => c.dataset.id)") == ["a1500", "a2500"]
     assert page_log.page_errors == []
 
 

@@ -1,6 +1,6 @@
 """The panel's find box answers a keystroke from the kernel's text index it holds.
 
-The first query asks the kernel (and fetches its index, share/find.py's); from then on
+The box focused (or else the first query) fetches the kernel's index (share/find.py's); then
 a literal query is answered in the browser by the same rule, so it finds the same
 nodes even while the kernel is busy running a cell (panel/heldtexts.ts).
 """
@@ -56,4 +56,31 @@ def test_the_panel_finds_from_the_index_it_holds_while_the_kernel_is_busy(lab, p
     expect(matches).to_have_count(len(by_kernel), timeout=5_000)
     assert sorted(matches.evaluate_all("rows => rows.map(r => r.dataset.id)")) == by_kernel
     assert page.evaluate(f"{KERNEL}.status") == "busy"  # all of it answered in the browser
+    page.evaluate(f"{KERNEL}.interrupt()")
+
+
+def test_the_box_focused_fetches_the_index_so_the_first_query_needs_no_kernel(lab, page):
+    """A click into the box asks for the index (the request goes before anything else the
+    kernel is then asked), so even the first query is answered in the browser."""
+    notebook = lab.root / "panel-focus.ipynb"
+    write_notebook(
+        notebook,
+        [SETUP, "%%chat\nWhat is a needle in a haystack?", "%chat panel"],
+    )
+    open_and_run_all(page, lab, notebook.name)
+    panel = page.locator(".jtc-panel")
+    expect(panel.locator(".jtc-tree .jtc-row")).to_have_count(2, timeout=90_000)
+    tree = parse_session((lab.root / "panel-focus.chat.jsonl").read_bytes()).tree
+    box = panel.locator(".jtc-search-input")
+
+    box.focus()
+    page.evaluate(f"{KERNEL}.requestExecute({{code: 'import time; time.sleep(25)'}})")
+    page.wait_for_function(f"{KERNEL}.status === 'busy'")
+    box.fill("needle")
+
+    matches = panel.locator(".jtc-tree .jtc-row.jtc-match")
+    needle = sorted(n.id for n in tree if "needle" in n.text.lower())
+    expect(matches).to_have_count(len(needle), timeout=5_000)
+    assert sorted(matches.evaluate_all("rows => rows.map(r => r.dataset.id)")) == needle
+    assert page.evaluate(f"{KERNEL}.status") == "busy"  # answered in the browser
     page.evaluate(f"{KERNEL}.interrupt()")

@@ -19,6 +19,7 @@ from helpers.content_blocks import image_block, pdf_block, url_image
 from helpers.widget_comm import Recorder, RecordingComm, recording_comms
 
 from jupyter_tree_chat.conversation.host import Refilled
+from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
 from jupyter_tree_chat.conversation.session import Session
 from jupyter_tree_chat.conversation.settings import ChatSettings
 from jupyter_tree_chat.errors import Overloaded
@@ -263,6 +264,25 @@ def test_comm_bytes_stay_under_three_times_the_reply_in_a_10000_node_session(
     assert panel.comm is not None
     sent = recorder.payload_bytes()
     assert sent < 3 * reply_bytes, (sent, reply_bytes)
+
+
+def test_a_control_is_right_after_an_append_of_many_nodes(session: Session, recorder):
+    """An experiment over 30 rows from a new root: each row's question is a sibling of an
+    earlier turn's question. That turn's control looks at an append once, at its last
+    node (``NodeAdded.more``), and then counts every sibling and follows the leaf."""
+    turn = session.ask("question one")
+    control = TurnControl.for_turn(session, turn)
+    assert control is not None
+    rows = [RowQuestion(f"Row {n}.", None, {"n": n}) for n in range(30)]
+
+    session.run_experiment(Plan("Row {n}.", rows), cell_id=None, parent=None, chosen=True)
+
+    mine = [m for m in recorder.sent if m.comm_id == control.comm.comm_id]
+    sent = [m.data["state"]["turn"] for m in mine if "turn" in m.data.get("state", {})]
+    # every sibling counted; the path now goes through the first row, and so does the control
+    assert sent[-1]["q"]["count"] == 31 and sent[-1]["q"]["pos"] == 2
+    assert sent[-1]["q"]["sibs"] == [q.id for q in session.tree.children(None)]
+    assert sent[-1]["onPath"] is True
 
 
 # -- actions from the browser --------------------------------------------------------

@@ -14,7 +14,8 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
   instead of reading it. Answers of different endpoints share no cache, so each
   endpoint's first answer starts at once, and an endpoint without caching has all its
   answers start at once.
-- **One thread owns the tree.** Each answer streams on a worker thread, but the workers
+- **One thread owns the tree.** Each answer streams on a worker thread (a pool of
+  ``concurrency`` threads: workers.py), but the workers
   only read from the network and report what they got on a queue; the calling thread
   (the one holding the session's one-action-at-a-time lock) makes every node, appends
   to the tree and the file, emits every event and runs every tool function. So tool
@@ -23,7 +24,8 @@ It lives apart from ``session.py`` because the concurrency has rules of its own:
 - **Deterministic.** Whatever order the answers finish in, they are appended in variant
   order (an answer waits for the ones before it), the siblings' ids are taken in that
   order, and the current leaf is the first variant's answer, so running a notebook twice
-  gives the same tree.
+  gives the same tree. An experiment appends the answers that have arrived together, at
+  most every ``COMMIT_EVERY_S`` (one write and one announcement for many rows).
 - **Each endpoint at its pace.** At most ``concurrency`` requests run at once (``--concurrency``;
   a plain fan-out: all), and at most an endpoint's own limit to that endpoint
   (``Endpoint.concurrency``, a llama-server's slots), each endpoint counted apart; the
@@ -93,12 +95,15 @@ from ..replies import (
 )
 from .choices import SharedChoices
 from .variants import Answer, Variant
-from .workers import POLL_S, FanoutHost, Report, Worker
+from .workers import POLL_S, FanoutHost, Pool, Report, Worker
 
 log = logging.getLogger(__name__)
 
 IDLE_S = 1.0
 """After this long without a report, an experiment says its progress again."""
+COMMIT_EVERY_S = 0.2
+"""How often an experiment appends the answers that have arrived: one write (and one
+announcement to the views) for all of them, not one per row; its last ones at its end."""
 
 
 # -- the owning thread ------------------------------------------------------------------
@@ -136,6 +141,7 @@ class _FanoutRun:
             worker.attempt = had[worker.question]
         self.concurrency = concurrency or len(jobs)
         self._waiting = list(range(len(jobs)))  # not started yet, in order
+        self.pool = Pool(self.concurrency)
         self._running = 0
         self._done = 0
         self.failed = 0
@@ -159,6 +165,7 @@ class _FanoutRun:
             leaders.setdefault(group, worker)
         self._committed = 0
         self.slots = _Slots(session.provider, self.workers)
+        self._commit_due = 0.0  # an experiment's next append of what has arrived
 
     def _share_requests(self, provider: Provider) -> list[SharedChoices]:
         """One request for the samples of each model and temperature whose endpoint takes
@@ -179,6 +186,12 @@ class _FanoutRun:
         return shared
 
     def run(self, turn: Turn) -> Turn:
+        try:
+            return self._run(turn)
+        finally:  # the pool's threads end, whatever ended the run
+            self.pool.close(timeout=POLL_S)
+
+    def _run(self, turn: Turn) -> Turn:
         session = self.session
         session.tree.switch(self.question.id)
         for worker in self.workers:  # a summary the budget asks for, made here, not by a worker
@@ -225,7 +238,7 @@ class _FanoutRun:
             if not self.slots.take(index):
                 continue
             self._waiting.remove(index)
-            self.workers[index].thread.start()
+            self.pool.run(self.workers[index])
             self._running += 1
 
     def _announce_start(self) -> None:
@@ -323,7 +336,8 @@ class _FanoutRun:
             self._fail(i, report.payload, turn)
         elif report.kind == "done":
             answer.done = True
-            self._commit_ready(turn)
+            if not self.rows or time.monotonic() >= self._commit_due:
+                self._commit_ready(turn)
             if self.rows:
                 self._progress()
 
@@ -406,6 +420,7 @@ class _FanoutRun:
             self._committed += 1
         if ready:
             self.session.record_all(ready, durable=False)
+            self._commit_due = time.monotonic() + COMMIT_EVERY_S
 
     def _finish(self, turn: Turn) -> None:
         session = self.session
@@ -416,9 +431,6 @@ class _FanoutRun:
         if all(a.error is not None for a in self.answers):
             turn.error = self.answers[0].error
         session.settle(leaf)
-        for worker in self.workers:
-            if worker.thread.ident is not None:  # started
-                worker.thread.join(timeout=POLL_S)
         for choices in self.shared:
             choices.join(timeout=POLL_S)
 

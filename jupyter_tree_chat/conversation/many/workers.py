@@ -1,8 +1,11 @@
-"""A fan-out's workers: each streams one answer on its own thread and reports on a queue.
+"""A fan-out's workers: each streams one answer on a thread of the run's pool and reports
+on a queue.
 
 A worker never touches the tree: it reads from the network, hands tool calls to the
 owning thread (``fanout._FanoutRun``, the one holding the session's lock) and waits for
 their results; every node, event and write is the owning thread's (fanout.py says why).
+The pool has as many threads as answers run at once (``concurrency``), not one per
+answer: an experiment of 1,000 rows starts 8 threads, not 1,000.
 """
 
 from __future__ import annotations
@@ -130,9 +133,6 @@ class Worker:
         #: an experiment's text of the request streaming now, kept here rather than sent a
         #: piece at a time (its cell shows progress, not text): handed over if it is cut
         self.held: list[str] = []
-        self.thread = threading.Thread(  # started when a slot is free (``concurrency``)
-            target=self.work, name=f"tree-chat-answer-{index + 1}", daemon=True
-        )
 
     def report(self, kind: str, payload: Any = None, seconds: float = 0.0) -> None:
         self.run.reports.put(Report(self.index, kind, payload, seconds))
@@ -247,3 +247,35 @@ class Worker:
             except queue.Empty:
                 continue
         return None
+
+
+class Pool:
+    """The threads a fan-out's answers stream on, each running one answer after another:
+    at most ``size`` of them, started as the first answers are handed over. The owning
+    thread hands an answer over only while fewer than ``size`` run (``_start_more``), so
+    one is always free or about to be (an answer reports "done" as its last act)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.waiting: queue.SimpleQueue[Worker | None] = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+
+    def run(self, worker: Worker) -> None:
+        self.waiting.put(worker)
+        if len(self.threads) < self.size:
+            name = f"tree-chat-answer-{len(self.threads) + 1}"
+            thread = threading.Thread(target=self._serve, name=name, daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _serve(self) -> None:
+        while (worker := self.waiting.get()) is not None:
+            if not worker.run.cancelled.is_set():  # Ctrl-C: what was not started is not sent
+                worker.work()
+
+    def close(self, timeout: float) -> None:
+        """Let the threads end once their answers have (each waited for ``timeout``)."""
+        for _thread in self.threads:
+            self.waiting.put(None)
+        for thread in self.threads:
+            thread.join(timeout=timeout)

@@ -3,7 +3,8 @@
  * each cell the first line of that version's first answer to that row with its numbers;
  * choosing a cell opens its branch (the panel switches to it, the viewer shows it). The
  * rows' inputs are chips. A filter box hides the lines that do not contain what is typed
- * (the row's inputs and the answers' first lines), without drawing anything again.
+ * (the row's inputs and the answers' first lines and numbers). Only the lines in view are
+ * drawn (rowwindow.ts), so a keystroke costs what it shows, not the 2,000 lines there are.
  *
  * Everything from a row or a model goes in as text (`h` makes text nodes): nothing here
  * is parsed as HTML. The rows' questions are siblings; their `meta.experiment`
@@ -18,6 +19,7 @@ import { numbersLine } from './vocabulary';
 import { Experiment, experimentOf } from '../format/experiment';
 import { Grades } from '../format/grades';
 import { gradeStrip, graderNames, sortByGrade } from './grading';
+import { RowWindow, WindowPlace, newPlace } from './rowwindow';
 
 /** The most lines drawn; the frame (`experiment_frame()`) has them all. */
 export const MAX_GRID_ROWS = 2000;
@@ -27,6 +29,9 @@ export interface GridOptions {
   /** the filter's text, kept by the caller across redraws */
   filter: string;
   setFilter(text: string): void;
+  /** where the grid was scrolled and its lines' heights (rowwindow.ts), kept by the caller
+   * across redraws as the filter is: a redrawn grid opens where it was */
+  place?: WindowPlace;
   choose(id: string): void;
   /** a line's answers side by side (compare.ts); absent: no Side by side button */
   compare?(ids: string[]): void;
@@ -154,21 +159,23 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
     ...data.versions.map(v => h('th', {}, trans.__('version %1', v)))
   );
   const body = h('tbody', {});
-  const searchable: Array<[HTMLElement, string]> = [];
   const sideBySide = new Map<number, string[]>();
   const answersOf = (line: GridLine): string[] =>
     line.cells.flatMap(cell => (cell === null || cell === 'none' ? [] : [cell.id]));
   const graders = options.setSort ? graderNames(options.grades, data.lines.flatMap(answersOf)) : [];
   const sortBy = graders.includes(options.sort ?? '') ? (options.sort ?? '') : '';
-  for (const line of sortByGrade(data.lines, answersOf, options.grades, sortBy)) {
-    const chips = Object.entries(line.row).map(([name, value]) =>
-      h('span', { class: 'jtc-chip', title: `${name}: ${text(value)}` }, `${name}: ${text(value)}`)
-    );
+  const lines = sortByGrade(data.lines, answersOf, options.grades, sortBy);
+  // each line's words as it shows them, lowered: what the filter looks in
+  const graded = gradedAnswers(options.grades);
+  const words = lines.map(line => lineWords(line, trans, options.grades, graded).toLowerCase());
+  const byIndex = new Map(lines.map(line => [line.index, line]));
+  const drawLine = (index: number): HTMLElement => {
+    const line = byIndex.get(index)!;
+    const chips = Object.entries(line.row).map(([name, value]) => h('span', { class: 'jtc-chip', title: chipText(name, value) }, chipText(name, value)));
     const cells = line.cells.map(cell => {
       if (cell === null || cell === 'none') {
         return h('td', { class: 'jtc-grid-empty' }, cell === 'none' ? trans.__('no answer') : '');
       }
-      const { summary } = cell;
       return h(
         'td',
         {},
@@ -182,23 +189,25 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
           },
           cell.head || shortId(cell.id)
         ),
-        h('div', { class: 'jtc-grid-numbers' }, [summary?.model ?? '', numbersLine(summary, trans)].filter(Boolean).join(' · ')),
-        summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null,
+        h('div', { class: 'jtc-grid-numbers' }, cellNumbers(cell, trans)),
+        cell.summary?.interrupted ? h('div', { class: 'jtc-grid-failed' }, trans.__('interrupted')) : null,
         options.grades ? gradeStrip(options.grades, cell.id, trans, options.grade !== undefined) : null
       );
     });
     const number = h('td', {}, String(line.index + 1));
-    const tr = h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, number, h('td', {}, ...chips), ...cells);
-    searchable.push([tr, tr.textContent!.toLowerCase()]);
-    const answers = lineAnswers(line);
-    if (options.compare && answers.length > 1) {
-      sideBySide.set(line.index, answers);
+    if (sideBySide.has(line.index)) {
       const title = trans.__("This row's versions side by side, with their differences");
       // a glyph, the words its name: the number's column is narrow
       const attrs = { class: 'jtc-button jtc-quiet jtc-grid-compare', 'data-act': 'row-compare', title, 'aria-label': trans.__('Side by side') };
       number.append(h('button', attrs, '⇆'));
     }
-    body.append(tr);
+    return h('tr', { class: 'jtc-grid-row', 'data-row': line.index }, number, h('td', {}, ...chips), ...cells);
+  };
+  for (const line of lines) {
+    const answers = lineAnswers(line);
+    if (options.compare && answers.length > 1) {
+      sideBySide.set(line.index, answers);
+    }
   }
   const filter = h('input', {
     class: 'jtc-grid-filter',
@@ -208,19 +217,7 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
     value: options.filter
   }) as HTMLInputElement;
   const count = h('span', { class: 'jtc-grid-count' });
-  const apply = (): void => {
-    const wanted = filter.value.trim().toLowerCase();
-    let shown = 0;
-    for (const [tr, words] of searchable) {
-      const hide = wanted !== '' && !words.includes(wanted);
-      if (tr.hidden !== hide) {
-        tr.hidden = hide;
-      }
-      shown += hide ? 0 : 1;
-    }
-    count.textContent = trans.__('%1 of %2 rows', shown, searchable.length);
-  };
-  apply();
+  const table = h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body);
   const section = h(
     'section',
     { class: 'jtc-experiment-grid-view', 'aria-label': trans.__('Experiment') },
@@ -246,8 +243,27 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
         : null,
       options.close ? h('button', { class: 'jtc-button jtc-quiet', 'data-act': 'close-grid' }, trans.__('Close')) : null
     ),
-    h('table', { class: 'jtc-experiment-grid' }, h('thead', {}, head), body)
+    table
   );
+  // only the lines in view are drawn (rowwindow.ts): a keystroke costs the lines it shows
+  const place = options.place ?? newPlace(data.experiment);
+  if (place.of !== data.experiment) {
+    Object.assign(place, newPlace(data.experiment)); // another experiment's grid was there
+  }
+  const drawn = new RowWindow(section, body, 2 + data.versions.length, drawLine, place);
+  const apply = (): void => {
+    const wanted = filter.value.trim().toLowerCase();
+    const shown: number[] = [];
+    words.forEach((said, k) => {
+      if (!wanted || said.includes(wanted)) {
+        shown.push(lines[k].index);
+      }
+    });
+    drawn.show(shown);
+    table.setAttribute('aria-rowcount', String(shown.length + 1));
+    count.textContent = trans.__('%1 of %2 rows', shown.length, lines.length);
+  };
+  apply();
   const sortBox = section.querySelector<HTMLSelectElement>('.jtc-grid-sort');
   if (sortBox) {
     listen(sortBox, { change: () => options.setSort?.(sortBox.value) });
@@ -285,6 +301,46 @@ export function renderGrid(data: GridData, trans: Translation, options: GridOpti
     }
   });
   return section;
+}
+
+/** A row's input as its chip says it. */
+function chipText(name: string, value: unknown): string {
+  return `${name}: ${text(value)}`;
+}
+
+/** An answer's model and numbers, as its cell says them. */
+function cellNumbers(cell: GridCell, trans: Translation): string {
+  return [cell.summary?.model ?? '', numbersLine(cell.summary, trans)].filter(Boolean).join(' · ');
+}
+
+/** The answers that have a grade or took part in a preference (their strip has words). */
+function gradedAnswers(grades: Grades | undefined): Set<string> {
+  const found = new Set<string>(grades?.latest.keys() ?? []);
+  for (const [better, worse] of grades?.preferences.values() ?? []) {
+    found.add(better);
+    found.add(worse);
+  }
+  return found;
+}
+
+/** A line's words as its row shows them (what `tr.textContent` says, in pieces), built
+ * from the line without drawing it: the filter looks in these. */
+function lineWords(line: GridLine, trans: Translation, grades: Grades | undefined, graded: Set<string>): string {
+  const words = [String(line.index + 1), ...Object.entries(line.row).map(([name, value]) => chipText(name, value))];
+  for (const cell of line.cells) {
+    if (cell === 'none') {
+      words.push(trans.__('no answer'));
+    } else if (cell !== null) {
+      words.push(cell.head || shortId(cell.id), cellNumbers(cell, trans));
+      if (cell.summary?.interrupted) {
+        words.push(trans.__('interrupted'));
+      }
+      if (graded.has(cell.id)) {
+        words.push(gradeStrip(grades, cell.id, trans, false).textContent ?? '');
+      }
+    }
+  }
+  return words.join('\n');
 }
 
 function text(value: unknown): string {

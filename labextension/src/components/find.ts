@@ -39,6 +39,9 @@ export interface FindResult {
  * `folds` are the hidden branches the view folds away now (model.ts `hiddenBranches`). */
 export interface Finder {
   find(query: FindQuery, folds: readonly string[]): FindResult | Promise<FindResult>;
+  /** the search box was focused: a query is likely to come (the panel fetches the
+   * kernel's text index now, so the first keys need not wait for it) */
+  prepare?(): void;
 }
 
 type Message = Record<string, unknown>;

@@ -70,6 +70,7 @@ export class SearchBox {
       this.hiddenButton
     );
     this.stopListening = listen(this.node, {
+      focusin: () => this.host.finder.prepare?.(),
       input: () => this.run(),
       keydown: event => this.handleKey(event),
       click: event => this.handleClick(event)

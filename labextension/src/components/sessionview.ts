@@ -28,6 +28,7 @@ import { Change, FanoutState, SessionSource, hiddenBranches, shortId } from './m
 import { Finder } from './find';
 import { NodeMenu } from './nodemenu';
 import { TreePicture } from './picture/picture';
+import { newPlace } from './rowwindow';
 import { SearchBox } from './search';
 import { StatusState, renderStatus } from './status';
 import { Translation } from './translate';
@@ -93,6 +94,8 @@ export class SessionView {
   private differences = false;
   /** what the experiment grid's filter box holds */
   private gridFilter = '';
+  /** the grid's scroll and lines' heights, kept across its redraws (rowwindow.ts) */
+  private readonly gridPlace = newPlace();
   /** the grader the experiment grid is sorted by ('' : the rows' order) */
   private gridSort = '';
   /** the fan-out the compare view last opened for (each new one opens it again) */
@@ -440,6 +443,7 @@ export class SessionView {
       setFilter: text => {
         this.gridFilter = text;
       },
+      place: this.gridPlace,
       grades: this.source.grades,
       sort: this.gridSort,
       setSort: grader => {

@@ -9,6 +9,7 @@
 import { h } from '../components/dom';
 import { GridData, renderGrid } from '../components/experiment';
 import { Markdown } from '../components/markdown';
+import { newPlace } from '../components/rowwindow';
 import { Translation } from '../components/translate';
 import { Store } from './store';
 
@@ -17,6 +18,7 @@ export class GridView {
   private readonly gridHost: HTMLElement;
   private readonly body: HTMLElement;
   private filter = '';
+  private readonly place = newPlace();
   private opened: string | null = null;
   private readonly unsubscribe: () => void;
   private readonly redraw = (): void => this.renderGrid();
@@ -59,6 +61,7 @@ export class GridView {
         setFilter: text => {
           this.filter = text;
         },
+        place: this.place,
         choose: id => {
           this.store.act({ a: 'switch', id });
           this.opened = id;

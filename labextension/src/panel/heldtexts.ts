@@ -4,7 +4,8 @@
  * kernel. A literal, case-blind query (what the box asks unless told otherwise) is one
  * `includes` per node, the rule find.py and components/find.ts share; anything else
  * (a regular expression, case kept), or a tree with a node whose text is not here yet,
- * is asked of the kernel as before. The index is asked for once, on the first query, and
+ * is asked of the kernel as before. The index is asked for once, when the find box is
+ * focused (before the first key: typing need not wait for it) or at the first query, and
  * again for the nodes added since when a query finds some missing; a session too big to
  * send (widget/sharing.py `HELD_LIMIT`) stays searched in the kernel.
  */
@@ -48,6 +49,14 @@ export class HeldTexts implements Texts {
     }
     const inside = foldedNodes(tree, folds);
     return findNodes(tree, this, query, i => inside[i] === 1);
+  }
+
+  /** Ask for the texts not here yet, before any query needs them (the box was focused). */
+  prefetch(tree: SessionTree): void {
+    this.update(tree);
+    if (!this.over && this.lowered.length < tree.size) {
+      this.request();
+    }
   }
 
   /** Line the texts up with the tree's nodes appended since (stops at one not held). */

@@ -526,6 +526,11 @@ export class Store implements SessionSource, PanelActions, Finder {
     this.act({ a: 'prefer', id, other, tie });
   }
 
+  /** The search box was focused: fetch the kernel's text index now (heldtexts.ts). */
+  prepare(): void {
+    this.held.prefetch(this.tree);
+  }
+
   /**
    * The search box's answer: from the kernel's text index held here (heldtexts.ts) if it
    * can, else the kernel's (share/find.py). One question is in the kernel at a time: keys
