@@ -18,7 +18,7 @@ import resource
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -61,7 +61,7 @@ def process(argv: list[str], cwd: Path | None = None) -> Timing:
     return Timing(wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
-def alternate(cases: dict[str, Callable[[], T]], runs: int) -> dict[str, list[T]]:
+def alternate(cases: Mapping[str, Callable[[], T]], runs: int) -> dict[str, list[T]]:
     """Each case's timings, ``runs`` times, the order turning each run."""
     names = list(cases)
     times: dict[str, list[T]] = {name: [] for name in names}
