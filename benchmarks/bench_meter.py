@@ -82,6 +82,8 @@ def measure(depth: int, runs: int) -> dict[str, list[Timing]]:
         ],
         "totals": lambda: totals(tree),  # %chat usage
     }
+    for call in work.values():  # once each first: what a session has done before a turn
+        call()
     return alternate({name: timed(call) for name, call in work.items()}, runs)
 
 
