@@ -109,6 +109,7 @@ def main() -> None:
                 return cell_timing(kernel)
 
             local = alternate({"chat": lambda: chat(local_cell), "raw": raw_cell}, args.runs)
+            report_local(local, args.runs, tokens)
 
             models = ("claude-sonnet-4-6", "deepseek:deepseek-chat", "local:smollm2")
             servers = {"claude-sonnet-4-6": [claude], "deepseek:deepseek-chat": [deepseek]}
@@ -129,8 +130,12 @@ def main() -> None:
                 work()
             fanned = alternate(mixed, args.runs)
 
+    report_mixed(fanned, models)
+
+
+def report_local(local: dict[str, list[Timing]], runs: int, tokens: int) -> None:
     load = " ".join(f"{n:.2f}" for n in os.getloadavg())
-    print(f"{args.runs} runs, the cases' order turning; load average at the end {load}")
+    print(f"{runs} runs, the cases' order turning; load average now {load}")
     chat_t, raw_t = local["chat"], local["raw"]
     print(f"local:smollm2 (real llama-server), {tokens}-token answers, medians:")
     for label, case in (("bare SDK raw events cell", raw_t), ("%%chat cell", chat_t)):
@@ -142,6 +147,11 @@ def main() -> None:
     wall_line = ratio_line([t.wall for t in chat_t], [t.wall for t in raw_t], None, lacks)
     print(f"  ratio, kernel CPU (judged) {cpu_line}")
     print(f"  ratio, wall (reported)     {wall_line}")
+
+
+def report_mixed(fanned: dict[str, list[Timing]], models: tuple[str, ...]) -> None:
+    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
+    print(f"load average at the end {load}")
     fan_t = fanned["fan-out"]
     slowest = [max(t.wall for t in r) for r in zip(*(fanned[m] for m in models), strict=True)]
     print(f"mixed fan-out of 3 ({', '.join(models)}), medians:")
@@ -151,7 +161,10 @@ def main() -> None:
     wall_line = ratio_line([t.wall for t in fan_t], slowest, 1.3, lacks)
     print(f"  fan-out / slowest single, wall (judged): {wall_line}")
     singles_cpu = [sum(r) for r in zip(*([t.cpu for t in fanned[m]] for m in models), strict=True)]
-    lacks = "the fan-out shares one cell's rule, question, session write and footer"
+    lacks = (
+        "the fan-out's answers stream on threads of their own, which the main thread's CPU"
+        " does not count"
+    )
     cpu_line = ratio_line([t.cpu for t in fan_t], singles_cpu, None, lacks)
     print(f"  fan-out / the three singles' sum, kernel CPU (reported): {cpu_line}")
 
