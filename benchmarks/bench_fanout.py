@@ -97,6 +97,8 @@ def main() -> None:
         f" {statistics.median(t.wall for t in fan) * 1e3:8.1f} ms"
         f"   display updates {min(updates)}-{max(updates)}"
     )
+    print(f"  each run, wall (ms), one: {', '.join(f'{t.wall * 1e3:.0f}' for t in one)}")
+    print(f"  each run, wall (ms), fan-out: {', '.join(f'{t.wall * 1e3:.0f}' for t in fan)}")
     lacks = "the single cell waits for one answer as the fan-out waits for its slowest"
     judged = ratio_line([t.wall for t in fan], [t.wall for t in one], 1.3, lacks)
     print(f"  fan-out / one, wall (judged): {judged}")
