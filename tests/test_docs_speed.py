@@ -27,10 +27,15 @@ RUNS = re.compile(
 )
 LOAD = re.compile(r"\bload(?:\s+average)?(?:\s+of|\s+at)?\s+\d+(?:\.\d+)?", re.IGNORECASE)
 USES = re.compile(r"^from alternating import [^\n]*\balternate\b", re.MULTILINE)
-#: scripts written on other branches this round (gridspeed's for issue 39, batch's for
-#: issue 41), which turn their order by hand; each leaves this set once it imports the
-#: helper (the test below says so)
-CONVERTED_ELSEWHERE = {"bench_experiment.py", "bench_experiment_grid.py", "bench_batch.py"}
+#: scripts written on other branches this round (gridspeed's for issue 39, batch's and
+#: batchwire's for issue 41), which turn their order by hand; each leaves this set once it
+#: imports the helper (the test below says so)
+CONVERTED_ELSEWHERE = {
+    "bench_experiment.py",
+    "bench_experiment_grid.py",
+    "bench_batch.py",
+    "bench_openai_batch.py",
+}
 
 
 def sections() -> dict[str, str]:
