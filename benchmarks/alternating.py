@@ -5,17 +5,25 @@ collected, its caches cold or warm), so ``alternate`` turns the order each run, 
 reverses it every other round. Each case is timed by a ``Stopwatch``: wall time, and the
 calling thread's CPU time (``time.thread_time``), which the shared machine's other work
 and the local fake server's own thread do not change; the CPU time judges.
-``ratio_line`` gives the median of the runs' own ratios (each run's case against the
-same run's baseline), their spread and the verdict; a ratio under 1x against a baseline
-that does less is noise, not speed, and the line says what the baseline does not do.
+``timed`` makes a case of a callable, ``process`` times a whole process (its CPU time
+the children's user and system time). ``ratio_line`` gives the median of the runs' own
+ratios (each run's case against the same run's baseline), their spread and the verdict;
+a ratio under 1x against a baseline that does less is noise, not speed, and the line
+says what the baseline does not do.
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")  # what a case's run gives: a Timing, or a browser page's own timings
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,31 @@ class Stopwatch:
         return Timing(time.perf_counter() - self.wall, time.thread_time() - self.cpu)
 
 
-def alternate(cases: dict[str, Callable[[], Timing]], runs: int) -> dict[str, list[Timing]]:
+def timed(work: Callable[[], object]) -> Callable[[], Timing]:
+    """A case timing one call of ``work``."""
+
+    def run() -> Timing:
+        started = Stopwatch()
+        work()
+        return started.stop()
+
+    return run
+
+
+def process(argv: list[str], cwd: Path | None = None) -> Timing:
+    """One whole process, its output dropped: wall time, and CPU time (user and system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, cwd=cwd)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Timing(wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+
+def alternate(cases: Mapping[str, Callable[[], T]], runs: int) -> dict[str, list[T]]:
     """Each case's timings, ``runs`` times, the order turning each run."""
     names = list(cases)
-    times: dict[str, list[Timing]] = {name: [] for name in names}
+    times: dict[str, list[T]] = {name: [] for name in names}
     for run in range(runs):
         turn = run % len(names)
         order = names[turn:] + names[:turn]

@@ -4,17 +4,21 @@
    its result), the request as the provider sends it (``Session.context_request``, then
    ``anthropic.build_kwargs``) with a budget that cuts the path (it keeps the newest
    exchanges, 50,000 tokens), against the same request with no budget (``"off"``: the
-   whole path), the baseline measured in the same run, interleaved. *Cold* is a fresh
+   whole path), the baseline measured in the same run, the cases' order turning run by run
+   (``alternating.py``), the collector run before each. *Cold* is a fresh
    session's first request (every node counted once); *warm* is the next turn's (the
    sizes remembered, as in a conversation). *Within* is a budget the whole path fits:
-   the check that the request stays as it was.
+   the check that the request stays as it was. Target: each at most 1.2× the baseline,
+   judged on the median of the runs' own ratios of CPU time (the thread's: the exact
+   measure, which the shared machine's other work does not change), their spread given;
+   wall time is reported.
 2. **The cache.** A 30-turn session that passes a 3,000-token budget, asked through the
    real SDK against the local fake Messages API and its prompt-cache accounting
    (``tests/fakes/fake_cache.py``): the tokens read from the cache over the session with the
    cut moving in steps (this project), against a cut that slides one exchange a turn
    (the book's newest-first rule as it stands), and against no budget at all.
 
-    .venv/bin/python benchmarks/bench_budget.py [--runs 15] [--rounds 5] [--depth 10000]
+    .venv/bin/python benchmarks/bench_budget.py [--runs 25] [--depth 10000]
 """
 
 from __future__ import annotations
@@ -22,10 +26,10 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import os
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -33,8 +37,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 import anthropic  # noqa: E402
+from alternating import Stopwatch, Timing, alternate, ratio_line  # noqa: E402
 from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
 
 from jupyter_tree_chat.conversation.session import Session  # noqa: E402
@@ -70,20 +76,19 @@ def deep_session(depth: int) -> tuple[Session, list[Node]]:
     return session, session.path()
 
 
-def median(work: Callable[[], object], runs: int) -> tuple[float, float]:
-    """The median wall and CPU (``process_time``) times of ``work``, the collector run
-    before each so none lands inside: on shared cores the CPU figure is the steadier."""
-    walls, cpus = [], []
-    for _ in range(runs):
+def timed(work: Callable[[], object]) -> Callable[[], Timing]:
+    """``work`` timed once, the collector run before it so none lands inside."""
+
+    def run() -> Timing:
         gc.collect()
-        started, cpu = time.perf_counter(), time.process_time()
+        started = Stopwatch()
         work()
-        walls.append(time.perf_counter() - started)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus)
+        return started.stop()
+
+    return run
 
 
-def building(depth: int, runs: int, rounds: int) -> None:
+def building(depth: int, runs: int) -> None:
     session, path = deep_session(depth)
     off = ChatSettings(model=MODEL, context_budget="off")
     cutting = replace(off, context_budget=50_000)
@@ -105,31 +110,32 @@ def building(depth: int, runs: int, rounds: int) -> None:
     warm = primed()
     kept = len(session.context_request(path, cutting).messages)
     cases = {
+        "no budget": lambda: build(off),  # the baseline
         "cutting, cold": lambda: build(cutting, budget.Sizes()),
         "cutting, warm": lambda: build(cutting, warm),
         "within, cold": lambda: build(within, budget.Sizes()),
         "within, warm": lambda: build(within, warm),
     }
-    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-    baseline: list[tuple[float, float]] = []
-    for _ in range(rounds):  # interleaved rounds, so drift hits every case alike
-        baseline.append(median(lambda: build(off), runs))
-        for name, work in cases.items():
-            figures[name].append(median(work, runs))
+    times = alternate({name: timed(work) for name, work in cases.items()}, runs)
+    baseline = times.pop("no budget")
+    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
     print(f"Building a request on a {depth:,}-deep path (the cut keeps {kept:,} messages);")
-    print(f"each round's median against that round's baseline, over {rounds} rounds:")
-    walls = [wall for wall, _ in baseline]
-    cpus = [cpu for _, cpu in baseline]
-    wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+    print(f"{runs} runs, the cases' order turning, each run's case / the same run's baseline;")
+    print(f"load average at the end {load}")
+    wall_ms = statistics.median(t.wall for t in baseline) * 1000
+    cpu_ms = statistics.median(t.cpu for t in baseline) * 1000
     name = "no budget (the whole path): baseline"
     print(f"  {name:<40} wall {wall_ms:7.2f} ms, CPU {cpu_ms:7.2f} ms")
-    for name, times in figures.items():
-        wall = [t[0] / b[0] for t, b in zip(times, baseline, strict=True)]
-        cpu = [t[1] / b[1] for t, b in zip(times, baseline, strict=True)]
-        print(
-            f"  {'budgeted, ' + name:<40} wall {min(wall):5.2f}×–{max(wall):5.2f}×"
-            f"  CPU {min(cpu):5.2f}×–{max(cpu):5.2f}× (median {statistics.median(cpu):.2f}×)"
+    for name, timings in times.items():
+        lacks = (
+            "the cut request is shorter than the whole path: less to build, not faster"
+            if name.startswith("cutting")
+            else "the same request as the baseline's, so under 1x is noise"
         )
+        cpu = ratio_line([t.cpu for t in timings], [t.cpu for t in baseline], 1.2, lacks)
+        wall = ratio_line([t.wall for t in timings], [t.wall for t in baseline], None, lacks)
+        print(f"  {'budgeted, ' + name:<40} CPU (judged) {cpu}")
+        print(f"  {'':<40} wall (reported) {wall}")
 
 
 def cache_reads(turns: int, tokens: int) -> None:
@@ -168,13 +174,12 @@ def cache_reads(turns: int, tokens: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--depth", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--budget", type=int, default=3_000)
     args = parser.parse_args()
-    building(args.depth, args.runs, args.rounds)
+    building(args.depth, args.runs)
     cache_reads(args.turns, args.budget)
 
 

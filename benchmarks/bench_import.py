@@ -1,6 +1,6 @@
 """Importing a big Claude Code session, against parsing its lines with orjson alone.
 
-Run: ``python benchmarks/bench_import.py [--mb 100] [--dir DIR]``
+Run: ``python benchmarks/bench_import.py [--mb 100] [--dir DIR] [--runs 5]``
 
 Writes a synthetic Claude Code session of about ``--mb`` megabytes shaped as Claude Code
 writes them: every API response as one record per content block (thinking with an empty
@@ -8,8 +8,8 @@ signature, text, tool calls) chained under one ``message.id``, tool results as t
 own records (parallel ones in two), ``progress`` and ``system`` records in the parent
 chain, envelopes with ``cwd``, ``sessionId``, ``usage``..., and 10 branches (rewinds:
 new prompts under earlier answers). Then, as whole processes timed from
-spawn to exit (interpreter start included in both), alternated ``--runs`` times, the
-best of each counting (the machine is shared: a busy moment should not decide):
+spawn to exit (interpreter start included in both), ``--runs`` times, their order
+turning run by run (``alternating.py``):
 
 - the floor: a Python process that reads the file and parses every line with orjson,
   with the cyclic GC paused (as our readers pause it: the strict floor) and, for
@@ -18,7 +18,9 @@ best of each counting (the machine is shared: a busy moment should not decide):
   fsyncs the new session file, then prints its summary line.
 
 A script, not a test: figures depend on the machine (and on what else runs on it); the
-ratio is the point. Target: the import within 2× of the floor.
+ratio is the point. Target: the import within 2× of the floor, judged on the median of
+the runs' own ratios of CPU time (user and system: the exact measure, which the shared
+machine's other work does not change), their spread given; wall time reported.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import argparse
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from alternating import Timing, alternate, ratio_line
 
 ROOT = Path(__file__).resolve().parents[1]
 BRANCHES = 10
@@ -200,22 +206,25 @@ print(len(records))
 """
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
-    """Wall-clock seconds, CPU seconds (user + system) and stdout of one whole process."""
+def timed(command: list[str], out: list[str] | None = None) -> Timing:
+    """Wall-clock and CPU seconds (user + system) of one whole process; its stdout
+    appended to ``out``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, done.stdout.strip()
+    if out is not None:
+        out.append(done.stdout.strip())
+    return Timing(wall, cpu)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100, help="size of the session (MB)")
     parser.add_argument("--dir", help="where to write the files (default: a temp folder)")
-    parser.add_argument("--runs", type=int, default=3, help="alternated runs; the best counts")
+    parser.add_argument("--runs", type=int, default=5, help="runs, the order turning")
     args = parser.parse_args()
     print(f"Python {sys.version.split()[0]}, orjson {orjson.__version__}, {os.cpu_count()} CPUs")
     script = Path(sys.executable).with_name("jupyter-tree-chat")
@@ -225,27 +234,54 @@ def main() -> None:
         size = source.stat().st_size / 1e6
         print(f"session: {size:.0f} MB, {records:,} records, {BRANCHES} branches")
         target = Path(tmp) / "out.chat.jsonl"
-        default: list[tuple[float, float]] = []
-        floor: list[tuple[float, float]] = []
-        took: list[tuple[float, float]] = []
-        summary = ""
-        for _ in range(args.runs):  # alternated, so a busy moment costs both sides alike
-            default.append(timed([sys.executable, "-c", FLOOR, str(source), "default"])[:2])
-            floor.append(timed([sys.executable, "-c", FLOOR, str(source), "paused"])[:2])
+        summaries: list[str] = []
+
+        def imported() -> Timing:
             target.unlink(missing_ok=True)
-            wall, cpu, summary = timed([str(script), "import", str(source), "-o", str(target)])
-            took.append((wall, cpu))
-        for column, what in ((0, "wall clock"), (1, "CPU (user + system)")):
-            base, by_default = min(f[column] for f in floor), min(d[column] for d in default)
-            ours = min(t[column] for t in took)
-            print(f"{what}:")
-            print(f"  orjson alone, whole process, GC as by default: {by_default:6.2f} s")
-            print(f"  orjson alone, whole process, GC paused:        {base:6.2f} s  (the floor)")
-            print(f"  jupyter-tree-chat import, whole process:       {ours:6.2f} s  ", end="")
-            print(f"({ours / base:.2f}× the floor, {ours / by_default:.2f}× the default loop)")
-        runs = ", ".join(f"{f[0]:.2f}/{t[0]:.2f}" for f, t in zip(floor, took, strict=True))
-        print(f"each run, wall clock (floor / import): {runs}")
-        print(f"wrote {target.stat().st_size / 1e6:.0f} MB: {summary.split(': ', 1)[1][:200]}")
+            return timed([str(script), "import", str(source), "-o", str(target)], summaries)
+
+        times = alternate(
+            {
+                "default": lambda: timed([sys.executable, "-c", FLOOR, str(source), "default"]),
+                "floor": lambda: timed([sys.executable, "-c", FLOOR, str(source), "paused"]),
+                "import": imported,
+            },
+            args.runs,
+        )
+        load = " ".join(f"{n:.2f}" for n in os.getloadavg())
+        print(f"{args.runs} runs, the order turning; load average at the end {load}")
+        floor, default, took = times["floor"], times["default"], times["import"]
+        lacks = "the floor does not convert, write nor fsync anything: noise, not speed"
+        for what, pick in (("CPU, user + system (judged)", _cpu), ("wall clock (reported)", _wall)):
+            target_x = 2.0 if what.startswith("CPU") else None
+            print(f"{what}, medians:")
+            print(
+                f"  orjson alone, whole process, GC as by default: {_median(pick(default)):6.2f} s"
+            )
+            print(
+                "  orjson alone, whole process, GC paused:        "
+                f"{_median(pick(floor)):6.2f} s  (the floor)"
+            )
+            print(f"  jupyter-tree-chat import, whole process:       {_median(pick(took)):6.2f} s")
+            print(f"  import / the floor: {ratio_line(pick(took), pick(floor), target_x, lacks)}")
+            print(
+                f"  import / the default loop: {ratio_line(pick(took), pick(default), None, lacks)}"
+            )
+        print(
+            f"wrote {target.stat().st_size / 1e6:.0f} MB: {summaries[-1].split(': ', 1)[1][:200]}"
+        )
+
+
+def _cpu(timings: list[Timing]) -> list[float]:
+    return [t.cpu for t in timings]
+
+
+def _wall(timings: list[Timing]) -> list[float]:
+    return [t.wall for t in timings]
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ question to disk before sending it, renders the reply as Markdown updated in pla
 2. throughput: the whole ``%%chat`` cell streaming a long reply (one token a delta)
    against the baseline, a cell running the SDK's raw event loop over the same reply
    (``messages.create(stream=True)``, each delta's text kept and joined, no output: the
-   events the provider reads, and the text the cell needs), interleaved so drift hits
-   both alike; cell times are the kernel's own (``pre_run_cell`` → ``post_run_cell``).
+   events the provider reads, and the text the cell needs), the cells' order turning run
+   by run (``alternating.py``) so drift hits them alike; cell times are the kernel's own
+   (``pre_run_cell`` → ``post_run_cell``).
    For reference, a cell running the SDK's ``messages.stream(...).text_stream`` helper
    (which also builds a snapshot per event) is timed too. Target: at most 1.2× the
    baseline for a 2,000-token reply.
@@ -46,6 +47,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+from alternating import alternate  # noqa: E402
 from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
 from helpers.kernel_harness import Kernel  # noqa: E402
 
@@ -197,7 +200,9 @@ def main() -> None:
             updates: list[int] = []
             chat_messages: list[int] = []
             raw_messages: list[int] = []
-            for n in range(args.runs):
+
+            def chat_cell() -> None:
+                n = len(chat_times)
                 server.enqueue(tokens=args.tokens)
                 run = kernel.chat(f"Write a long answer ({n}).", f"thr{n:05d}", "--new").check()
                 updates.append(run.updates)
@@ -206,16 +211,21 @@ def main() -> None:
                 chat_times.append(end - start)
                 chat_cpu.append(cpu)
 
+            def bare_cell() -> None:
                 server.enqueue(tokens=args.tokens)
                 kernel.run(BARE_CELL).check()
                 start, end, _ = last_cell(kernel)
                 bare_times.append(end - start)
 
+            def raw_cell() -> None:
                 server.enqueue(tokens=args.tokens)
                 raw_messages.append(len(kernel.run(RAW_CELL).check().messages))
                 start, end, cpu = last_cell(kernel)
                 raw_times.append(end - start)
                 raw_cpu.append(cpu)
+
+            # the cells' order turning run by run; the lists above keep each run's figures
+            alternate({"chat": chat_cell, "bare": bare_cell, "raw": raw_cell}, args.runs)
 
         # a kernel of its own, timed from its first control on
         (Path(folder) / "parts").mkdir()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import itertools
 import json
 import re
 import shutil
@@ -45,6 +46,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(HERE))
+from alternating import alternate  # noqa: E402
+
 EVERYTHING = ROOT / "tests" / "mcp_servers" / "node_modules" / ".bin" / "mcp-server-everything"
 
 LOAD_EXT = """
@@ -124,7 +128,6 @@ def tool_turns(cells: int) -> dict[str, list[float]]:
     from helpers.kernel_harness import Kernel
 
     entry = {"command": str(EVERYTHING), "args": ["stdio"]}
-    times: dict[str, list[float]] = {"bare": [], "mcp": [], "function": []}
     with FakeAnthropic() as server, tempfile.TemporaryDirectory() as folder:
         (Path(folder) / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": entry}}))
         env = {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": server.base_url}
@@ -132,22 +135,24 @@ def tool_turns(cells: int) -> dict[str, list[float]]:
             kernel.run(BARE_SETUP.replace("COMMAND", repr(str(EVERYTHING)))).check()
             kernel.run(FUNCTION_TOOL).check()
             kernel.run(TIMING_HOOKS).check()
-            for n in range(cells + 1):  # the first of each warms its path
-                order = ("bare", "mcp", "function") if n % 2 else ("function", "mcp", "bare")
-                for kind in order:
-                    name = "echo" if kind == "function" else "everything__echo"
-                    server.enqueue(tool_use={"name": name, "input": {"message": "hi"}})
-                    server.enqueue(text="It says hi.")
-                    if kind == "bare":
-                        kernel.run(BARE_TURN).check()
-                    else:
-                        tools = "everything:echo" if kind == "mcp" else "echo"
-                        options = f"--new --tools {tools}"
-                        kernel.chat("Echo hi, please.", f"{kind}{n}", options).check()
-                    took = float(kernel.run("print(_bench['cells'][-1])").check().stdout)
-                    if n:
-                        times[kind].append(took)
-    return times
+            turns = itertools.count()
+
+            def turn(kind: str) -> float:
+                name = "echo" if kind == "function" else "everything__echo"
+                server.enqueue(tool_use={"name": name, "input": {"message": "hi"}})
+                server.enqueue(text="It says hi.")
+                if kind == "bare":
+                    kernel.run(BARE_TURN).check()
+                else:
+                    tools = "everything:echo" if kind == "mcp" else "echo"
+                    options = f"--new --tools {tools}"
+                    kernel.chat("Echo hi, please.", f"{kind}{next(turns)}", options).check()
+                return float(kernel.run("print(_bench['cells'][-1])").check().stdout)
+
+            kinds = ("bare", "mcp", "function")
+            for kind in kinds:  # the first of each warms its path
+                turn(kind)
+            return alternate({kind: lambda kind=kind: turn(kind) for kind in kinds}, cells)
 
 
 def bare_worker() -> None:
@@ -264,16 +269,14 @@ def round_trips(rounds: int, calls: int) -> dict[str, _Worker | list[float]]:
     drift hits every side alike. CPU time counts every thread of the side's process (not
     the server's)."""
     workers = {name: _Worker(flag) for name, flag in SIDES.items()}
-    times: dict[str, list[float]] = {name: [] for name in SIDES}
     try:
         for worker in workers.values():  # all warm
             worker.block(10)
             worker.cpu.clear()
-        names = list(SIDES)
-        for round_number in range(rounds):
-            turn = round_number % len(names)
-            for name in names[turn:] + names[:turn]:
-                times[name] += workers[name].block(calls)
+        blocks = alternate(
+            {name: lambda name=name: workers[name].block(calls) for name in SIDES}, rounds
+        )
+        times = {name: [t for block in taken for t in block] for name, taken in blocks.items()}
     finally:
         for worker in workers.values():
             worker.close()

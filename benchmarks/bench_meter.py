@@ -6,7 +6,11 @@ the request now passes every thinking block through ``wire.sends_thinking``; ``%
 adds up the whole tree. None of these may cost more than a small share of what a turn
 already does on the same path: building the request (``build_kwargs``), the baseline
 measured in the same run. For paths of several depths (every reply with usage, every
-fourth with a signed thinking block) the script prints the medians and the ratios.
+fourth with a signed thinking block) the cases' order turns run by run
+(``alternating.py``); the script prints each case's median CPU time (the thread's,
+``time.thread_time``: the exact measure here, which the shared machine's other work does
+not change) and the median of the runs' own ratios against the baseline with their
+spread. There is no numeric target: the ratios are reported.
 
     .venv/bin/python benchmarks/bench_meter.py [--runs 15] [--depths 1000,10000,100000]
 """
@@ -14,9 +18,14 @@ fourth with a signed thinking block) the script prints the medians and the ratio
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
-import time
+import sys
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from alternating import Timing, alternate, ratio_line, timed
 
 from jupyter_tree_chat.history.tree import SessionTree, is_thinking
 from jupyter_tree_chat.measures.usage import meter, totals
@@ -50,17 +59,8 @@ def build_tree(depth: int) -> SessionTree:
     return tree
 
 
-def median_seconds(work: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
-def measure(depth: int, runs: int) -> tuple[float, list[float]]:
-    """The request-building baseline and the four figures, for one depth."""
+def measure(depth: int, runs: int) -> dict[str, list[Timing]]:
+    """The request-building baseline's and the four figures' timings, for one depth."""
     tree = build_tree(depth + (depth % 2 == 0))  # end with a question: a request to build
     leaf = tree.leaf
     assert leaf is not None
@@ -69,20 +69,22 @@ def measure(depth: int, runs: int) -> tuple[float, list[float]]:
     path = tree.active_path(leaf)
     request = ReplyRequest(path, model=MODEL, thinking=2048, max_tokens=8192)
     question = [{"role": "user", "content": "next?"}]
-    work: list[Callable[[], object]] = [
-        lambda: meter(tree.path_nodes(leaf), model=MODEL, extra=question),  # before asking
-        lambda: meter(tree.path_nodes(reply_leaf), model=MODEL),  # the footer's
-        lambda: [
+    work: dict[str, Callable[[], object]] = {
+        "build_kwargs": lambda: build_kwargs(request),  # the baseline
+        "meter": lambda: meter(tree.path_nodes(leaf), model=MODEL, extra=question),
+        "footer": lambda: meter(tree.path_nodes(reply_leaf), model=MODEL),
+        "thinking rule": lambda: [
             sends_thinking(block, message["role"])
             for message in path
             if isinstance(message["content"], list)
             for block in message["content"]
             if is_thinking(block)
         ],
-        lambda: totals(tree),  # %chat usage
-    ]
-    baseline = median_seconds(lambda: build_kwargs(request), runs)
-    return baseline, [median_seconds(item, runs) for item in work]
+        "totals": lambda: totals(tree),  # %chat usage
+    }
+    for call in work.values():  # once each first: what a session has done before a turn
+        call()
+    return alternate({name: timed(call) for name, call in work.items()}, runs)
 
 
 def main() -> None:
@@ -90,13 +92,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--depths", default="1000,10000,100000")
     args = parser.parse_args()
-    print(f"median of {args.runs} runs; ratios against building the request on the same path")
-    columns = ("meter", "footer", "thinking rule", "totals")
-    print(f"{'depth':>8} {'build_kwargs':>13}" + "".join(f"{name:>15}" for name in columns))
+    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
+    print(f"{args.runs} runs, the cases' order turning; load average {load}")
+    print("CPU time (the thread's; judged) median, and each case / building the request:")
+    smaller = "the baseline builds the whole request; the case only reads the path (less work)"
     for depth in (int(d) for d in args.depths.split(",")):
-        baseline, figures = measure(depth, args.runs)
-        ratios = "".join(f"{figure / baseline:>14.2f}x" for figure in figures)
-        print(f"{depth:>8} {baseline * 1000:>10.2f} ms{ratios}")
+        times = measure(depth, args.runs)
+        base = [t.cpu for t in times.pop("build_kwargs")]
+        print(f"  depth {depth:,}: build_kwargs {statistics.median(base) * 1000:.2f} ms")
+        for name, timings in times.items():
+            cpu = [t.cpu for t in timings]
+            ratio = ratio_line(cpu, base, None, smaller)
+            print(f"    {name:<14} {statistics.median(cpu) * 1000:8.3f} ms  {ratio}")
 
 
 if __name__ == "__main__":

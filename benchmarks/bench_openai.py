@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from alternating import Stopwatch, Timing, alternate, ratio_line
+from alternating import Stopwatch, Timing, alternate, process, ratio_line
 from fakes.fake_openai import FakeOpenAI
 
 from jupyter_tree_chat.providers.base import Provider, ReplyRequest, TextDelta
@@ -157,19 +155,24 @@ IMPORTS = {
 
 
 def bench_imports(runs: int) -> None:
-    best = dict.fromkeys(IMPORTS, float("inf"))
-    for _ in range(runs):
-        for label, code in IMPORTS.items():
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-            best[label] = min(best[label], time.perf_counter() - started)
-    base = best["python alone"]
-    print(f"imports: whole processes, best of {runs}, alternated")
-    for label, seconds in best.items():
-        extra = seconds - base
-        print(f"  {label:42s}: {seconds * 1000:7.0f} ms ({extra * 1000:+5.0f} ms over python)")
-    load_ext = best["%load_ext's imports (no openai)"]
-    first = best["first OpenAIChatProvider (imports openai)"]
+    cases = {
+        label: lambda code=code: process([sys.executable, "-c", code], cwd=ROOT)
+        for label, code in IMPORTS.items()
+    }
+    found = alternate(cases, runs)
+    cpu = {label: statistics.median(t.cpu for t in timings) for label, timings in found.items()}
+    base = cpu["python alone"]
+    print(f"imports: whole processes, {runs} runs, their order turning; CPU (user + system)")
+    for label, timings in found.items():
+        spread = (
+            f"{min(t.cpu for t in timings) * 1000:.0f}-{max(t.cpu for t in timings) * 1000:.0f}"
+        )
+        print(
+            f"  {label:42s}: {cpu[label] * 1000:7.0f} ms ({spread}; "
+            f"{(cpu[label] - base) * 1000:+5.0f} ms over python)"
+        )
+    load_ext = cpu["%load_ext's imports (no openai)"]
+    first = cpu["first OpenAIChatProvider (imports openai)"]
     print(f"  the wire's first use adds               : {(first - load_ext) * 1000:7.0f} ms")
 
 

@@ -15,19 +15,26 @@ the panel's real widget bundle in headless Chromium at 10,000 nodes: the click o
 render in the same page, both timed to the same point (the next frame and a task after
 it, so that frame's layout and paint count), and a zoom step (wheel to the same point).
 A script, not a test: figures depend on the machine; the ratios are the point.
+
+Every group of cases runs ``--runs`` times, the order turning run by run
+(``alternating.py``): the Python steps judged on the thread's CPU time (the exact
+measure here, which the shared machine's other work does not change), the command lines
+on the processes' CPU time (user and system), d3-hierarchy on Node's own
+``process.cpuUsage``; each printed as the median with the runs' range. The browser's
+times (the page's ``performance.now``) have no exact measure; the load is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from alternating import Timing, alternate, process, ratio_line, timed
 from bench_tree_store import build_session
 from helpers.widget_comm import recording_comms
 from helpers.widget_page import open_widget, panel_traits
@@ -54,13 +62,10 @@ ROOT = Path(__file__).resolve().parents[1]
 D3 = ROOT / "labextension" / "node_modules" / "d3-hierarchy" / "dist" / "d3-hierarchy.mjs"
 
 
-def best(action: Callable[[], Any], repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def cpu_ms(timings: list[Timing]) -> str:
+    """The median CPU time and the runs' range."""
+    cpu = [t.cpu * 1000 for t in timings]
+    return f"{statistics.median(cpu):.0f} ms ({min(cpu):.0f}-{max(cpu):.0f})"
 
 
 def write_shape(path: Path, size: int, shape: str, seed: int = 16) -> None:
@@ -83,34 +88,29 @@ def write_shape(path: Path, size: int, shape: str, seed: int = 16) -> None:
     path.write_bytes(out)
 
 
-def picture_row(path: Path) -> dict[str, float]:
+def picture_row(path: Path, runs: int) -> dict[str, Any]:
     data = path.read_bytes()
-    load = best(lambda: parse_session(data))
     result = parse_session(data)
     tree = result.tree
-    text = best(lambda: draw_tree(tree, leaf=tree.leaf))
-    folding = best(lambda: fold(tree, leaf=tree.leaf))
     folded = fold(tree, leaf=tree.leaf)
-    layout = best(lambda: place(folded))
     x = place(folded)
     labels = result.labels
-    svg = best(lambda: write_svg(folded, x, tree, leaf=tree.leaf, labels=labels, hidden_count=0))
-    whole = best(lambda: draw(result))
-    picture = draw(result)
-    return {
-        "load": load,
-        "text": text,
-        "fold": folding,
-        "layout": layout,
-        "svg": svg,
-        "draw": whole,
-        "shown": picture.shown,
-        "svg_kb": len(picture.svg) / 1024,
+    steps = {
+        "load": lambda: parse_session(data),
+        "text": lambda: draw_tree(tree, leaf=tree.leaf),
+        "fold": lambda: fold(tree, leaf=tree.leaf),
+        "layout": lambda: place(folded),
+        "svg": lambda: write_svg(folded, x, tree, leaf=tree.leaf, labels=labels, hidden_count=0),
+        "draw": lambda: draw(result),
     }
+    picture = draw(result)
+    found: dict[str, Any] = alternate({name: timed(step) for name, step in steps.items()}, runs)
+    return {**found, "shown": picture.shown, "svg_kb": len(picture.svg) / 1024}
 
 
-def d3_layout_seconds(kids: list[list[int]]) -> float | None:
-    """d3-hierarchy's tree() on the same hierarchy, timed inside Node (no JSON, no start)."""
+def d3_layout(kids: list[list[int]]) -> Timing | None:
+    """d3-hierarchy's tree() on the same hierarchy, timed inside Node (no JSON, no start):
+    its wall and CPU time."""
     node = shutil.which("node")
     if node is None or not D3.exists():
         return None
@@ -130,14 +130,12 @@ function build() {{
   }}
   return top;
 }}
-let bestTime = Infinity;
-for (let r = 0; r < 3; r++) {{
-  const root = build();
-  const start = process.hrtime.bigint();
-  tree().nodeSize([1, 1])(root);
-  bestTime = Math.min(bestTime, Number(process.hrtime.bigint() - start) / 1e9);
-}}
-process.stdout.write(String(bestTime));
+const root = build();
+const start = process.hrtime.bigint(), cpu = process.cpuUsage();
+tree().nodeSize([1, 1])(root);
+const used = process.cpuUsage(cpu);
+const wall = Number(process.hrtime.bigint() - start) / 1e9;
+process.stdout.write(`${{wall}} ${{(used.user + used.system) / 1e6}}`);
 """
     with tempfile.NamedTemporaryFile("w", suffix=".mjs", delete=False) as f:
         f.write(script)
@@ -145,11 +143,8 @@ process.stdout.write(String(bestTime));
         [node, f.name], input=json.dumps(kids), capture_output=True, text=True, check=True
     )
     Path(f.name).unlink()
-    return float(done.stdout)
-
-
-def process_seconds(argv: list[str]) -> float:
-    return best(lambda: subprocess.run(argv, capture_output=True, check=True), repeat=3)
+    wall, cpu = done.stdout.split()
+    return Timing(float(wall), float(cpu))
 
 
 PICTURE_JS = """async () => {
@@ -178,35 +173,51 @@ PICTURE_JS = """async () => {
 }"""
 
 
-def browser_rows(path: Path) -> list[dict[str, float]]:
-    """The panel's picture of the session in ``path``, in headless Chromium (3 runs)."""
+def browser_rows(paths: dict[str, Path], runs: int) -> dict[str, list[dict[str, float]]]:
+    """The panel's picture of each session, in headless Chromium, the shapes' pages
+    opening in turn, their order turning run by run."""
     from playwright.sync_api import sync_playwright
 
     with recording_comms():
-        traits = panel_traits(TreePanel(Session.open(path, OfflineProvider())))
-    runs = []
+        traits = {
+            shape: panel_traits(TreePanel(Session.open(path, OfflineProvider())))
+            for shape, path in paths.items()
+        }
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path="/usr/bin/chromium",
             args=["--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"],
         )  # fmt: skip
-        for _ in range(3):
+
+        def one(shape: str) -> dict[str, float]:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            listed = open_widget(page, traits)
-            runs.append({"list": listed, **page.evaluate(PICTURE_JS)})
+            listed = open_widget(page, traits[shape])
+            found = {"list": listed, **page.evaluate(PICTURE_JS)}
             page.close()
+            return found
+
+        found = alternate({shape: lambda shape=shape: one(shape) for shape in paths}, runs)
         browser.close()
-    return runs
+    return found
+
+
+def _median(runs: list[dict[str, float]], key: str) -> str:
+    values = [r[key] for r in runs]
+    return f"{statistics.median(values):.0f} ms ({min(values):.0f}-{max(values):.0f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
-    sizes = [int(s) for s in parser.parse_args().sizes.split(",")]
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    runs = args.runs
     script = Path(sys.executable).with_name("jupyter-tree-chat")
+    print(f"{runs} runs of each, the order turning; CPU medians (runs' range)")
+    print(f"load average at the start {' '.join(f'{n:.2f}' for n in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
-        print("size     shape    load    text/load  picture/load  (fold layout svg)  shown  svg")
         for size in sizes:
             for shape in ("deep", "bushy", "session"):
                 path = Path(folder) / f"{shape}{size}.chat.jsonl"
@@ -214,52 +225,69 @@ def main() -> None:
                     build_session(path, size)
                 else:
                     write_shape(path, size, shape)
-                row = picture_row(path)
-                load = row["load"]
-                svg = row["svg"]
+                row = picture_row(path, runs)
+                load = [t.cpu for t in row["load"]]
+                text = ratio_line([t.cpu for t in row["text"]], load, None, "it draws less")
+                picture = ratio_line([t.cpu for t in row["draw"]], load, None, "it draws less")
                 print(
-                    f"{size:<8} {shape:<8} {load * 1000:6.0f}ms  {row['text'] / load:8.2f}x"
-                    f"  {row['draw'] / load:10.2f}x   ({row['fold'] * 1000:.0f} "
-                    f"{row['layout'] * 1000:.0f} {svg * 1000:.0f} ms)  {row['shown']:5.0f}"
-                    f"  {row['svg_kb']:.0f} KB"
+                    f"{size} nodes, {shape}: load {cpu_ms(row['load'])}; text {text} the load;"
+                    f" picture {picture} the load (fold {cpu_ms(row['fold'])}, layout"
+                    f" {cpu_ms(row['layout'])}, svg {cpu_ms(row['svg'])}); {row['shown']} shown,"
+                    f" {row['svg_kb']:.0f} KB"
                 )
             # the two command lines as whole processes, at this size (named in the output)
             last = Path(folder) / f"session{size}.chat.jsonl"
-            show = process_seconds([str(script), "show", str(last)])
-            export = process_seconds(
-                [str(script), "export", str(last), "--format", "svg", "-o", f"{last}.svg"]
+            commands = {
+                "show": [str(script), "show", str(last)],
+                "svg": [str(script), "export", str(last), "--format", "svg", "-o", f"{last}.svg"],
+            }
+            found = alternate(
+                {k: lambda argv=argv: process(argv) for k, argv in commands.items()}, runs
+            )
+            lacks = "show draws a line of text for every node; the picture folds long branches"
+            ratio = ratio_line(
+                [t.cpu for t in found["svg"]], [t.cpu for t in found["show"]], None, lacks
             )
             print(
-                f"  whole processes, {size} nodes (session): show {show:.2f}s, export "
-                f"--format svg {export:.2f}s ({export / show:.2f}x show)"
+                f"  whole processes, {size} nodes (session), CPU: show {cpu_ms(found['show'])},"
+                f" export --format svg {cpu_ms(found['svg'])}: {ratio} show"
             )
+        paths = {}
         for shape in ("deep", "bushy", "session"):
             path = Path(folder) / f"{shape}10000.chat.jsonl"
             if shape == "session":
                 build_session(path, 10_000)
             else:
                 write_shape(path, 10_000, shape)
-            runs = browser_rows(path)
-            best_run = min(runs, key=lambda r: r["drawn"])
+            paths[shape] = path
+        for shape, pages in browser_rows(paths, runs).items():
             print(
-                f"panel in Chromium, 10000 nodes ({shape}): list first render "
-                f"{best_run['list']:.0f} ms, picture first frame {best_run['drawn']:.0f} ms "
-                f"({best_run['drawn'] / best_run['list']:.2f}x the list), zoom step "
-                f"{best_run['zoom']:.1f} ms, {best_run['shapes']} shapes drawn"
+                f"panel in Chromium, 10000 nodes ({shape}), median (runs): list first render "
+                f"{_median(pages, 'list')}, picture first frame {_median(pages, 'drawn')},"
+                f" zoom step {_median(pages, 'zoom')}, {pages[-1]['shapes']:.0f} shapes drawn"
             )
         rng = random.Random(3)
         for size in sizes:
             kids: list[list[int]] = [[] for _ in range(size)]
             for i in range(1, size):
                 kids[rng.randrange(i)].append(i)
-            ours = best(lambda kids=kids: tidy_tree(kids, 0))
-            theirs = d3_layout_seconds(kids)
-            against = (
-                f"d3-hierarchy {theirs * 1000:.0f} ms, ours {ours / theirs:.1f}x"
-                if theirs
-                else "no Node to run d3-hierarchy"
+            if d3_layout(kids) is None:
+                print(f"layout alone, {size} nodes: no Node to run d3-hierarchy")
+                continue
+            layouts = alternate(
+                {
+                    "ours": timed(lambda kids=kids: tidy_tree(kids, 0)),
+                    "d3": lambda kids=kids: d3_layout(kids) or Timing(0.0, 0.0),
+                },
+                runs,
             )
-            print(f"layout alone, {size} random nodes unfolded: {ours * 1000:.0f} ms ({against})")
+            ours, d3 = [t.cpu for t in layouts["ours"]], [t.cpu for t in layouts["d3"]]
+            lacks = "the same layout; d3 runs once a process, before Node's JIT has warmed to it"
+            print(
+                f"layout alone, {size} random nodes unfolded, CPU: ours {cpu_ms(layouts['ours'])},"
+                f" d3-hierarchy {cpu_ms(layouts['d3'])}: {ratio_line(ours, d3, None, lacks)}"
+            )
+    print(f"load average at the end {' '.join(f'{n:.2f}' for n in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,13 @@ Run: ``python benchmarks/bench_share.py [--nodes 10000] [--big 100000] [--runs 3
    round trip to the kernel for one node's text. The exported page's search box (its
    find runs in the browser) on the 10,000-node page, for comparison.
 
+Each part's cases run ``--runs`` times, their order turning run by run
+(``alternating.py``); in-process work is judged on the thread's CPU time and whole
+processes on theirs (user and system): the exact measures, which the shared machine's
+other work does not change; the medians and the runs' range are printed. The browser's
+times (opening, keystrokes) have no exact measure here: they are wall times, and the
+load average is printed beside them.
+
 A script, not a test: figures depend on the machine; the ratios are the point.
 """
 
@@ -30,12 +37,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
+from alternating import Timing, alternate, process, ratio_line, timed
 from bench_tree_store import build_session
 
 from jupyter_tree_chat.history.store import load_file
@@ -56,13 +63,14 @@ CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking",
 WORDS = {"rare": "Question 4242:", "common": "step by step", "absent": "zebra"}
 
 
-def best(action: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def cpu(timings: list[Timing]) -> list[float]:
+    return [t.cpu for t in timings]
+
+
+def seconds(timings: list[Timing]) -> str:
+    """The median CPU seconds and the runs' range."""
+    values = cpu(timings)
+    return f"{statistics.median(values):.3f} s ({min(values):.3f}-{max(values):.3f})"
 
 
 def export_part(path: Path, runs: int) -> Path:
@@ -72,25 +80,28 @@ def export_part(path: Path, runs: int) -> Path:
         result = load_file(path)
         return page_html(result, title=path.name, problems=native_problems(result))
 
-    in_process = best(build, runs)
-    load = best(lambda: load_file(path), runs)
     target = path.with_suffix(".html")
-    whole = best(
-        lambda: subprocess.run(
-            [str(SCRIPT), "export", str(path), "--format", "html", "-o", str(target)], check=True
-        ),
-        runs,
-    )
-    show = best(
-        lambda: subprocess.run([str(SCRIPT), "show", str(path)], check=True, capture_output=True),
+    export = [str(SCRIPT), "export", str(path), "--format", "html", "-o", str(target)]
+    times = alternate(
+        {
+            "build": timed(build),
+            "load": timed(lambda: load_file(path)),
+            "export": lambda: process(export),
+            "show": lambda: process([str(SCRIPT), "show", str(path)]),
+        },
         runs,
     )
     page = target.stat().st_size
     nodes = len(load_file(path).tree)
+    slowest = max(t.wall for t in times["export"])
+    lacks = "show reads the whole file and draws every row too: noise"
     print(
-        f"export, {nodes:,} nodes: {in_process:.2f} s in the process ({in_process / load:.1f}x "
-        f"loading the file, {load:.2f} s); the command line {whole:.2f} s ({whole / show:.2f}x "
-        f"`show`, {show:.2f} s)  [target < 2 s]"
+        f"export, {nodes:,} nodes, CPU medians (runs): {seconds(times['build'])} in the process"
+        f" ({ratio_line(cpu(times['build']), cpu(times['load']), None, '')} loading the file,"
+        f" {seconds(times['load'])}); the command line {seconds(times['export'])}"
+        f" ({ratio_line(cpu(times['export']), cpu(times['show']), None, lacks)} `show`,"
+        f" {seconds(times['show'])}); slowest command line {slowest:.2f} s wall"
+        f"  [target < 2 s: {'met' if slowest < 2 else 'not met'}]"
     )
     print(
         f"  page {page / 1e6:.2f} MB for a {size / 1e6:.2f} MB session: "
@@ -116,15 +127,18 @@ def open_part(
     tree = load_file(session).tree
     path_length = len(tree.path_nodes(tree.leaf)) if tree.leaf else 0
     (lab_root / session.name).write_bytes(session.read_bytes())
-    page_times, viewer_times = [], []
-    for _ in range(runs + 2):  # (two more: the median of two sides wants an odd count)
+
+    def the_page() -> float:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         start = time.perf_counter()
         page.goto(page_file.as_uri())
         page.wait_for_function(READY, arg="#jtc-page .jtc-view", polling="raf",
                                timeout=120_000)  # fmt: skip
-        page_times.append(time.perf_counter() - start)
+        took = time.perf_counter() - start
         page.close()
+        return took
+
+    def the_viewer() -> float:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{lab_url}/lab?reset")
         page.wait_for_function(
@@ -139,15 +153,25 @@ def open_part(
         )
         page.wait_for_function(READY, arg=".jtc-viewer .jtc-view", polling="raf",
                                timeout=120_000)  # fmt: skip
-        viewer_times.append(time.perf_counter() - start)
+        took = time.perf_counter() - start
         page.close()
-    runs += 2
+        return took
+
+    runs += 2  # (two more: the median of two sides wants an odd count)
+    times = alternate({"page": the_page, "viewer": the_viewer}, runs)
+    page_times, viewer_times = times["page"], times["viewer"]
     ours, theirs = statistics.median(page_times), statistics.median(viewer_times)
+    lacks = (
+        "the viewer fetches the file through JupyterLab's contents API; the page carries its"
+        " data inline"
+    )
     print(
-        f"open in Chromium, {len(tree):,} nodes ({path_length:,} on the shown path), median of "
-        f"{runs} alternated: the page from file:// {ours * 1000:.0f} ms (best "
-        f"{min(page_times) * 1000:.0f}), the JupyterLab viewer {theirs * 1000:.0f} ms (best "
-        f"{min(viewer_times) * 1000:.0f}): {ours / theirs:.2f}x  [target <= 1.2x]"
+        f"open in Chromium, {len(tree):,} nodes ({path_length:,} on the shown path), {runs} runs,"
+        f" the order turning, wall medians: the page from file:// {ours * 1000:.0f} ms (runs "
+        f"{min(page_times) * 1000:.0f}-{max(page_times) * 1000:.0f}), the JupyterLab viewer "
+        f"{theirs * 1000:.0f} ms ({min(viewer_times) * 1000:.0f}-{max(viewer_times) * 1000:.0f}):"
+        f" {ratio_line(page_times, viewer_times, 1.2, lacks)}; load average"
+        f" {os.getloadavg()[0]:.2f}"
     )
 
 
@@ -165,17 +189,24 @@ def kernel_find_part(path: Path, runs: int) -> None:
         found = find(
             tree, query, labels=result.labels, hidden=result.hidden, leaf=tree.leaf, limit=50
         )
-        ours = best(
-            lambda q=query: find(tree, q, labels=result.labels, hidden=result.hidden,
-                                 leaf=tree.leaf, limit=50),
+        needle = word.lower()
+        times = alternate(
+            {
+                "find": timed(lambda q=query: find(tree, q, labels=result.labels,
+                              hidden=result.hidden, leaf=tree.leaf, limit=50)),
+                "floor": timed(lambda n=needle: [t for t in texts if n in t]),
+            },
             runs * 3,
         )  # fmt: skip
-        needle = word.lower()
-        floor = best(lambda n=needle: [t for t in texts if n in t], runs * 3)
+        ours = statistics.median(cpu(times["find"]))
+        lacks = "the bare `in` does not describe the matches nor mark the rows"
+        judged = ratio_line(cpu(times["find"]), cpu(times["floor"]), None, lacks)
+        slowest = max(t.wall for t in times["find"])
         print(
             f"find in the kernel, {len(tree):,} nodes, {kind} word ({len(found.ids):,} matches): "
-            f"{ours * 1000:.0f} ms ({ours / floor:.1f}x a bare `in` over the texts, "
-            f"{floor * 1000:.0f} ms)  [target < 200 ms]"
+            f"CPU median {ours * 1000:.0f} ms ({judged} a bare `in` over the texts), slowest"
+            f" {slowest * 1000:.0f} ms wall  [target < 200 ms: "
+            f"{'met' if slowest < 0.2 else 'not met'}]"
         )
     print(f"  the first find of a session builds its text index: {first * 1000:.0f} ms")
 
@@ -268,8 +299,13 @@ def panel_find_part(big: Path, lab_url: str, lab_root: Path, browser: Any) -> No
             f"find in the panel, {args_big(big)} nodes, {kind} word typed ({len(word)} keys, "
             f"'{found['count']}'): median {median:.0f} ms, slowest {max(times):.0f} ms a "
             f"keystroke ({median / trip:.1f}x a click that switches the branch, {trip:.0f} ms)  "
-            "[target < 100 ms]"
+            f"[target < 100 ms: {'met' if max(times) < 100 else 'not met'} on the slowest]"
         )
+        if median < trip:
+            print(
+                "  under 1x: the click is a round trip to the kernel; a literal query is"
+                " answered in the browser from the texts the panel holds (panel/heldtexts.ts)"
+            )
     print(f"  the first keystroke of a session builds the kernel's text index: {first:.0f} ms")
     page.close()
 
@@ -298,6 +334,7 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    print(f"{args.runs} runs; load average at the start {os.getloadavg()[0]:.2f}")
     from conftest import running_lab  # tests/browser: a JupyterLab as the browser tests run it
     from playwright.sync_api import sync_playwright
 
@@ -318,6 +355,7 @@ def main() -> None:
             page_find_part(page_file, browser)
             panel_find_part(big, lab.url, lab.root, browser)
             browser.close()
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     print(json.dumps({"done": True}))
 
 

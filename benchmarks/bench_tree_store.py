@@ -36,7 +36,6 @@ import gc
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,8 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from alternating import Timing, alternate, ratio_line
 
 from jupyter_tree_chat.history.store import FileStore, header_record, load_file
 
@@ -302,34 +303,37 @@ def path_json_shapes(folder: Path, size: int, runs: int) -> None:
             "floor": [sys.executable, "-c", PER_LINE, str(path)],
             "path": [*cli, "path", str(path), "--leaf", leaf, "--json"],
         }
-        cpu: list[float] = []
-        wall: list[float] = []
-        for run in range(runs):
-            order = list(commands) if run % 2 == 0 else list(reversed(commands))
-            took = {name: _one_process(commands[name]) for name in order}
-            wall.append(took["path"][0] / took["floor"][0])
-            cpu.append(took["path"][1] / took["floor"][1])
-        median = statistics.median(cpu)
-        verdict = "met" if median <= PATH_TARGET else "not met"
+        took = alternate(
+            {
+                name: lambda command=command: _one_process(command)
+                for name, command in commands.items()
+            },
+            runs,
+        )
+        path_cpu, floor_cpu = [t.cpu for t in took["path"]], [t.cpu for t in took["floor"]]
+        lacks = (
+            "the per-line parse builds every record's dicts and strings, the command decodes"
+            " only each record's id and parentId and builds the path's nodes alone"
+        )
         print(
             f"  path --json, {shape} shape, {size:,} nodes, {path.stat().st_size / 2**20:.0f} MiB,"
-            f" {runs} runs: CPU {median:.2f}x the per-line parse (runs {min(cpu):.2f}-"
-            f"{max(cpu):.2f}x); target <= {PATH_TARGET}x: {verdict}"
+            f" {runs} runs, the order turning: CPU (judged) "
+            f"{ratio_line(path_cpu, floor_cpu, PATH_TARGET, lacks)} the per-line parse"
         )
-        print(
-            f"    wall (reported): median {statistics.median(wall):.2f}x"
-            f" (runs {min(wall):.2f}-{max(wall):.2f}x)"
+        wall = ratio_line(
+            [t.wall for t in took["path"]], [t.wall for t in took["floor"]], None, lacks
         )
+        print(f"    wall (reported): {wall}")
         path.unlink()
 
 
-def _one_process(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds: user and system) of one whole process."""
+def _one_process(command: list[str]) -> Timing:
+    """Wall seconds and CPU seconds (user and system) of one whole process."""
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=REPO)
     _pid, status, usage = os.wait4(child.pid, 0)
     assert status == 0, command
-    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
+    return Timing(time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
 
 
 def fmt(seconds: float) -> str:
@@ -359,14 +363,17 @@ def bench_size(folder: Path, size: int) -> None:
     print_whole_processes(path, deep_leaf, 3 if size > 200_000 else 5)
     print(f"  in one process:\n  {'':<38} {'ours':>11}   {'chapter':>11}  {'speed-up':>11}")
 
-    # the machine may be busy: alternate ours and the floor, keep the best of each
+    # the machine may be busy: their order turning, keep the best of each
     rounds = 5 if size <= 200_000 else 3
-    ours_runs, keep_runs, line_runs = [], [], []
-    for _ in range(rounds):
-        ours_runs.append(best(lambda: load_file(path), 1))
-        keep_runs.append(floor(path, pause_gc=True))
-        line_runs.append(best(lambda: per_line_floor(path), 1))
-    ours_load, floor_keep, floor_line = min(ours_runs), min(keep_runs), min(line_runs)
+    found = alternate(
+        {
+            "ours": lambda: best(lambda: load_file(path), 1),
+            "keep": lambda: floor(path, pause_gc=True),
+            "line": lambda: best(lambda: per_line_floor(path), 1),
+        },
+        rounds,
+    )
+    ours_load, floor_keep, floor_line = (min(found[k]) for k in ("ours", "keep", "line"))
     chapter_time = best(lambda: chapter_load(path), 1)
     row("load", ours_load, chapter_time)
     print(f"  {'floor: orjson.loads per line':<38} {fmt(floor_line)}")
@@ -440,18 +447,22 @@ def bench_appends(folder: Path, count: int) -> None:
         path.unlink()
         return elapsed
 
-    # the disk is shared and noisy: alternate every variant, keep the best of each
-    runs: dict[str, list[float]] = {k: [] for k in ("fsync", "plain", "each", "turn", "none")}
-    for _ in range(3):
-        runs["fsync"].append(plain(True))
-        runs["each"].append(ours("each"))
-        runs["turn"].append(ours("turn"))
-        runs["plain"].append(plain(False))
-        runs["none"].append(ours("none"))
+    # the disk is shared and noisy: their order turning, keep the best of each
+    runs = alternate(
+        {
+            "fsync": lambda: plain(True),
+            "each": lambda: ours("each"),
+            "turn": lambda: ours("turn"),
+            "plain": lambda: plain(False),
+            "none": lambda: ours("none"),
+        },
+        3,
+    )
     floor_fsync, floor_plain = min(runs["fsync"]), min(runs["plain"])
     each, turn, none = min(runs["each"]), min(runs["turn"]), min(runs["none"])
     print(
-        f"  best of 3, alternated; per append   {'ours':>11}   {'baseline':>11}  {'ours/base':>10}"
+        f"  best of 3, the order turning; per append   {'ours':>11}   {'baseline':>11}"
+        f"  {'ours/base':>10}"
     )
     for what, mine, base, against in [
         ("locked + fsync each append", each, floor_fsync, "append + fsync each, no lock"),

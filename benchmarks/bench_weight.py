@@ -27,6 +27,7 @@ spread (min-max). The machine's load is printed at start and end.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -43,6 +44,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from alternating import alternate  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab  # noqa: E402
 from lab_notebooks import write_notebook  # noqa: E402
 
@@ -173,20 +176,20 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     flags = [*CHROMIUM_ARGS, "--enable-precise-memory-info", "--js-flags=--expose-gc"]
-    results: dict[tuple[str, int], list[tuple[int, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp, labs(Path(tmp)) as servers, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
-        cases = list(servers)
-        for run in range(args.runs):
-            order = cases if run % 2 == 0 else cases[::-1]
-            for case in order:
-                for n in args.cells:
-                    name = f"run{run}-{n}.ipynb"
-                    measured = in_page(browser, servers[case], n, name)
-                    results.setdefault((case, n), []).append(measured)
-                    print(f"   run {run + 1} {case:20s} {n:3d} cells: "
-                          f"{kb(measured[0])} received, heap +{measured[1] / 1e6:6.2f} MB",
-                          flush=True)  # fmt: skip
+        pages = itertools.count()
+
+        def measure(case: str, n: int) -> tuple[int, int]:
+            measured = in_page(browser, servers[case], n, f"page{next(pages)}-{n}.ipynb")
+            print(f"   {case:20s} {n:3d} cells: "
+                  f"{kb(measured[0])} received, heap +{measured[1] / 1e6:6.2f} MB",
+                  flush=True)  # fmt: skip
+            return measured
+
+        pairs = [(case, n) for case in servers for n in args.cells]
+        found = alternate({f"{c} {n}": lambda c=c, n=n: measure(c, n) for c, n in pairs}, args.runs)
+        results = {(c, n): found[f"{c} {n}"] for c, n in pairs}
         browser.close()
 
     print(f"\n2. in JupyterLab + Chromium, {args.runs} runs, median (min-max)")
