@@ -109,6 +109,12 @@ class TurnControl(SessionWidget):
             self._reply = None
 
     def _streams(self, parent_id: str) -> bool:
+        """Only a reply this control's own action started (a retry, an edit) streams into
+        it: one started elsewhere (the panel, another cell, a ``--new`` cell whose new
+        question this control's place now takes) is said in its bar once it is stored,
+        and its text is the other place's to show."""
+        if not self.acting:
+            return False
         self._follow(self.session.leaf)
         if parent_id == self._question.id:
             return True
