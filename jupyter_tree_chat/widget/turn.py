@@ -123,6 +123,11 @@ class TurnControl(SessionWidget):
     def _add_node(self, node: Node) -> None:
         streamed = self._streamed_text_matches(node)
         self._follow(self.session.leaf)
+        if is_real_user_message(node.message) and not self.acting:
+            # asked elsewhere: the bar follows with its answer, or at the turn's end
+            # (``LeafChanged``): one update a cell, not one for the question and one for
+            # the answer, to every earlier control the question moves
+            return
         if streamed:
             self.send(
                 {

@@ -528,7 +528,8 @@ def test_a_reply_started_elsewhere_is_said_in_a_control_s_bar_not_streamed_into_
     session: Session, provider, recorder
 ):
     """A ``--new`` cell's question takes an earlier root question's place in its control
-    (question 2/2): the control's bar follows, the text streams in the cell and panel."""
+    (question 2/2): the control's bar follows, once its answer is in (one update, not one
+    for the question and one for the answer); the text streams in the cell and panel."""
     control = TurnControl.for_turn(session, session.ask("first question"))
     panel = TreePanel(session)
     assert control is not None
@@ -541,6 +542,14 @@ def test_a_reply_started_elsewhere_is_said_in_a_control_s_bar_not_streamed_into_
     assert {"s", "d", "e"} <= set(kinds[panel.comm.comm_id])
     assert (control.turn["q"]["pos"], control.turn["q"]["count"]) == (2, 2)
     assert control.turn["r"]["id"] == session.leaf
+    mine = [updates_of(s) for s in recorder.sent if s.comm_id == control.comm.comm_id]
+    assert [u["turn"]["r"]["id"] for u in mine if "turn" in u] == [session.leaf]
+    # a reply that fails before any text (no answer stored): the turn's end brings the
+    # bar up to date all the same
+    provider.fail_after()
+    session.run_cell("and a third", cell_id=None, new_root=True)
+    assert (control.turn["q"]["pos"], control.turn["q"]["count"]) == (3, 3)
+    assert control.turn["r"] is None
 
 
 def updates_of(sent: Any) -> dict[str, Any]:
