@@ -118,6 +118,19 @@ def release_state(session: Session, state: SessionState) -> None:
         del _states[session]
 
 
+_layout: ipywidgets.Layout | None = None
+
+
+def shared_layout() -> ipywidgets.Layout:
+    """One ``Layout`` for every view: none sets its own, and ipywidgets would otherwise
+    make one per view, a second ``comm_open`` in every cell and a second model saved with
+    every control."""
+    global _layout
+    if _layout is None or _layout.comm is None:  # none yet, or closed (``close_all``)
+        _layout = ipywidgets.Layout()
+    return _layout
+
+
 class SessionWidget(anywidget.AnyWidget):
     """What both views share: the subscription, streaming, and actions from the browser."""
 
@@ -135,7 +148,12 @@ class SessionWidget(anywidget.AnyWidget):
     def __init__(
         self, session: Session, *, clock: Callable[[], float] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(uid=uuid.uuid4().hex, session_state=hold_state(session), **kwargs)
+        super().__init__(
+            uid=uuid.uuid4().hex,
+            session_state=hold_state(session),
+            layout=shared_layout(),
+            **kwargs,
+        )
         self.session = session
         self._stream_parent: str | None = None
         self._clock = clock or time.monotonic
