@@ -270,3 +270,35 @@ def test_controls_saved_with_a_busy_of_their_own_open_with_the_extensions_code(
     run_again_and_retry(page, cell, "/tmp/cellspeed-gen")
     screenshot("2-run-again")
     assert page_log.page_errors == []
+
+
+def test_controls_saved_by_this_version_open_from_their_saved_state(
+    saving_lab, page, page_log, screenshot
+):
+    """Saved with the session's one busy state (the controls have no ``busy`` of their
+    own): reopened with a fresh kernel, each control opens from the saved models."""
+    write_notebook(
+        saving_lab.root / "saved-now.ipynb",
+        ["%load_ext jupyter_tree_chat\n%config TreeChat.provider = 'offline'"]
+        + [f"%%chat\n{q}" for q in QUESTIONS[:2]],
+    )
+    cells = open_and_run_all(page, saving_lab, "saved-now.ipynb", reset=True).locator(".jp-Cell")
+    for k in (1, 2):
+        expect(cells.nth(k).locator('.jtc-turn .jtc-position[data-side="r"]')).to_have_text("1/1")
+    page.evaluate(
+        "async () => { const c = window.jupyterapp.commands;"
+        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
+    )
+    saved = json.loads((saving_lab.root / "saved-now.ipynb").read_text())
+    models = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    [shared] = [m for m in models.values() if m["model_name"] == "WidgetModel"]
+    assert shared["state"]["busy"] is False
+    assert all("busy" not in m["state"] for m in models.values() if m["state"].get("mode"))
+    page.reload()
+    cells = page.locator(".jp-Cell")
+    for k in (1, 2):
+        turn = cells.nth(k).locator(".jtc-turn")
+        expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
+        expect(turn.get_by_role("button", name="Retry")).to_be_enabled()
+    screenshot("reopened")
+    assert page_log.page_errors == []

@@ -143,6 +143,11 @@ def test_twenty_chat_cells_saved_with_widget_state_stay_small(tmp_path):
     state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     controls = [m for m in state.values() if m["state"].get("mode") == "turn"]
     assert len(controls) == 20  # every control's state is saved...
+    # ...naming the session's one busy state, saved once, as the views' one layout is
+    shared = [k for k, m in state.items() if m["model_name"] == "WidgetModel"]
+    assert len(shared) == 1 and state[shared[0]]["state"]["busy"] is False
+    assert {c["state"]["session_state"] for c in controls} == {f"IPY_MODEL_{shared[0]}"}
+    assert sum(m["model_name"] == "LayoutModel" for m in state.values()) == 1
     size = twenty.stat().st_size
     per_cell = (size - one.stat().st_size) / 19
     assert size <= 1_500_000, f"{size:,} bytes for 20 chat cells"
