@@ -110,6 +110,8 @@ def _bench_timed(owner, name, label):
             _bench_parts[label] = _bench_parts.get(label, 0.0) + spent
     setattr(owner, name, timed)
 _bench_timed(_bench_base.SessionWidget, "_on_event", "messages to the controls")
+if hasattr(_bench_base, "SessionState"):  # the session's one busy state (issue 35)
+    _bench_timed(_bench_base.SessionState, "follow", "messages to the controls")
 _bench_timed(_bench_turn, "show_turn_control", "the control: made, comm_open, shown")
 _bench_timed(_bench_os, "fsync", "fsync of the session file")
 _bench_timed(_bench_output, "markdown_to_html", "Markdown to safe HTML")

@@ -13,8 +13,9 @@ Importing this package does not import anywidget; ``TreePanel`` and ``TurnContro
 it on first use, so ``%load_ext`` stays cheap and a terminal IPython never pays for
 widgets.
 
-May import the core, ``providers`` and anywidget/traitlets; never ``kernel``, ``cli`` or
-``server`` (the kernel reaches the widget only through the hook in ``kernel.sessions``).
+May import the core, ``providers`` and anywidget/ipywidgets/traitlets; never ``kernel``,
+``cli`` or ``server`` (the kernel reaches the widget only through the hook in
+``kernel.sessions``).
 """
 
 from __future__ import annotations

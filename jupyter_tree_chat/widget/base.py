@@ -4,7 +4,9 @@ clicks into ``Session`` calls, and never touch the tree themselves, so any numbe
 views of one session (and the ``%%chat`` magic) stay in step without re-running cells.
 Costs are kept flat in the size of the session: the tree summary is sent once, then only
 small custom messages (see ``protocol``), and a node's full text travels only when it is
-opened. Their front end is ``loader``'s few lines, the code coming once per page.
+opened. Their front end is ``loader``'s few lines, the code coming once per page. Whether a
+reply is being written is one ``SessionState`` per session that every view reads, so a
+reply's start and end are one message each, however many controls the notebook has.
 
 A kernel may handle comm messages only between cells, so a click then waits; the
 browser says so after a moment (it gets an ``ack`` as soon as the kernel picks an
@@ -21,10 +23,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anywidget
+import ipywidgets
 import traitlets
 
 from ..conversation.events import (
@@ -62,6 +66,71 @@ from .sharing import find_answer, write_page
 log = logging.getLogger(__name__)
 
 
+class SessionState(ipywidgets.Widget):
+    """Whether a reply is being written in one session: every view of it on the page
+    greys Retry and Edit meanwhile. One model (no view) per session, not a trait of each
+    view: a ``busy`` of every control cost each cell two messages per earlier control."""
+
+    busy = traitlets.Bool(False).tag(sync=True)
+
+    def follow(self, event: Event) -> None:
+        """A reply (or a fan-out's answers) starts or ends; a fan-out's own answers
+        (``variant``) are inside its start and end."""
+        if isinstance(event, (ReplyStarted, ReplyEnded)) and event.variant is None:
+            self.busy = isinstance(event, ReplyStarted)
+        elif isinstance(event, (FanoutStarted, FanoutEnded)):
+            self.busy = isinstance(event, FanoutStarted)
+
+
+class _Held:
+    """A session's ``SessionState``, its subscription, and how many views hold it."""
+
+    def __init__(self, session: Session) -> None:
+        self.state = SessionState()
+        self.unsubscribe = session.subscribe(self.state.follow)
+        self.views = 0
+
+
+_states: weakref.WeakKeyDictionary[Session, _Held] = weakref.WeakKeyDictionary()
+
+
+def hold_state(session: Session) -> SessionState:
+    """The session's ``SessionState`` for one more view: made (its comm opened) with the
+    first, so it reaches the page before any view that refers to it."""
+    held = _states.get(session)
+    if held is None or held.state.comm is None:  # none, or closed (``Widget.close_all``)
+        if held is not None:
+            held.unsubscribe()
+        held = _states[session] = _Held(session)
+    held.views += 1
+    return held.state
+
+
+def release_state(session: Session, state: SessionState) -> None:
+    """One view fewer: the last one closes the state (no view left to tell)."""
+    held = _states.get(session)
+    if held is None or held.state is not state:
+        return
+    held.views -= 1
+    if held.views <= 0:
+        held.unsubscribe()
+        held.state.close()
+        del _states[session]
+
+
+_layout: ipywidgets.Layout | None = None
+
+
+def shared_layout() -> ipywidgets.Layout:
+    """One ``Layout`` for every view: none sets its own, and ipywidgets would otherwise
+    make one per view, a second ``comm_open`` in every cell and a second model saved with
+    every control."""
+    global _layout
+    if _layout is None or _layout.comm is None:  # none yet, or closed (``close_all``)
+        _layout = ipywidgets.Layout()
+    return _layout
+
+
 class SessionWidget(anywidget.AnyWidget):
     """What both views share: the subscription, streaming, and actions from the browser."""
 
@@ -69,23 +138,39 @@ class SessionWidget(anywidget.AnyWidget):
 
     uid = traitlets.Unicode().tag(sync=True)  # the browser keys its per-widget store by it
     mode = traitlets.Unicode("panel").tag(sync=True)
-    busy = traitlets.Bool(False).tag(sync=True)
+    #: the session's busy state, shared by its views (a saved notebook's older views have
+    #: a ``busy`` trait of their own instead: the front end reads that where this is absent)
+    session_state = traitlets.Instance(SessionState).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
     error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self, session: Session, *, clock: Callable[[], float] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(uid=uuid.uuid4().hex, **kwargs)
+        super().__init__(
+            uid=uuid.uuid4().hex,
+            session_state=hold_state(session),
+            layout=shared_layout(),
+            **kwargs,
+        )
         self.session = session
         self._stream_parent: str | None = None
         self._clock = clock or time.monotonic
         self._coalescer = DeltaCoalescer(self._send_delta, clock=self._clock)
         self._thinking = DeltaCoalescer(self._send_thinking, clock=self._clock)
         self._variant_streams: list[DeltaCoalescer] = []
+        #: an action from this view is being carried out (a reply it started is its own)
+        self.acting = False
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
         self.on_msg(self._on_browser_message)
         take_clicks_where_sent(self.comm)
         speaking.follow(self)
+
+    @property
+    def busy(self) -> bool:
+        """A reply is being written in the session (the views grey Retry and Edit)."""
+        return self.session_state.busy
 
     def close(self) -> None:
         """Stop listening to the session (a closed view must not keep streaming)."""
@@ -93,6 +178,7 @@ class SessionWidget(anywidget.AnyWidget):
         if unsubscribe is not None:
             unsubscribe()
             self._unsubscribe = None
+            release_state(self.session, self.session_state)
         super().close()
 
     # -- session events -> browser ------------------------------------------------------
@@ -114,7 +200,6 @@ class SessionWidget(anywidget.AnyWidget):
         elif isinstance(event, LeafChanged):
             self._follow_leaf(event.leaf)
         elif isinstance(event, ReplyStarted):
-            self.busy = True
             self.error = ""
             if self._streams(event.parent_id):
                 self._stream_parent = event.parent_id
@@ -122,7 +207,6 @@ class SessionWidget(anywidget.AnyWidget):
                 self._thinking.start()
                 self.send({"t": "s", "p": event.parent_id})
         elif isinstance(event, ReplyEnded):
-            self.busy = False
             if self.error == BUSY_TEXT:
                 self.error = ""  # the reply it waited for is done: try again now
             if event.parent_id == self._stream_parent:
@@ -148,7 +232,7 @@ class SessionWidget(anywidget.AnyWidget):
         """A fan-out's answers stream side by side: ``fs``, ``vs``/``vd``/``ve``, ``fe``
         (to the views that show its question: the panel, that question's control)."""
         if isinstance(event, FanoutStarted):
-            self.busy, self.error = True, ""
+            self.error = ""
             if not self._streams(event.parent_id):
                 self._variant_streams = []
                 return
@@ -162,7 +246,6 @@ class SessionWidget(anywidget.AnyWidget):
             ]
             self.send({"t": "fs", "p": event.parent_id, "v": labels})
         elif isinstance(event, FanoutEnded):
-            self.busy = False
             if self.error == BUSY_TEXT:
                 self.error = ""
             if not self._variant_streams:
@@ -225,6 +308,7 @@ class SessionWidget(anywidget.AnyWidget):
         self.send({"t": "ack", "req": req})
         error: str | None = None
         busy = False
+        self.acting = True
         try:
             turn = self._act(str(content["a"]), content)
             if turn is not None and turn.error is not None:
@@ -239,6 +323,8 @@ class SessionWidget(anywidget.AnyWidget):
         except Exception as exc:  # a view must report, not crash the comm
             log.exception("widget action %r failed", content.get("a"))
             error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.acting = False
         if error:
             self.error = error
         done: dict[str, Any] = {"t": "done", "req": req}

@@ -5,12 +5,14 @@
 // other view on the page waits for that one answer.
 const REGISTERED = Symbol.for("jupyter-tree-chat:widget");
 const FETCHED = Symbol.for("jupyter-tree-chat:widget-fetched");
-const PROTOCOL = 1;
+const PROTOCOL = 2;
 const WAIT_MS = 120000;
 
 function registered() {
   const entry = globalThis[REGISTERED];
-  return entry && entry.protocol === PROTOCOL && entry.widget ? entry.widget : null;
+  if (!entry || !entry.widget) return null;
+  const speaks = Array.isArray(entry.protocols) ? entry.protocols : [entry.protocol];
+  return speaks.includes(PROTOCOL) ? entry.widget : null;
 }
 
 function addStylesheet(css) {

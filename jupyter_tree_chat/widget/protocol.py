@@ -52,6 +52,12 @@ text (Markdown syntax taken out: see ``summary``; a question as typed, each chip
 (``None`` otherwise), with a sixth item, the reply's cost as the footer writes it
 (``"$0.0135"``), when its model has a price.
 
+Every view has a synced ``session_state`` trait: a reference (``IPY_MODEL_<id>``) to its
+session's ``SessionState`` (``base``), one plain widget model per session whose ``busy``
+says a reply is being written; every view of the session reads it (views saved before
+it have a ``busy`` trait of their own). A turn control streams (``s``, ``d``, ``e``) only
+a reply its own action started.
+
 The panel also has a synced ``context`` trait: how full the model's context window is on
 the current branch, ``{"tokens", "window", "exact"}`` (``context_reading``; ``window`` is
 ``None`` for a model whose window is not known).

@@ -109,6 +109,12 @@ class TurnControl(SessionWidget):
             self._reply = None
 
     def _streams(self, parent_id: str) -> bool:
+        """Only a reply this control's own action started (a retry, an edit) streams into
+        it: one started elsewhere (the panel, another cell, a ``--new`` cell whose new
+        question this control's place now takes) is said in its bar once it is stored,
+        and its text is the other place's to show."""
+        if not self.acting:
+            return False
         self._follow(self.session.leaf)
         if parent_id == self._question.id:
             return True
@@ -123,6 +129,11 @@ class TurnControl(SessionWidget):
         streamed = self._streamed_text_matches(node)
         before = (self._question.id, self._reply.id if self._reply is not None else None)
         self._follow(self.session.leaf)
+        if is_real_user_message(node.message) and not self.acting:
+            # asked elsewhere: the bar follows with its answer, or at the turn's end
+            # (``LeafChanged``): one update a cell, not one for the question and one for
+            # the answer, to every earlier control the question moves
+            return
         after = (self._question.id, self._reply.id if self._reply is not None else None)
         near = (self._question.parent_id, self._question.id)
         if not streamed and before == after and node.parent_id not in near:

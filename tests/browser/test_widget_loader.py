@@ -104,12 +104,21 @@ def test_a_registry_entry_of_another_protocol_is_passed_over_and_the_kernel_aske
     assert page_log.page_errors == []
 
 
-def test_this_protocols_registry_entry_is_used_and_nothing_is_asked(page, page_log, tmp_path):
+@pytest.mark.parametrize(
+    "speaks",
+    [
+        "protocol: PROTOCOL",  # an extension that speaks only this protocol
+        "protocol: 1, protocols: [1, PROTOCOL]",  # as registry.ts registers it: older too
+    ],
+)
+def test_this_protocols_registry_entry_is_used_and_nothing_is_asked(
+    page, page_log, tmp_path, speaks
+):
     registered = (
-        "globalThis[Symbol.for('jupyter-tree-chat:widget')] = {protocol: PROTOCOL, widget: {"
+        "globalThis[Symbol.for('jupyter-tree-chat:widget')] = {SPEAKS, widget: {"
         "initialize({ model }) { (window.initialized ||= []).push(model.get('uid')); },"
         "render({ model, el }) { el.textContent = 'registered ' + model.get('mode'); }}};"
-    ).replace("PROTOCOL", str(loader.PROTOCOL))
+    ).replace("SPEAKS", speaks.replace("PROTOCOL", str(loader.PROTOCOL)))
     traits = control_traits(tmp_path)
     open_page(page, traits, registered)
     page.wait_for_function("document.getElementById('b').textContent === 'registered turn'")

@@ -5,8 +5,9 @@ the extension registered: the page never asks its kernel for it and receives no 
 In JupyterLab with the extension disabled (the page config's ``disabledExtensions``, as
 a front end with only anywidget would be) the first control asks its kernel once and
 every control works from that one copy. A notebook saved by the previous version (each
-control's state holding the whole old bundle) still opens. The frames counted are the
-kernel websocket's, as Playwright sees them.
+control's state holding the whole old bundle) still opens, and so does one saved by the
+version before the session's shared busy state (each control's own ``busy``, a loader of
+protocol 1). The frames counted are the kernel websocket's, as Playwright sees them.
 """
 
 from __future__ import annotations
@@ -193,19 +194,10 @@ def saving_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-def test_a_notebook_saved_by_the_previous_version_opens_and_runs_again(
-    saving_lab, page, page_log, screenshot
-):
-    saved = gzip.decompress((DATA / "widget_state_round4.ipynb.gz").read_bytes())
-    state = json.loads(saved)["metadata"]["widgets"]
-    [old_esm] = [
-        m["state"]["_esm"]
-        for m in state["application/vnd.jupyter.widget-state+json"]["state"].values()
-        if "_esm" in m["state"]
-    ]
-    assert len(old_esm) > 300_000  # the whole old bundle, in the control's saved state
-    (saving_lab.root / "old.ipynb").write_bytes(saved)
-    page.goto(f"{saving_lab.url}/lab/tree/old.ipynb")
+def open_saved(lab: Lab, page: Any, name: str, saved: bytes) -> Any:
+    """Open a notebook saved with widget state; its first chat cell, once its control shows."""
+    (lab.root / name).write_bytes(saved)
+    page.goto(f"{lab.url}/lab/tree/{name}?reset")  # alone: no earlier test's tab and cells
     cell = page.locator(".jp-Cell").nth(1)
     # a notebook from elsewhere is untrusted (the control's place shows its text/plain)
     # until the user trusts it, as the one who saved it does (this machine may already)
@@ -220,15 +212,93 @@ def test_a_notebook_saved_by_the_previous_version_opens_and_runs_again(
         expect(page.locator(".jp-Dialog")).to_have_count(0)
         page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
         page.reload()
+    return cell
+
+
+def run_again_and_retry(page: Any, cell: Any, saved_in: str) -> None:
+    """Run every cell: ``cell``'s control is a new one, and its Retry works."""
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    turn = cell.locator(".jtc-turn")
+    expect(cell.locator(".jp-OutputArea")).not_to_contain_text(saved_in)  # it ran here
+    expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
+    turn.get_by_role("button", name="Retry").click()
+    expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("2/2")
+
+
+def test_a_notebook_saved_by_the_previous_version_opens_and_runs_again(
+    saving_lab, page, page_log, screenshot
+):
+    saved = gzip.decompress((DATA / "widget_state_round4.ipynb.gz").read_bytes())
+    state = json.loads(saved)["metadata"]["widgets"]
+    [old_esm] = [
+        m["state"]["_esm"]
+        for m in state["application/vnd.jupyter.widget-state+json"]["state"].values()
+        if "_esm" in m["state"]
+    ]
+    assert len(old_esm) > 300_000  # the whole old bundle, in the control's saved state
+    cell = open_saved(saving_lab, page, "old.ipynb", saved)
     expect(cell.locator('.jtc-turn .jtc-position[data-side="r"]')).to_have_text("1/1")
     expect(cell.locator(".jp-OutputArea")).to_contain_text("What is a session tree?")
     screenshot("1-opened")
     assert page_log.page_errors == []
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    turn = cell.locator(".jtc-turn")
-    expect(cell.locator(".jp-OutputArea")).not_to_contain_text("/tmp/weight/oldrun")  # it ran
-    expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
-    turn.get_by_role("button", name="Retry").click()
-    expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("2/2")
+    run_again_and_retry(page, cell, "/tmp/weight/oldrun")
     screenshot("2-run-again")
+    assert page_log.page_errors == []
+
+
+def test_controls_saved_with_a_busy_of_their_own_open_with_the_extensions_code(
+    saving_lab, page, page_log, screenshot
+):
+    """Protocol 1 (before the session's shared busy state): each control's saved state
+    has its own ``busy`` and a loader of protocol 1, which the extension still serves."""
+    saved = gzip.decompress((DATA / "widget_state_round5.ipynb.gz").read_bytes())
+    state = json.loads(saved)["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    controls = [m["state"] for m in state["state"].values() if m["state"].get("mode") == "turn"]
+    assert len(controls) == 2
+    assert all("busy" in c and "session_state" not in c for c in controls)
+    assert all("const PROTOCOL = 1;" in c["_esm"] for c in controls)
+    frames = Frames(page)
+    cell = open_saved(saving_lab, page, "saved5.ipynb", saved)
+    cells = page.locator(".jp-Cell")
+    for k in (1, 2):
+        turn = cells.nth(k).locator(".jtc-turn")
+        expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
+        expect(turn.get_by_role("button", name="Retry")).to_be_enabled()
+    expect(cell.locator(".jp-OutputArea")).to_contain_text("What is a session tree?")
+    assert frames.sent_with(ASKED_FOR_CODE) == 0  # the extension's code, not the kernel's
+    screenshot("1-opened")
+    run_again_and_retry(page, cell, "/tmp/cellspeed-gen")
+    screenshot("2-run-again")
+    assert page_log.page_errors == []
+
+
+def test_controls_saved_by_this_version_open_from_their_saved_state(
+    saving_lab, page, page_log, screenshot
+):
+    """Saved with the session's one busy state (the controls have no ``busy`` of their
+    own): reopened with a fresh kernel, each control opens from the saved models."""
+    write_notebook(
+        saving_lab.root / "saved-now.ipynb",
+        ["%load_ext jupyter_tree_chat\n%config TreeChat.provider = 'offline'"]
+        + [f"%%chat\n{q}" for q in QUESTIONS[:2]],
+    )
+    cells = open_and_run_all(page, saving_lab, "saved-now.ipynb", reset=True).locator(".jp-Cell")
+    for k in (1, 2):
+        expect(cells.nth(k).locator('.jtc-turn .jtc-position[data-side="r"]')).to_have_text("1/1")
+    page.evaluate(
+        "async () => { const c = window.jupyterapp.commands;"
+        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
+    )
+    saved = json.loads((saving_lab.root / "saved-now.ipynb").read_text())
+    models = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    [shared] = [m for m in models.values() if m["model_name"] == "WidgetModel"]
+    assert shared["state"]["busy"] is False
+    assert all("busy" not in m["state"] for m in models.values() if m["state"].get("mode"))
+    page.reload()
+    cells = page.locator(".jp-Cell")
+    for k in (1, 2):
+        turn = cells.nth(k).locator(".jtc-turn")
+        expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
+        expect(turn.get_by_role("button", name="Retry")).to_be_enabled()
+    screenshot("reopened")
     assert page_log.page_errors == []

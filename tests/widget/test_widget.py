@@ -516,6 +516,66 @@ def test_a_closed_widget_stops_listening(session: Session, provider, recorder):
     assert recorder.sent == []
 
 
+def test_a_reply_says_busy_once_for_the_session_not_once_per_control(
+    session: Session, provider, recorder
+):
+    """Every view reads one shared ``busy``: a cell's reply starts and ends in one message
+    each, however many earlier cells' controls the notebook has (issue 35)."""
+    controls = [TurnControl.for_turn(session, session.ask(f"question {k}")) for k in range(6)]
+    panel = TreePanel(session)
+    assert all(c is not None and c.session_state is panel.session_state for c in controls)
+    shared = panel.session_state.comm.comm_id
+    seen: list[bool] = []
+    session.subscribe(lambda _event: seen.append(panel.busy))
+    recorder.clear()
+    provider.enqueue("a reply", " in pieces")
+    session.ask("one more")
+    busy = [(s.comm_id, s.data["state"]["busy"]) for s in recorder.sent if "busy" in updates_of(s)]
+    assert busy == [(shared, True), (shared, False)]
+    assert True in seen and not panel.busy and not any(c.busy for c in controls if c)
+    # a view closed: the others keep the state; the last one closed ends it
+    for view in [panel, *controls]:
+        assert view is not None
+        view.close()
+    closed = [s for s in recorder.sent if s.msg_type == "comm_close"]
+    assert shared in {s.comm_id for s in closed}
+    recorder.clear()
+    session.ask("nobody watching")
+    assert recorder.sent == []
+
+
+def test_a_reply_started_elsewhere_is_said_in_a_control_s_bar_not_streamed_into_it(
+    session: Session, provider, recorder
+):
+    """A ``--new`` cell's question takes an earlier root question's place in its control
+    (question 2/2): the control's bar follows, once its answer is in (one update, not one
+    for the question and one for the answer); the text streams in the cell and panel."""
+    control = TurnControl.for_turn(session, session.ask("first question"))
+    panel = TreePanel(session)
+    assert control is not None
+    recorder.clear()
+    provider.enqueue("the new ", "conversation's answer")
+    session.run_cell("something else", cell_id=None, new_root=True)
+    kinds = {c: [s.custom["t"] for s in recorder.sent if s.comm_id == c and s.custom] for c in
+             (control.comm.comm_id, panel.comm.comm_id)}  # fmt: skip
+    assert not {"s", "d", "e"} & set(kinds[control.comm.comm_id])
+    assert {"s", "d", "e"} <= set(kinds[panel.comm.comm_id])
+    assert (control.turn["q"]["pos"], control.turn["q"]["count"]) == (2, 2)
+    assert control.turn["r"]["id"] == session.leaf
+    mine = [updates_of(s) for s in recorder.sent if s.comm_id == control.comm.comm_id]
+    assert [u["turn"]["r"]["id"] for u in mine if "turn" in u] == [session.leaf]
+    # a reply that fails before any text (no answer stored): the turn's end brings the
+    # bar up to date all the same
+    provider.fail_after()
+    session.run_cell("and a third", cell_id=None, new_root=True)
+    assert (control.turn["q"]["pos"], control.turn["q"]["count"]) == (3, 3)
+    assert control.turn["r"] is None
+
+
+def updates_of(sent: Any) -> dict[str, Any]:
+    return sent.data.get("state", {}) if sent.data.get("method") == "update" else {}
+
+
 # -- thinking, the context meter, cost ----------------------------------------------------
 
 

@@ -56,6 +56,21 @@ def test_a_control_and_a_panel_open_with_the_loader_not_the_front_end(session, r
     assert max(s.wire_bytes for s in recorder.sent if s.msg_type == "comm_open") < 10_000
 
 
+def test_a_later_control_opens_one_comm_its_busy_state_and_layout_shared(session, recorder):
+    """The session's busy state and the views' layout come with the first view; each
+    later control is one ``comm_open`` (ipywidgets would make a ``Layout`` per view)."""
+    leaf = session.leaf
+    assert leaf is not None
+    first = TurnControl(session, leaf)
+    recorder.clear()
+    second = TurnControl(session, leaf)
+    assert [s.msg_type for s in recorder.sent] == ["comm_open"]
+    assert second.session_state is first.session_state and second.layout is first.layout
+    state = recorder.sent[0].data["state"]
+    assert state["session_state"] == f"IPY_MODEL_{first.session_state.model_id}"
+    assert state["layout"] == f"IPY_MODEL_{first.layout.model_id}"
+
+
 def test_the_loader_s_question_is_answered_with_the_bundle_and_its_stylesheet(session, recorder):
     leaf = session.leaf
     assert leaf is not None
@@ -128,6 +143,11 @@ def test_twenty_chat_cells_saved_with_widget_state_stay_small(tmp_path):
     state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     controls = [m for m in state.values() if m["state"].get("mode") == "turn"]
     assert len(controls) == 20  # every control's state is saved...
+    # ...naming the session's one busy state, saved once, as the views' one layout is
+    shared = [k for k, m in state.items() if m["model_name"] == "WidgetModel"]
+    assert len(shared) == 1 and state[shared[0]]["state"]["busy"] is False
+    assert {c["state"]["session_state"] for c in controls} == {f"IPY_MODEL_{shared[0]}"}
+    assert sum(m["model_name"] == "LayoutModel" for m in state.values()) == 1
     size = twenty.stat().st_size
     per_cell = (size - one.stat().st_size) / 19
     assert size <= 1_500_000, f"{size:,} bytes for 20 chat cells"

@@ -17,6 +17,7 @@ import { Markdown } from '../components/markdown';
 import { SessionView } from '../components/sessionview';
 import { sanitizedMarkdown } from '../sanitize/markdown';
 import { foldFooterWhileShown } from './footer';
+import { followSessionState } from './shared';
 import { KernelMessage, Store, WidgetModel } from './store';
 import { GridView } from './grid';
 import { TurnView } from './turn';
@@ -54,13 +55,15 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
     ['change:grades', onTree],
     ['change:links', onTree],
     ['change:turn', onTree],
-    ['change:busy', onBusy],
+    ['change:busy', onBusy], // a view saved by an older version; else the shared state's
     ['change:error', onStatus]
   ];
   for (const [event, listener] of listeners) {
     model.on(event, listener);
   }
+  const unfollow = followSessionState(model, state => (store.shared = state), onBusy);
   return () => {
+    unfollow();
     for (const [event, listener] of listeners) {
       model.off(event, listener);
     }

@@ -15,6 +15,7 @@ import { FindQuery, FindResult, Finder } from '../components/find';
 import { Change, ContextReading, FanoutAsk, FanoutState, NodeContent, Role, SessionSource, SessionTree, Stream, Summary } from '../components/model';
 import { PanelActions } from '../components/sessionview';
 import { HeldMessage, HeldTexts } from './heldtexts';
+import { SharedState } from './shared';
 import { StatusState } from '../components/status';
 
 // -- the synced traits (keep in step with jupyter_tree_chat/widget/widgets.py) -----------------
@@ -46,7 +47,11 @@ export interface Traits {
   /** one per widget: the key of its store in the browser */
   uid: string;
   mode: 'panel' | 'turn' | 'grid';
-  busy: boolean;
+  /** the session's shared state (`IPY_MODEL_<id>` of its `SessionState`: `busy`, a reply
+   * is being written), one model for every view of the session on the page */
+  session_state?: string;
+  /** a view saved by an older version: whether a reply was being written, its own */
+  busy?: boolean;
   error: string;
   /** panel */
   nodes: Row[];
@@ -81,6 +86,8 @@ export interface WidgetModel {
   /** anywidget's; absent in a bare test page */
   set?<K extends keyof Traits>(name: K, value: Traits[K]): void;
   save_changes?(): void;
+  /** anywidget's: where another model (the session's `SessionState`) is found */
+  widget_manager?: { get_model(id: string): Promise<SharedState> };
 }
 
 // -- messages ------------------------------------------------------------------------
@@ -190,6 +197,8 @@ export class Store implements SessionSource, PanelActions, Finder {
   /** actions picked up and not finished */
   running = new Set<number>();
   kernelBusy = false;
+  /** the session's `SessionState`, once found (shared.ts) */
+  shared: SharedState | null = null;
   actionError = '';
   /** the last action was refused: a reply is being written (`actionError` is BUSY_TEXT) */
   actionBusy = false;
@@ -466,9 +475,11 @@ export class Store implements SessionSource, PanelActions, Finder {
     this.model.send({ a: 'text', ids: wanted, req: this.nextReq++ });
   }
 
-  /** A reply is being written in this session (by a cell or any view of it). */
+  /** A reply is being written in this session (by a cell or any view of it): the
+   * session's shared state says so, or (a view saved by an older version, or until the
+   * shared state is found) the view's own `busy`. */
   get replying(): boolean {
-    return Boolean(this.model.get('busy'));
+    return Boolean(this.shared ? this.shared.get('busy') : this.model.get('busy'));
   }
 
   /** Say, without asking the kernel, that an action must wait for the reply. */
