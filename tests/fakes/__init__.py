@@ -4,6 +4,7 @@
 ``fake_cache``, ``fake_models`` and other servers' ways in ``fake_endpoints``) and
 ``fake_openai`` (Chat Completions, with ``fake_openai_rules``, and the Files and Batch
 APIs in ``fake_openai_batches``) speak real HTTP and server-sent events and refuse what
-the real APIs refuse; ``scripted_provider`` is a provider that replays scripted events. The ``test_fake_*`` modules check the fakes
-themselves. Imported as ``from fakes.fake_anthropic import FakeAnthropic`` (tests/README.md).
+the real APIs refuse; ``scripted_provider`` is a provider that replays scripted events.
+The ``test_fake_*`` modules check the fakes themselves. Imported as
+``from fakes.fake_anthropic import FakeAnthropic`` (tests/README.md).
 """

@@ -113,6 +113,12 @@ class Endpoint:
     """Azure: the ``api-version`` each request carries."""
     max_tokens_field: str = "max_completion_tokens"
     """Chat Completions: the name of the reply's limit this server takes."""
+    batch: bool = False
+    """It has its vendor's batch API on this wire (``--batch``: Message Batches on the
+    Messages API, the Batch API on Chat Completions); most servers have none."""
+    batch_price: float | None = None
+    """The share of its standard price a batch answer costs (0.5: half, where the vendor
+    documents it); None: not documented, a batch answer is priced as a standard one."""
 
     def wire_options(self) -> dict[str, Any]:
         """What its wire's ``endpoint_provider`` is given beyond the URL, key and
@@ -299,6 +305,8 @@ PRESETS: dict[str, Endpoint] = {
                 "gpt-5-nano": KnownModel(400_000, Price(0.05, 0.40, 0.05, 0.005)),
             },
             kind="OpenAI",
+            batch=True,
+            batch_price=0.5,  # the Batch API: "a 50% discount" (its batch guide)
         ),
         Endpoint(
             "azure",
@@ -308,6 +316,8 @@ PRESETS: dict[str, Endpoint] = {
             supports=_chat(n=True, documents=False),  # PDFs: not documented there
             api_version=AZURE_API_VERSION,
             kind="Azure OpenAI",
+            batch=True,
+            batch_price=0.5,  # a Global-Batch deployment: "50% less cost"
         ),
         Endpoint(
             "gemini",

@@ -63,6 +63,7 @@ from ...i18n import _
 from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
 from ..endpoints.capabilities import Supports
 from ..redirects import guarded_http_client
+from .batches import OpenAIBatches
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
 
@@ -310,6 +311,25 @@ class OpenAIChatProvider:
         refused.detail = detail.removeprefix(": ")
         return refused
 
+    def batch_wire(
+        self, model: str | None = None, *, name: str = "openai", deployment: str | None = None
+    ) -> OpenAIBatches:
+        """This endpoint's Batch API (``openai/batches.py``), on this provider's client,
+        its errors mapped as this provider maps them."""
+        key = getattr(self.client, "api_key", None)
+        return OpenAIBatches(
+            self.client,
+            name=name,
+            service=self.service,
+            errors=self.provider_error,
+            key=None if key == NO_KEY else key,
+            supports=self.supports,
+            default_model=model or self.default_model,
+            max_tokens_field=self.max_tokens_field,
+            azure=isinstance(self.client, load_openai(self.service.label).AzureOpenAI),
+            deployment=deployment,
+        )
+
     def _url(self) -> str:
         return str(getattr(self.client, "base_url", ""))
 
@@ -352,4 +372,33 @@ def endpoint_provider(
         api_key=key,
         azure_api_version=azure_api_version,
         azure_deployment=azure_deployment,
+    )
+
+
+def endpoint_batches(
+    base_url: str | None,
+    key: str,
+    supports: Supports,
+    service: Service,
+    *,
+    name: str | None = None,
+    max_tokens_field: str = "max_completion_tokens",
+    azure_api_version: str | None = None,
+    azure_deployment: str | None = None,
+) -> OpenAIBatches:
+    """The Batch API of an endpoint that speaks Chat Completions (the router asks, as it
+    asks ``endpoint_provider``): its client made the same way, with the same key and
+    redirect rule. ``name`` is the endpoint's, kept with each batch."""
+    provider = endpoint_provider(
+        base_url,
+        key,
+        supports,
+        service,
+        max_tokens_field=max_tokens_field,
+        azure_api_version=azure_api_version,
+        azure_deployment=azure_deployment,
+    )
+    azure = azure_api_version is not None
+    return provider.batch_wire(
+        name=name or ("azure" if azure else "openai"), deployment=azure_deployment
     )
