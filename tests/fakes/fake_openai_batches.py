@@ -10,8 +10,9 @@ batch made there keeps Azure's rules).
         batches = server.batches            # this module's ``FakeBatches``
         batches.auto = False                # a slow batch: in_progress until told
         batches.run(batch_id, 3)            # three more of its requests answered
-        batches.finish(batch_id)            # every request answered: completed
-        batches.expire(batch_id)            # the window closed: the rest expired
+        batches.finish(batch_id)            # every request answered: completed (None: all)
+        batches.expire(batch_id)            # the window closed: the rest expired (None: all)
+        batches.fail(lambda body: ...)      # these requests fail (500), into the error file
         server.enqueue(tool_calls=[...], when=lambda body: ...)  # an answer, scripted
         server.enqueue_error(400, when=...) # a request that fails: the error file
         batches.hold_after = 2              # file content stops after 2 lines ...
@@ -51,6 +52,7 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,7 @@ AZURE_ENDPOINTS = ("/chat/completions", "/v1/chat/completions")
 CUSTOM_ID = TOOL_NAME
 """The same pattern as a tool's name: 1 to 64 letters, digits, ``_`` or ``-``."""
 MAX_BYTES = 200_000_000
+ENDED = ("completed", "failed", "expired", "cancelled")
 EXPIRED = "This request could not be executed before the completion window expired."
 CANCELLED = "This request was not executed because the batch was cancelled."
 WINDOW = 24 * 3600
@@ -117,6 +120,7 @@ class FakeBatches:
         """Requests a file may hold (None: OpenAI's 50,000, Azure's 100,000)."""
         self.max_bytes = MAX_BYTES
         self.auto = True
+        self.failing: list[tuple[Callable[[dict[str, Any]], bool], int]] = []
         self.hold_after: int | None = None
         self.release = threading.Event()
         self.files: dict[str, StoredFile] = {}
@@ -145,22 +149,34 @@ class FakeBatches:
                 self._answer(batch, *batch.requests[batch.done])
                 batch.done += 1
 
-    def finish(self, batch_id: str) -> None:
-        """Answer every request left and end the batch ``completed``."""
+    def finish(self, batch_id: str | None = None) -> None:
+        """Answer every request left and end the batch ``completed`` (None: every batch
+        that has not ended)."""
         with self._lock:
-            self.run(batch_id)
-            batch = self.batches[batch_id]
-            if batch.status == "in_progress":
-                self._end(batch, "completed", None)
+            for batch in self._chosen(batch_id):
+                self.run(batch.id)
+                if batch.status == "in_progress":
+                    self._end(batch, "completed", None)
 
-    def expire(self, batch_id: str) -> None:
-        """The 24 hours are over: what ran is kept, the rest is ``batch_expired``."""
+    def expire(self, batch_id: str | None = None) -> None:
+        """The 24 hours are over: what ran is kept, the rest is ``batch_expired`` (None:
+        every batch that has not ended)."""
         with self._lock:
-            batch = self.batches[batch_id]
-            assert not batch.azure, "Azure does not expire a batch: it runs until cancelled"
-            if batch.status == "validating":
-                self._validate(batch)
-            self._end(batch, "expired", ("batch_expired", EXPIRED))
+            for batch in self._chosen(batch_id):
+                assert not batch.azure, "Azure does not expire a batch: it runs until cancelled"
+                if batch.status == "validating":
+                    self._validate(batch)
+                self._end(batch, "expired", ("batch_expired", EXPIRED))
+
+    def fail(self, when: Callable[[dict[str, Any]], bool], status: int = 500) -> None:
+        """Every request whose body ``when`` picks fails with ``status`` (a server error,
+        unless told), into the error file."""
+        self.failing.append((when, status))
+
+    def _chosen(self, batch_id: str | None) -> list[FakeBatch]:
+        if batch_id is not None:
+            return [self.batches[batch_id]]
+        return [b for b in self.batches.values() if b.status not in ENDED]
 
     def last(self) -> FakeBatch:
         with self._lock:
@@ -254,7 +270,12 @@ class FakeBatches:
         line_id = self._new_id("batch_req_")
         problem = "Streaming is not supported in batch requests." if body.get("stream") else None
         problem = problem or validate(body, "openai")
-        item = None if problem else self.fake._next(body)
+        failing = next((status for when, status in self.failing if when(body)), None)
+        if failing is not None and not problem:
+            item: Any = ScriptedError(failing, "The server had an error processing your "
+                                      "request.", {})  # fmt: skip
+        else:
+            item = None if problem else self.fake._next(body)
         if problem or isinstance(item, ScriptedError):
             status = 400 if problem else item.status  # type: ignore[union-attr]
             message = problem or item.message  # type: ignore[union-attr]
@@ -275,7 +296,7 @@ class FakeBatches:
     def _end(self, batch: FakeBatch, status: str, not_run: tuple[str, str] | None) -> None:
         """End the batch: its output and error files written, what never ran in the
         error file under ``not_run``'s code."""
-        if batch.status in ("completed", "failed", "expired", "cancelled"):
+        if batch.status in ENDED:
             return
         if not_run is not None:
             code, message = not_run

@@ -301,3 +301,20 @@ def test_azure_serves_the_same_api_under_openai_with_its_version(server):
     assert lines_of(azure, done.output_file_id)[0]["custom_id"] == "a"
     with pytest.raises(AssertionError, match="Azure does not expire"):
         server.batches.expire(made.id)
+
+
+def test_failing_requests_finishing_and_expiring_every_batch_at_once(server, sdk):
+    server.batches.auto = False
+    server.batches.fail(lambda body: "Oslo" in str(body["messages"]))
+    first = batch_of(sdk, [line("a", "Paris"), line("b", "Oslo")])
+    second = batch_of(sdk, [line("c", "Lima")])
+    server.batches.finish()
+    done = ended(sdk, first.id)
+    assert (done.request_counts.completed, done.request_counts.failed) == (1, 1)
+    (error,) = lines_of(sdk, done.error_file_id)
+    assert (error["custom_id"], error["response"]["status_code"]) == ("b", 500)
+    assert ended(sdk, second.id).status == "completed"
+    third = batch_of(sdk, [line("d")])
+    server.batches.expire()
+    assert ended(sdk, third.id).status == "expired"
+    assert ended(sdk, first.id).status == "completed"  # an ended batch stays as it ended
