@@ -13,6 +13,8 @@ batch made there keeps Azure's rules).
         batches.finish(batch_id)            # every request answered: completed (None: all)
         batches.expire(batch_id)            # the window closed: the rest expired (None: all)
         batches.fail(lambda body: ...)      # these requests fail (500), into the error file
+        batches.silent_not_run = True       # what never ran gets no line in the error file
+        batches.refused_uploads = [None, 500]  # the next taken, the one after refused
         server.enqueue(tool_calls=[...], when=lambda body: ...)  # an answer, scripted
         server.enqueue_error(400, when=...) # a request that fails: the error file
         batches.hold_after = 2              # file content stops after 2 lines ...
@@ -121,6 +123,12 @@ class FakeBatches:
         self.max_bytes = MAX_BYTES
         self.auto = True
         self.failing: list[tuple[Callable[[dict[str, Any]], bool], int]] = []
+        self.silent_not_run = False
+        """A request never run gets no line in the error file (a server that says
+        nothing of them: the client must find them in the input file)."""
+        self.refused_uploads: list[int | None] = []
+        """What the next uploads get, one each: a status they are refused with (500: a
+        server error), or None: taken."""
         self.hold_after: int | None = None
         self.release = threading.Event()
         self.files: dict[str, StoredFile] = {}
@@ -298,7 +306,7 @@ class FakeBatches:
         error file under ``not_run``'s code."""
         if batch.status in ENDED:
             return
-        if not_run is not None:
+        if not_run is not None and not self.silent_not_run:
             code, message = not_run
             for custom_id, _body in batch.requests[batch.done :]:
                 error = {"code": code, "message": message}
@@ -388,6 +396,9 @@ class FakeBatches:
         return handler._error(404, f"Invalid URL ({method})")
 
     def _upload(self, handler: Any, raw: bytes) -> None:
+        status = self.refused_uploads.pop(0) if self.refused_uploads else None
+        if status is not None:
+            return handler._error(status, f"fake upload error {status}")
         kind = handler.headers.get("content-type", "")
         if not kind.startswith("multipart/form-data"):
             return handler._error(400, "Expected a multipart/form-data upload.")

@@ -318,3 +318,20 @@ def test_failing_requests_finishing_and_expiring_every_batch_at_once(server, sdk
     server.batches.expire()
     assert ended(sdk, third.id).status == "expired"
     assert ended(sdk, first.id).status == "completed"  # an ended batch stays as it ended
+
+
+def test_uploads_can_be_refused_and_never_run_requests_left_unsaid(server, sdk):
+    server.batches.refused_uploads = [None, 500]
+    upload(sdk, [line("a")])
+    with pytest.raises(openai.InternalServerError):
+        upload(sdk, [line("a")])
+    upload(sdk, [line("a")])
+    server.batches.auto = False
+    server.batches.silent_not_run = True
+    made = batch_of(sdk, [line("a"), line("b")])
+    sdk.batches.retrieve(made.id)
+    server.batches.run(made.id, 1)
+    server.batches.expire(made.id)
+    done = ended(sdk, made.id)
+    assert done.status == "expired" and done.error_file_id is None
+    assert len(lines_of(sdk, done.output_file_id)) == 1

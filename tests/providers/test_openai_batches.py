@@ -11,7 +11,12 @@ import pytest
 from fakes.fake_openai import FakeOpenAI
 from test_redirects import hosts  # noqa: F401 - the fixture, shared in this folder
 
-from jupyter_tree_chat.errors import AuthenticationFailed, BadRequest, RedirectRefused
+from jupyter_tree_chat.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    RedirectRefused,
+    ServerError,
+)
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
 from jupyter_tree_chat.providers.batches import BatchItem, BatchLimits, BatchWire
 from jupyter_tree_chat.providers.endpoints.config import PRESETS, configured
@@ -264,6 +269,33 @@ def test_cancel_keeps_what_ran_and_the_rest_is_canceled(server):
     assert done.ended and (done.counts.succeeded, done.counts.canceled) == (1, 3)
     assert sorted(r.outcome for r in found.values()) == ["canceled"] * 3 + ["succeeded"]
     assert wire.cancel(state.id).ended  # an ended batch is not asked again
+
+
+def test_requests_no_file_mentions_are_found_in_the_input_file(server):
+    server.batches.auto = False
+    server.batches.silent_not_run = True
+    wire = wire_for(server)
+    state = wire.submit(items(4))
+    wire.state(state.id)
+    server.batches.run(state.id, 1)
+    wire.cancel(state.id)
+
+    found = results_of(wire, until_ended(wire, state.id).id)
+
+    assert sorted(found) == ["q0", "q1", "q2", "q3"]
+    assert sorted(r.outcome for r in found.values()) == ["canceled"] * 3 + ["succeeded"]
+    assert found["q3"].error == "The batch was cancelled before this request ran"
+
+
+def test_a_part_that_cannot_be_sent_cancels_the_parts_already_made(server):
+    wire = wire_for(server, limits=BatchLimits(requests=2, bytes=10_000))
+    server.batches.refused_uploads = [None, 500]  # the second file's upload fails
+
+    with pytest.raises(ServerError, match="500"):
+        wire.submit(items(4))
+
+    (made,) = server.batches.batches.values()
+    assert made.status == "cancelling"  # nothing is left running that no record names
 
 
 def test_a_file_the_api_refused_makes_every_request_errored_with_its_line(server):
