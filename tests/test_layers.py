@@ -62,7 +62,7 @@ CORE_LAYER: dict[str, float] = {
     "measures.sizes": 2,
     "measures.seen": 4,
     "providers.base": 3,
-    "providers.batches": 3.05,
+    "providers.batches": 3.01,
     "providers.redirects": 3.05,
     "providers.tools": 3.1,
     "providers.anthropic.wire": 3.1,

@@ -18,6 +18,7 @@ from ..errors import (
     ProviderError,
     TreeError,
 )
+from ..history.store import leaf_record
 from ..history.tree import (
     Message,
     Node,
@@ -50,6 +51,8 @@ from .events import (
     TurnInterrupted,
 )
 from .host import SessionHost, exclusive
+from .many.batch import send, wires_for
+from .many.batch_poll import watch
 from .many.fanout import answer_all
 from .many.variants import Fanout
 from .replies import (
@@ -117,7 +120,7 @@ class Asking(SessionHost):
         settings = self._settings(settings)
         message: Message = {"role": "user", "content": content, "timestamp": self.now()}
         self._preflight(self.path(parent_id) if parent_id else [], message, settings, fanout)
-        user = self._add(parent_id, message, meta, durable=True)
+        user = self._question(Node(self.new_id(), parent_id, message, meta or None), fanout)
         turn = Turn(user)
         for line in notices:
             self.notice(line, "info", turn)
@@ -151,7 +154,7 @@ class Asking(SessionHost):
             {**original.message, "content": content, "timestamp": self.now()},
             {**(meta or {}), "edited_from": original.id},
         )
-        user = self.record(node, durable=True)
+        user = self._question(node, fanout)
         return self._respond(user, Turn(user), settings, fanout)
 
     @exclusive
@@ -168,9 +171,47 @@ class Asking(SessionHost):
         if ref is None:
             raise TreeError(_("the session is empty; ask something first"))
         point = self.tree.retry_point(self.resolve(ref).id)
+        waiting = self.batches.pending_questions().get(point.id)
+        if waiting is not None:
+            raise TreeError(
+                _(
+                    "question {id} is waiting for batch {batch}; its answer comes when the "
+                    "batch ends (`%chat batch` says where it stands)"
+                ).format(id=point.id[:7], batch=waiting)
+            )
         settings = self._settings(settings)
         self._preflight(self.path(point.id), None, settings, fanout)
         return self._respond(point, Turn(None), settings, fanout)
+
+    def _question(self, node: Node, fanout: Fanout | None) -> Node:
+        """Store a new question: durable, the leaf on it; for a batch, the leaf stays
+        where it was until the answers come, and the plan's append makes it durable."""
+        if fanout is not None and fanout.batch:
+            self.record_all([node], durable=False)
+            return node
+        return self.record(node, durable=True)
+
+    def continue_tools(self, reply: Node, settings: ChatSettings) -> Turn:
+        """A batch answer that stopped at ``tool_use``: its tools run here and the loop
+        goes on outside the batch, streamed at the standard price (many/batch.py); the
+        current leaf stays where it was."""
+        leaf = self.tree.leaf
+        settings = with_root_system(settings, self.path(reply.id))
+        specs = self.tool_specs(settings)
+        turn = Turn(None)
+        uses = tool_uses(reply.message)
+        results = self.run_tools(uses, settings, turn, {spec.name for spec in specs})
+        asked = self._add(
+            reply.id,
+            {"role": "user", "content": results, "timestamp": self.now()},
+            {"tool_results": True, KEPT_DEFINITIONS: definitions_called(specs, uses)},
+        )
+        self._respond(asked, turn, settings)
+        if leaf is not None and self.tree.leaf != leaf:
+            self.tree.switch(leaf)
+            self._persist([leaf_record(leaf)], durable=True)
+            self.emit(LeafChanged(leaf))
+        return turn
 
     # -- the reply loop ---------------------------------------------------------------
 
@@ -181,6 +222,10 @@ class Asking(SessionHost):
         settings = with_root_system(self._settings(settings), self.path(user.id))
         if fanout is not None:
             variants = fanout.variants(settings, self.provider.default_model)
+            if fanout.batch:  # the question is written: the plan makes it durable, then sent
+                send(self, [user], [], turn, variants, cell_id=(user.meta or {}).get("cell_id"))
+                watch(self)
+                return turn
             if len(variants) > 1:
                 return answer_all(self, user, turn, variants)
             settings = variants[0].settings
@@ -320,7 +365,10 @@ class Asking(SessionHost):
         checked variant by variant: each is a request of its own."""
         if fanout is not None:
             preflight.check_fanout_thinking(settings.thinking, fanout.temperatures)
-            variants = [v.settings for v in fanout.variants(settings, self.provider.default_model)]
+            fanned = fanout.variants(settings, self.provider.default_model)
+            if fanout.batch:  # every endpoint has a batch API, or one line says which not
+                wires_for(self, fanned)
+            variants = [v.settings for v in fanned]
         else:
             variants = [settings]
         extra = [] if question is None else [question]

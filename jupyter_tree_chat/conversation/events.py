@@ -116,6 +116,25 @@ class ExperimentEnded:
 
 
 @dataclass(frozen=True)
+class BatchProgress:
+    """A vendor batch of this session moved (many/batch.py): ``key`` is its plan, ``ids``
+    the vendor's batches, ``status`` ``sending``, ``in_progress``, ``canceling``,
+    ``ended`` (its results being written) or ``applied``; ``done`` of ``total`` requests
+    ended at the API, ``applied`` of them written into the tree."""
+
+    key: str
+    ids: tuple[str, ...]
+    status: str
+    total: int
+    done: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
+    applied: int = 0
+
+
+@dataclass(frozen=True)
 class Notice:
     """One line for the user: an error, a warning or information."""
 
@@ -135,6 +154,7 @@ Event = (
     | ExperimentStarted
     | ExperimentProgress
     | ExperimentEnded
+    | BatchProgress
     | Notice
 )
 Listener = Callable[[Event], None]
@@ -154,6 +174,9 @@ class Turn:
     answers: list[Answer] = field(default_factory=list)
     experiment: str | None = None
     """The experiment's id, for a turn that asked its rows (experiment.py)."""
+    batches: list[str] = field(default_factory=list)
+    """The keys of the vendor batches it sent (``--batch``: many/batch.py); its answers
+    come later, into the tree, while the cell shows their progress."""
 
     @property
     def interrupted(self) -> bool:

@@ -31,9 +31,11 @@ from ..errors import (
     SessionBusy,
     SessionNotSaved,
 )
+from ..history.batch_record import Batches, take_all
 from ..history.grade_record import Grades
 from ..history.store import (
     LoadResult,
+    NewRecords,
     Problem,
     Store,
     leaf_record,
@@ -79,6 +81,9 @@ log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+BACKGROUND_WAIT_S = 60.0
+"""The longest an action waits for a batch's results being written (a chunk at a time)."""
+
 
 class Refilled(NamedTuple):
     """A question typed again (an edit in a view): its content, meta and the line that
@@ -101,7 +106,9 @@ def exclusive(method: F) -> F:
 
     @functools.wraps(method)
     def guarded(self: SessionHost, *args: Any, **kwargs: Any) -> Any:
-        if not self._lock.acquire(blocking=False):
+        if not self._lock.acquire(blocking=False) and not (
+            self.background and self._lock.acquire(timeout=BACKGROUND_WAIT_S)
+        ):  # a batch's results being written (many/batch_poll.py) are waited for
             raise SessionBusy(
                 _("the session is busy writing a reply; wait for it to finish, then try again")
             )
@@ -145,6 +152,10 @@ class SessionHost:
         self.labels: dict[str, str] = loaded.labels
         self.hidden: set[str] = loaded.hidden
         self.grades: Grades = loaded.grades
+        #: vendor batches asked from this file, by any kernel (history/batch_record.py)
+        self.batches: Batches = loaded.batches
+        #: seconds between two looks at a pending batch at first (it backs off from there)
+        self.batch_poll = 5.0
         self.problems: list[Problem] = loaded.problems
         self.save_error: SessionNotSaved | None = None
         #: the model tables (models.py, and what the endpoint presets know of their models,
@@ -163,6 +174,8 @@ class SessionHost:
         #: (``replies.DeltaBatch``); 0 announces every delta as it comes
         self.delta_interval = DELTA_INTERVAL_S
         self._lock = threading.RLock()
+        #: threads writing in the background (batch results) that an action waits for
+        self.background = 0
         self._depth = 0  # actions running on this thread (one may call another)
 
     @property
@@ -240,7 +253,10 @@ class SessionHost:
             self._lock.release()
 
     def _read_new(self) -> list[Node]:
-        found = self.store.read_new()
+        return self._announce(self.store.read_new())
+
+    def _announce(self, found: NewRecords) -> list[Node]:
+        """Say what reading other processes' appends found, and announce their nodes."""
         if found.note:
             self.notice(found.note, "warning")
         if found.problems:
@@ -451,16 +467,57 @@ class SessionHost:
         """Append records that judge nodes (grades, preferences: grading.py); never a node."""
         self._persist(records, durable=True)
 
-    def record_all(self, nodes: Iterable[Node], *, durable: bool = True) -> None:
+    def record_all(
+        self,
+        nodes: Iterable[Node],
+        *,
+        durable: bool = True,
+        records: Iterable[dict[str, Any]] = (),
+    ) -> None:
         """Store ``nodes`` (an experiment's questions, or its answers) in one append, the
-        leaf left where it is; announce them."""
-        nodes = list(nodes)
+        leaf left where it is, with ``records`` after them (a batch's plan); announce them."""
+        nodes, records = list(nodes), list(records)
         with interrupts_held():  # all in the tree and on disk, or none
             for node in nodes:
                 self.tree.add(node)
-            self._persist([node.to_record() for node in nodes], durable=durable)
+            take_all(self.batches, records)  # this process's appends are not read back
+            self._persist([node.to_record() for node in nodes] + records, durable=durable)
         for node in nodes:
             self.emit(NodeAdded(node))
+
+    def append_checked(
+        self, decide: Callable[[], tuple[list[Node], list[dict[str, Any]]]]
+    ) -> list[Node]:
+        """Store what ``decide`` makes (nodes off the current path, and records) after
+        reading what other kernels appended, under the file's lock, so ``decide`` sees
+        their records first: a batch's results land once however many kernels apply
+        them (many/batch.py). Durable; the nodes are announced and returned."""
+        made: list[Node] = []
+        decided = False
+
+        def under_lock(_found: NewRecords) -> list[dict[str, Any]]:
+            nonlocal decided
+            decided = True
+            nodes, records = decide()
+            for node in nodes:
+                self.tree.add(node)
+            take_all(self.batches, records)
+            made.extend(nodes)
+            return [node.to_record() for node in nodes] + records
+
+        found = NewRecords()
+        if self.save_error is None:
+            try:
+                found = self.store.append_checked(under_lock)
+            except SessionNotSaved as error:
+                self.save_error = error
+                self.notice(str(error), "error")
+        if not decided:  # not saved: the session goes on in memory
+            under_lock(found)
+        self._announce(found)
+        for node in made:
+            self.emit(NodeAdded(node))
+        return made
 
     def _persist(self, records: Iterable[dict[str, Any]], *, durable: bool) -> None:
         if self.save_error is not None:

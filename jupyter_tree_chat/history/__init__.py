@@ -7,7 +7,8 @@ a ``*.chat.jsonl`` file tolerantly, the lazy index), ``problems`` (what is wrong
 line, in words), ``plain`` (a message's Markdown as plain words, for lists and trees),
 ``grade_record`` (grades and preferences: records beside the nodes they judge),
 ``experiment_record`` (an experiment question's ``meta.experiment``, read
-and checked), ``uninterrupted`` (a Ctrl-C held until a record is whole) and ``store``
+and checked), ``batch_record`` (a vendor batch's plan, ids and applied results),
+``uninterrupted`` (a Ctrl-C held until a record is whole) and ``store``
 (the only code that writes session files: locked, durable appends beside the notebook).
 Imports go node ← tree, problems ← loader ← store, uninterrupted ← store. May
 import only ``errors`` and ``i18n`` of this package (and msgspec, orjson): the history

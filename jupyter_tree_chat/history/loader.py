@@ -31,6 +31,8 @@ import msgspec
 import orjson
 
 from ..i18n import _
+from .batch_record import RECORD_TYPES as BATCH_RECORDS
+from .batch_record import Batches
 from .grade_record import GRADE, PREFERENCE, Grades
 from .node import Node, RawBody
 from .problems import (
@@ -99,6 +101,8 @@ class LoadResult:
     hidden: set[str] = field(default_factory=set)
     #: grades and preferences (grade_record.py): the latest word of each
     grades: Grades = field(default_factory=Grades)
+    #: vendor batches: their plans, ids and what of them is applied (batch_record.py)
+    batches: Batches = field(default_factory=Batches)
     header: dict[str, Any] | None = None
     #: 1-based line of each node, for reports that point into the file
     lines: Mapping[str, int] = field(default_factory=dict)
@@ -450,6 +454,10 @@ class Reader:
             self._hidden_record(record, number)
         elif kind in (GRADE, PREFERENCE):
             skipped = result.grades.take(record, nodes.__contains__)
+            if skipped is not None:
+                report(Problem(number, skipped))
+        elif kind in BATCH_RECORDS:
+            skipped = result.batches.take(record)
             if skipped is not None:
                 report(Problem(number, skipped))
         elif kind == "session":

@@ -16,7 +16,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -162,6 +162,8 @@ class Store(Protocol):
 
     def append(self, records: Iterable[dict[str, Any]], *, durable: bool = False) -> None: ...
 
+    def append_checked(self, decide: Decide, *, durable: bool = True) -> NewRecords: ...
+
     def read_new(self) -> NewRecords: ...
 
     def sync(self, *, wait: bool = True) -> None: ...
@@ -191,6 +193,11 @@ class MemoryStore:
         for record in records:
             self.data += encode_record(record)
 
+    def append_checked(self, decide: Decide, *, durable: bool = True) -> NewRecords:
+        found = NewRecords()  # no other process writes here
+        self.append(decide(found), durable=durable)
+        return found
+
     def read_new(self) -> NewRecords:
         return NewRecords()  # no other process writes here
 
@@ -206,6 +213,9 @@ class NewRecords:
     nodes: list[Node] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     note: str | None = None
+
+
+Decide = Callable[["NewRecords"], list[dict[str, Any]]]  # what others appended → records
 
 
 class FileStore:
@@ -294,10 +304,7 @@ class FileStore:
                     ).format(path=self.path, size=st.st_size, read=reader.offset),
                     truncated=True,
                 )
-            before = len(reader.result.problems)
-            nodes = self._read_foreign(reader, fd, st.st_size)
-            reader.settle()
-            return NewRecords(nodes, reader.result.problems[before:])
+            return self._read_locked(fd, st.st_size, NewRecords())
         finally:
             os.close(fd)
 
@@ -313,6 +320,16 @@ class FileStore:
         self._own = []
         return nodes
 
+    def _read_locked(self, fd: int, size: int, found: NewRecords) -> NewRecords:
+        """What others appended up to ``size``, read through the locked ``fd``."""
+        if (reader := self._reader) is None:
+            return found
+        before = len(reader.result.problems)
+        found.nodes += self._read_foreign(reader, fd, size)
+        reader.settle()
+        found.problems += reader.result.problems[before:]
+        return found
+
     def _changed(self, note: str, truncated: bool = False) -> NewRecords:
         # what an append says from now on, as when it finds it itself
         self._broken = "truncated" if truncated else "replaced"
@@ -322,7 +339,14 @@ class FileStore:
         with interrupts_held():  # a Ctrl-C waits for the records to be whole on disk
             self._append([encode_record(r) for r in records], durable)
 
-    def _append(self, lines: list[bytes], durable: bool) -> None:
+    def append_checked(self, decide: Decide, *, durable: bool = True) -> NewRecords:
+        """Under one lock, read what others appended, then append what ``decide`` makes of it."""
+        with interrupts_held():
+            return self._append([], durable, decide)
+
+    def _append(
+        self, lines: list[bytes], durable: bool, decide: Decide | None = None
+    ) -> NewRecords:
         self._raise_late_error()
         if self._broken is not None:
             raise self._not_saved(OSError(errno.ESTALE, self._broken))
@@ -339,6 +363,9 @@ class FileStore:
             ):
                 self._broken = "truncated"
                 raise OSError(errno.ESTALE, self._broken)
+            found = self._read_locked(fd, st.st_size, NewRecords()) if decide else NewRecords()
+            if decide is not None and not (lines := [encode_record(r) for r in decide(found)]):
+                return found
             if st.st_size == 0:
                 lines.insert(0, encode_record(header_record()))
             start = st.st_size
@@ -356,6 +383,7 @@ class FileStore:
             else:
                 self._dirty = True
             self._identity = (st.st_dev, st.st_ino)
+            return found
         except OSError as exc:
             raise self._not_saved(exc) from None
         finally:

@@ -193,6 +193,11 @@ class TreeChat(Configurable):
     offline_delay = CFloat(
         0.0, help="Seconds the offline provider waits between pieces (demos, tests)."
     ).tag(config=True)
+    batch_poll = CFloat(
+        5.0,
+        help="Seconds between two looks at a pending --batch at first (then less often, "
+        "up to a minute, while nothing changes).",
+    ).tag(config=True)
 
     @validate("session")
     def _valid_session(self, proposal: Any) -> str | None:

@@ -219,6 +219,10 @@ def prepare(
             def interactive(question: str, html: dict[str, str]) -> dict[str, Any]:
                 return hook(session, question, html)
 
+        if options.batch:  # sent now, answered later: its bars (turn.py, batch_view.py)
+            return session.run_experiment(
+                made, cell_id=cell_id, settings=settings, fanout=options.fanout, batch=True, **where
+            )
         view = ExperimentView(
             lambda: session.tree, session.prices, live=live, interactive=interactive
         )

@@ -107,6 +107,15 @@ def _arguments() -> tuple[argument, ...]:
             help=_("With --over: how many requests run at once (default 4)."),
         ),
         argument(
+            "--batch",
+            action="store_true",
+            help=_(
+                "Send this cell's requests (--over, --n, --models, --temperatures) as the "
+                "vendor's batch at half price: the cell returns at once with the batch's id and "
+                "a progress bar; the answers arrive within 24 hours (`%%chat batch`)."
+            ),
+        ),
+        argument(
             "--budget",
             metavar="N",
             help=_(
@@ -231,6 +240,7 @@ class CellOptions:
     over: str | None = None
     same_experiment: bool = False
     concurrency: int | None = None
+    batch: bool = False
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -284,6 +294,14 @@ def parse_cell_line(line: str) -> CellOptions:
         raise UsageError(
             _("%%chat --concurrency: at least 1 request at once, e.g. --concurrency 4")
         )
+    several = args.over is not None or (args.n or 1) > 1 or args.models or args.temperatures
+    if args.batch and not several:
+        raise UsageError(
+            _(
+                "%%chat --batch: a batch is many requests; add --over NAME, --n N, "
+                "--models A,B or --temperatures T1,T2"
+            )
+        )
     if args.with_path and not args.with_refs:
         raise UsageError(_("%%chat: --with-path goes with --with ID; add the node to bring"))
     return CellOptions(
@@ -302,13 +320,14 @@ def parse_cell_line(line: str) -> CellOptions:
         allow_run=args.allow_run,
         provider=args.provider,
         raw=args.raw,
-        fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat"),
+        fanout=parse_fanout(args.n, args.models, args.temperatures, "%%chat", batch=args.batch),
         attach=tuple(args.attach or ()),
         with_refs=tuple(args.with_refs or ()),
         with_path=args.with_path,
         over=args.over,
         same_experiment=args.same_experiment,
         concurrency=args.concurrency,
+        batch=args.batch,
     )
 
 
@@ -347,11 +366,17 @@ def parse_budget(value: str | None, command: str) -> int | str | None:
 
 
 def parse_fanout(
-    n: int | None, models: str | None, temperatures: str | None, command: str
+    n: int | None,
+    models: str | None,
+    temperatures: str | None,
+    command: str,
+    *,
+    batch: bool = False,
 ) -> Fanout | None:
-    """The fan-out the options ask for (``None``: one answer, as without them)."""
+    """The fan-out the options ask for (``None``: one answer, as without them); with
+    ``batch``, sent as vendor batches."""
     if n is None and models is None and temperatures is None:
-        return None
+        return Fanout(batch=True) if batch else None
     if n is not None and n < 1:
         raise UsageError(
             _("{command} --n: ask for at least 1 answer, e.g. --n 3").format(command=command)
@@ -362,7 +387,7 @@ def parse_fanout(
     values = _listed(temperatures, "--temperatures", command, "--temperatures 0,0.5,1")
     temps = tuple(_temperature(value, command) for value in values)
     try:
-        return Fanout(n=n or 1, models=model_names, temperatures=temps)
+        return Fanout(n=n or 1, models=model_names, temperatures=temps, batch=batch)
     except ChatError as error:
         raise UsageError(f"{command}: {error}") from None
 
@@ -395,7 +420,7 @@ def _temperature(value: str, command: str) -> float:
     return number
 
 
-_FANOUT_FLAGS = ("--n", "--models", "--temperatures")
+_FANOUT_FLAGS = ("--n", "--models", "--temperatures", "--batch")
 
 
 def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[str]]:
@@ -405,8 +430,12 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
     """
     found: dict[str, str] = {}
     rest = list(words)
+    batch = False
     while rest and rest[0].split("=", 1)[0] in _FANOUT_FLAGS:
         flag, _equals, value = rest.pop(0).partition("=")
+        if flag == "--batch":
+            batch = True
+            continue
         if not value:
             if not rest:
                 raise UsageError(
@@ -417,6 +446,12 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
             value = rest.pop(0)
         found[flag] = value
     if not found:
+        if batch:
+            raise UsageError(
+                _("{command} --batch: a batch is many requests; add --n N or --models A,B").format(
+                    command=command
+                )
+            )
         return None, rest
     n = found.get("--n")
     try:
@@ -426,7 +461,10 @@ def fanout_words(words: list[str], command: str) -> tuple[Fanout | None, list[st
             _("{command} --n: {n} is not a number; e.g. --n 3").format(command=command, n=repr(n))
         ) from None
 
-    return parse_fanout(count, found.get("--models"), found.get("--temperatures"), command), rest
+    fanout = parse_fanout(
+        count, found.get("--models"), found.get("--temperatures"), command, batch=batch
+    )
+    return fanout, rest
 
 
 def parse_tool_names(value: str | None) -> tuple[str, ...] | None:

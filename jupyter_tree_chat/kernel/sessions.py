@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..conversation.events import Turn
 from ..conversation.host import Refill
+from ..conversation.many.batch_poll import watch
 from ..conversation.session import Session
 from ..errors import SessionNameError
 from ..history.store import SESSION_SUFFIX, session_path
@@ -289,6 +290,8 @@ class KernelSessions:
         self._apply_mcp_settings()
         self.config.apply_tables(session)
         session.refresh()  # what other kernels appended, before a cell or command uses it
+        session.batch_poll = max(0.05, self.config.batch_poll)
+        watch(session)  # its pending batches, whichever kernel sent them (batch_poll.py)
         return session
 
     def open_sessions(self) -> dict[Path, Session]:

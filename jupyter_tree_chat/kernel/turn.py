@@ -22,6 +22,7 @@ from ..conversation.session import Session
 from ..errors import ChatError, ProviderError
 from ..history.tree import tool_uses
 from ..i18n import _
+from .display.batch_view import show_batches
 from .display.columns import FanoutColumns
 from .display.output import (
     DisplayReply,
@@ -153,6 +154,8 @@ def _show_end(
 ) -> None:
     """After a turn: ``_chat``, the footer, the turn hooks, a failure's one line."""
     _leave_for_python(shell, turn)
+    if turn.batches:  # sent as batches: a bar each, live after the cell (batch_view.py)
+        show_batches(session, turn.batches, shell, sessions.config.throttle)
     last = turn.replies[-1] if turn.replies else None
     fanned_out = bool(turn.answers)  # each column has its own footer
     if (

@@ -287,8 +287,14 @@ def node_cost(node: Node, prices: Mapping[str, Price] | None = None) -> float | 
     usage = reply_usage(node)
     if usage is None:
         return None
-    price = by_model(PRICES if prices is None else prices, (node.meta or {}).get("model"))
-    return None if price is None else usage_cost(usage, price)
+    meta = node.meta or {}
+    price = by_model(PRICES if prices is None else prices, meta.get("model"))
+    if price is None:
+        return None
+    cost = usage_cost(usage, price)
+    batch = meta.get("batch")  # a batch answer costs its share of the price (meta.batch.price)
+    share: Any = batch.get("price") if type(batch) is dict else None
+    return cost * share if type(share) in (int, float) and 0 < share <= 1 else cost
 
 
 def nodes_cost(nodes: Iterable[Node], prices: Mapping[str, Price] | None = None) -> float | None:

@@ -116,7 +116,12 @@ class TurnControl(SessionWidget):
 
     def _add_node(self, node: Node) -> None:
         streamed = self._streamed_text_matches(node)
+        before = (self._question.id, self._reply.id if self._reply is not None else None)
         self._follow(self.session.leaf)
+        after = (self._question.id, self._reply.id if self._reply is not None else None)
+        near = (self._question.parent_id, self._question.id)
+        if not streamed and before == after and node.parent_id not in near:
+            return  # a node elsewhere (a batch's answer, another row): nothing here changed
         if streamed:
             self.send(
                 {

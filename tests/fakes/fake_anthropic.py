@@ -202,6 +202,10 @@ class FakeAnthropic:
         self._httpd: ThreadingHTTPServer | None = None
         self._connections: set[socket.socket] = set()
         self._thread: threading.Thread | None = None
+        from fakes.fake_batches import FakeBatches
+
+        self.batches = FakeBatches(self)
+        """Message Batches (fake_batches.py): hold, finish, expire, fail."""
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeAnthropic:
@@ -317,6 +321,7 @@ class FakeAnthropic:
             self.requests.clear()
             self.flowing.set()
             self.cache = PromptCache(self.cache.clock)
+        self.batches.reset()
 
     @property
     def last_request(self) -> RecordedRequest:
@@ -584,6 +589,8 @@ class _Handler(BaseHTTPRequestHandler):
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.fake.api_key is not None and key != self.fake.api_key:
             return self._send_error(401, "authentication_error", "invalid x-api-key")
+        if self.path.startswith("/v1/messages/batches"):
+            return self.fake.batches.handle(self, "GET", self.path.split("?")[0], b"", headers)
         if self.path.split("?")[0] != "/v1/models":
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         body, status = self.fake.endpoint.models
@@ -592,8 +599,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
-        try:
-            body: Any = json.loads(raw or b"null")
+        try:  # a batch's body is read by fake_batches.py (once: it may be 100,000 requests)
+            batch = self.path.startswith("/v1/messages/batches")
+            body: Any = None if batch else json.loads(raw or b"null")
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -610,6 +618,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, record: RecordedRequest) -> None:
         headers, body = record.headers, record.body
         route = self.path.split("?")[0]
+        if route.startswith("/v1/messages/batches"):
+            key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
+                "Bearer "
+            )
+            if self.fake.api_key is not None and key != self.fake.api_key:
+                return self._send_error(401, "authentication_error", "invalid x-api-key")
+            return self.fake.batches.handle(self, "POST", route, record.raw, headers)
         if route not in ("/v1/messages", "/v1/messages/count_tokens"):
             return self._send_error(404, "not_found_error", f"no route {self.path}")
         key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")

@@ -38,7 +38,9 @@ from ...providers.base import Message
 from .. import cellrule
 from ..events import Turn
 from ..settings import ChatSettings, with_root_system
-from .fanout import FanoutHost, answer_rows
+from .batch import BatchHost, send, wires_for
+from .batch_poll import watch
+from .fanout import answer_rows
 from .variants import Fanout
 
 DEFAULT_CONCURRENCY = 4
@@ -75,7 +77,7 @@ class Placement:
     forked_from: dict[int, Node] = field(default_factory=dict)
 
 
-class ExperimentHost(FanoutHost, Protocol):
+class ExperimentHost(BatchHost, Protocol):
     """What running an experiment needs of the session (``Session`` is one)."""
 
     provider: Any
@@ -194,8 +196,10 @@ def run(
     parent: str | None = None,
     chosen: bool = False,
     earlier: Node | None = None,
+    batch: bool = False,
 ) -> Turn:
-    """Store the rows' new questions and ask every row (each variant of ``fanout``)."""
+    """Store the rows' new questions and ask every row (each variant of ``fanout``); with
+    ``batch``, as vendor batches answered later (batch.py)."""
     if not plan.rows:
         raise TreeError(_("the experiment has no rows"))
     settings = session._settings(settings)
@@ -211,6 +215,11 @@ def run(
     above = session.tree.path_nodes(placement.parent) if placement.parent else []
     longest = max(plan.rows, key=lambda r: len(str(r.content)))
     session._preflight(above, {"role": "user", "content": longest.content}, settings, fanout)
+    variants = (fanout or Fanout()).variants(
+        with_root_system(settings, above), session.provider.default_model
+    )
+    batch = batch or (fanout is not None and fanout.batch)
+    wires = wires_for(session, variants) if batch else None  # refused before any write
     questions: list[Node] = []
     new: list[Node] = []
     for index, row in enumerate(plan.rows):
@@ -232,9 +241,11 @@ def run(
         node = Node(session.new_id(), placement.parent, message, meta)
         questions.append(node)
         new.append(node)
-    session.record_all(new)
-    settings = with_root_system(settings, above)
-    variants = (fanout or Fanout()).variants(settings, session.provider.default_model)
     first_new = new[0] if new and new[0] is questions[0] else None
     turn = Turn(first_new, experiment=placement.experiment_id)
+    if wires is not None:
+        send(session, questions, new, turn, variants, cell_id=cell_id, wires=wires)
+        watch(session)
+        return turn
+    session.record_all(new)
     return answer_rows(session, questions, turn, variants, plan.concurrency)

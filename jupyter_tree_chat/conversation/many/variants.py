@@ -35,6 +35,8 @@ class Fanout:
     n: int = 1
     models: tuple[str, ...] = ()
     temperatures: tuple[float, ...] = ()
+    batch: bool = False
+    """Sent as vendor batches, answered later (batch.py), not streamed now."""
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -5,7 +5,8 @@
 - ``measures``: ``context`` and ``usage``;  ``sharing``: ``export``;  ``finding``: ``find``;
 - ``importing``: ``import``;  ``endpoints``: ``models``;  ``mcp``: ``mcp``;
   ``language``: ``language``;  ``grading``: ``grade``, ``prefer``, ``experiment``;
-  ``judging``: ``grade --rubric`` (a model as judge).
+  ``judging``: ``grade --rubric`` (a model as judge);  ``batches``: ``batch`` (the
+  session's vendor batches, ``--batch``).
 
 May import the core, ``providers`` and the cell's own path in ``kernel/`` (sessions,
 output, turn, columns, context, options, config); the kernel imports this folder only from

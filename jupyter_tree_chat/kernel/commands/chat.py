@@ -38,6 +38,7 @@ from ..display.experiment_view import show_versions
 from ..display.output import show_html, show_markdown, show_svg
 from ..options import fanout_words
 from ..sessions import KernelSessions
+from .batches import BatchCommands
 from .endpoints import describe_model, models_report
 from .grading import GradeCommands
 from .importing import import_session
@@ -59,8 +60,8 @@ def help_text() -> str:
                         without TEXT, N as typed, its {fields} filled in again now;
                         --raw TEXT: sent as written
   retry [ID]            a new answer to the last question (or ID's), beside the old one
-                        (both take --n N, --models A,B, --temperatures T1,T2 first:
-                        several answers at once, e.g. %chat retry --n 3)
+                        (both take --n N, --models A,B, --temperatures T1,T2, --batch
+                        first: several answers at once, e.g. %chat retry --n 3)
   compare [ID]          the answers to the last question (or ID's) side by side
   compare --versions    an experiment's rows × versions side by side (%%chat --over)
   experiment [EXP]      an experiment's summary per version and model: grades, wins, cost
@@ -71,6 +72,7 @@ def help_text() -> str:
   grade --rubric TEXT [--model M] [--name NAME] [EXP]
                         a model judges each answer by TEXT (its requests: a side branch)
   prefer A B [--tie]    answer A beats answer B (--tie: neither)
+  batch [cancel ID]     the session's batches (%%chat --batch), their results read now
   fork-before-tool      ask the last question again from before its tool call
   compact [TEXT]        summarise the path into a new root; the old branch stays
   export md [FILE]      the current path as Markdown (to FILE, or shown here)
@@ -110,7 +112,7 @@ set it (auto: JupyterLab's, else the kernel's locale, else English).
     )
 
 
-class Commands(MeasureCommands, ShareCommands, LanguageCommands, GradeCommands):
+class Commands(MeasureCommands, ShareCommands, LanguageCommands, GradeCommands, BatchCommands):
     """Runs one ``%chat`` line against the kernel's sessions."""
 
     def __init__(self, sessions: KernelSessions, shell: Any, questions: QuestionBuilder) -> None:

@@ -384,6 +384,25 @@ def footer(session: Session, node: Node) -> str:
     return " · ".join(text for text, _shown in footer_parts(session, node))
 
 
+def batch_price_words(session: Session, node: Node) -> str | None:
+    """``batch answer · half price`` for a batch's answer; for the reply that follows a
+    batch answer's tool call (asked outside the batch), that it was priced as usual."""
+    batch = (node.meta or {}).get("batch")
+    if isinstance(batch, dict):
+        share = batch.get("price")
+        if isinstance(share, (int, float)) and share == 0.5:
+            return _("batch answer · half price")
+        return _("batch answer")
+    tree = session.tree
+    results = tree.get(node.parent_id) if node.parent_id and node.parent_id in tree else None
+    if results is None or not (results.meta or {}).get("tool_results"):
+        return None
+    asked = tree.get(results.parent_id) if results.parent_id and results.parent_id in tree else None
+    if asked is not None and "batch" in (asked.meta or {}):
+        return _("after a batch answer's tool call: asked outside the batch, standard price")
+    return None
+
+
 def footer_parts(session: Session, node: Node) -> list[tuple[str, bool]]:
     """The footer's parts, each with whether the turn control shows it too (the model,
     the tokens, the cost, the positions), so a live page can show those once."""
@@ -403,6 +422,9 @@ def footer_parts(session: Session, node: Node) -> list[tuple[str, bool]]:
         cost = node_cost(node, session.prices)
         if cost is not None:
             parts.append((dollars(cost), True))
+        priced = batch_price_words(session, node)
+        if priced:
+            parts.append((priced, False))
     if meta.get("interrupted"):
         parts.append((interrupted(meta), False))
     parts.append((context_part(session, node), False))

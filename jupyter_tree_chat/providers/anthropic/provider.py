@@ -104,6 +104,7 @@ from ..base import (
 from ..endpoints.capabilities import Supports, fitted_messages
 from ..redirects import guarded_http_client
 from ..tools.wire import request_tools
+from .batches import AnthropicBatches
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -313,6 +314,22 @@ class AnthropicProvider:
                 raise
             raise self._redacted(mapped) from error
         return int(counted.input_tokens)
+
+    def batch_wire(self, model: str | None = None) -> AnthropicBatches:
+        """Message Batches through this provider's client (anthropic/batches.py): each
+        request built as a stream's, each failure mapped as a stream's."""
+        return AnthropicBatches(
+            self.client,
+            build=lambda request: build_kwargs(request, self.supports),
+            mapped=self._mapped,
+            sampling_version=SAMPLING_API_VERSION,
+            name=self.name,
+        )
+
+    def _mapped(self, error: Exception) -> ProviderError | None:
+        retries = getattr(self.client, "max_retries", None)
+        mapped = provider_error(error, max_retries=retries, service=self.service)
+        return None if mapped is None else self._redacted(mapped)
 
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
@@ -543,3 +560,10 @@ def endpoint_provider(
 ) -> AnthropicProvider:
     """The provider for an endpoint that speaks the Messages API (endpoints/router.py makes it)."""
     return AnthropicProvider(api_key=key, base_url=base_url, supports=supports, service=service)
+
+
+def endpoint_batches(
+    base_url: str | None, key: str, supports: Supports, service: Service
+) -> AnthropicBatches:
+    """Message Batches at an endpoint that has them (``Endpoint.batch``; router.py asks)."""
+    return endpoint_provider(base_url, key, supports, service).batch_wire()

@@ -67,6 +67,8 @@ ENTRY_KEYS = (
     "deployment",
     "api_version",
     "max_tokens_field",
+    "batch",
+    "batch_price",
 )
 MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
 """What a Chat Completions server calls the reply's limit: OpenAI's name, or the older one."""
@@ -388,6 +390,13 @@ def endpoint_table(config: Mapping[str, Any] | None = None) -> dict[str, Endpoin
     return table
 
 
+def _batch_price(name: str, value: Any) -> float | None:
+    if value is None or (type(value) in (int, float) and 0 < value <= 1):
+        return None if value is None else float(value)
+    why = _("endpoint {name!r}: batch_price is a share of the price, in (0, 1], not {value!r}")
+    raise ValueError(why.format(name=name, value=value))
+
+
 def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
     """The endpoint ``name`` as ``entry`` describes it, on top of ``base`` if there is one."""
     if name == ANTHROPIC:
@@ -461,7 +470,9 @@ def configured(name: str, entry: Any, base: Endpoint | None) -> Endpoint:
         )
     if "known" in entry:
         changes["known"] = {**base.known, **_known(name, entry["known"])}
-    for flag in ("free",):
+    if "batch_price" in entry:
+        changes["batch_price"] = _batch_price(name, entry["batch_price"])
+    for flag in ("free", "batch"):
         if flag in entry:
             changes[flag] = bool(entry[flag])
     for text in ("start", "kind"):

@@ -36,7 +36,7 @@ import hashlib
 import importlib
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,6 +53,7 @@ from ..base import (
     cache_group,
     can_count,
 )
+from ..batches import BatchItem, BatchLimits, BatchResult, BatchState, BatchWire, batch_wire
 from .capabilities import Supports, media_blocks, refusal
 from .config import ANTHROPIC, ANTHROPIC_MESSAGES, OPENAI_CHAT, PRESETS, Endpoint, split_model
 
@@ -355,6 +356,43 @@ class Router:
                 raise
             raise FeatureMissing(self._lacks(endpoint, "count_tokens", error)) from error
 
+    def batch_wire(self, model: str | None) -> BatchWire:
+        """The batch API that answers ``model`` (its endpoint's, with the endpoint's key
+        and what it turned out to lack), or ``EndpointRefuses`` naming the endpoint where
+        there is none: checked before anything is written or sent."""
+        endpoint, bare = self.split(model)
+        if endpoint is None:
+            return batch_wire(self.default, bare)
+        if not endpoint.batch:
+            raise EndpointRefuses(
+                _("{endpoint} has no batch API: run the cell without --batch").format(
+                    endpoint=endpoint.name
+                )
+            )
+        problem = unusable(endpoint)
+        if problem:
+            raise EndpointRefuses(problem)
+        key = endpoint.key()
+        if key is None:
+            if endpoint.key_required:
+                raise EndpointRefuses(missing_key(endpoint))
+            key = NO_KEY
+        make = getattr(wire_module(endpoint), "endpoint_batches", None)
+        if not callable(make):
+            raise EndpointRefuses(
+                _("{endpoint} has no batch API: run the cell without --batch").format(
+                    endpoint=endpoint.name
+                )
+            )
+        wire = make(
+            endpoint.base_url,
+            key,
+            self.pool.supports(endpoint),
+            service_for(endpoint),
+            **endpoint.wire_options(),
+        )
+        return EndpointBatches(wire, endpoint)
+
     def _lacks(self, endpoint: Endpoint, feature: str, error: BadRequest | None) -> str:
         """Learn that ``endpoint`` lacks ``feature``; the one line that says so."""
         self.pool.learn(endpoint, feature)
@@ -405,3 +443,43 @@ def refuses_n(detail: str) -> bool:
 def _wire_name(endpoint: Endpoint) -> str:
     """``meta.provider`` of an endpoint's answers: the wire's provider name."""
     return ANTHROPIC if endpoint.api == ANTHROPIC_MESSAGES else endpoint.api
+
+
+class EndpointBatches:
+    """An endpoint's batch API as the session sees it: named and priced as the endpoint,
+    each request's model sent by its name there (``deepseek:x`` goes as ``x``)."""
+
+    def __init__(self, wire: BatchWire, endpoint: Endpoint) -> None:
+        self.wire = wire
+        self.endpoint = endpoint
+        self.price = endpoint.batch_price
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.name
+
+    @property
+    def limits(self) -> BatchLimits:
+        return self.wire.limits
+
+    def submit(self, items: Sequence[BatchItem]) -> BatchState:
+        bare = [
+            BatchItem(
+                i.custom_id,
+                replace(
+                    i.request,
+                    model=split_model(i.request.model, {self.endpoint.name: self.endpoint})[1],
+                ),
+            )
+            for i in items
+        ]
+        return self.wire.submit(bare)
+
+    def state(self, batch_id: str) -> BatchState:
+        return self.wire.state(batch_id)
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        return self.wire.results(batch_id)
+
+    def cancel(self, batch_id: str) -> BatchState:
+        return self.wire.cancel(batch_id)

@@ -430,6 +430,9 @@ export function parseSession(data: Uint8Array | string, options: ParseOptions = 
       if (why !== null) {
         report(number, why);
       }
+    } else if (kind === 'batch' || kind === 'batch_sent' || kind === 'batch_applied') {
+      // a vendor batch's plan, ids and applied results (docs/format.md, "Batch"): the
+      // kernel's records; the answers themselves are nodes, read above
     } else if (kind === 'session') {
       if (session.header === null) {
         session.header = record;
