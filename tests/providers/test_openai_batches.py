@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,13 +15,15 @@ from test_redirects import hosts  # noqa: F401 - the fixture, shared in this fol
 from jupyter_tree_chat.errors import (
     AuthenticationFailed,
     BadRequest,
+    EndpointRefuses,
     RedirectRefused,
     ServerError,
 )
 from jupyter_tree_chat.providers.base import Finished, ReplyRequest, ToolSpec
-from jupyter_tree_chat.providers.batches import BatchItem, BatchLimits, BatchWire
-from jupyter_tree_chat.providers.endpoints.config import PRESETS, configured
-from jupyter_tree_chat.providers.endpoints.router import service_for
+from jupyter_tree_chat.providers.batches import BatchItem, BatchLimits, BatchWire, batch_wire
+from jupyter_tree_chat.providers.endpoints.config import PRESETS, configured, endpoint_table
+from jupyter_tree_chat.providers.endpoints.router import Router, service_for
+from jupyter_tree_chat.providers.offline.provider import OfflineProvider
 from jupyter_tree_chat.providers.openai.batches import AZURE_LIMITS, OPENAI_LIMITS, OpenAIBatches
 from jupyter_tree_chat.providers.openai.provider import OpenAIChatProvider, endpoint_batches
 from jupyter_tree_chat.providers.openai.wire import build_params
@@ -473,3 +476,28 @@ def test_the_key_does_not_follow_a_redirect_to_another_host(hosts):  # noqa: F81
     assert other.seen == []
     assert "/v1/files redirects to another host (127.0.0.2:" in str(raised.value)
     assert KEY not in str(raised.value)
+
+
+def test_the_router_gives_openai_s_batch_api_by_the_model_s_endpoint(server, monkeypatch):
+    table = endpoint_table(
+        {
+            "openai": {"base_url": server.base_url},
+            "gemini": {"base_url": server.base_url},
+            "azure": {"base_url": server.origin, "deployment": "gpt-batch"},
+        }
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    router = Router(OfflineProvider(), table)
+    with pytest.raises(EndpointRefuses, match=r"^gemini has no batch API"):
+        batch_wire(router, "gemini:gemini-2.5-flash")
+    wire = batch_wire(router, "openai:gpt-5-nano")
+    assert (wire.name, wire.limits, getattr(wire, "price", None)) == ("openai", OPENAI_LIMITS, 0.5)
+    request = ReplyRequest([{"role": "user", "content": "hi"}], "openai:gpt-5-nano")
+    state = wire.submit([BatchItem("x-0", request)])
+    assert server.batches.input_lines(state.id)[0]["body"]["model"] == "gpt-5-nano"
+    azure = batch_wire(router, "azure:anything")
+    assert (azure.name, azure.limits) == ("azure", AZURE_LIMITS)
+    state = azure.submit([BatchItem("x-1", replace(request, model="azure:anything"))])
+    assert server.batches.input_lines(state.id)[0]["body"]["model"] == "gpt-batch"
