@@ -117,7 +117,9 @@ def experiment_frame(ref: str | None = None, *, session: str | None = None) -> A
     ``template``, the row's input columns, then ``compare_frame``'s columns (``text``,
     ``model``, ``endpoint``, ``temperature``, tokens, ``cost``, ``seconds``, ...), then
     the grades (docs/experiments.md, "Grades"): ``grade`` and ``note`` (by hand), a
-    column per other grader, preference ``wins`` out of ``preferences``.
+    column per other grader, preference ``wins`` out of ``preferences``. A ``--batch``
+    request that got no answer (errored, expired, canceled) is a line of its own, without
+    an ``id``: its outcome in ``stop_reason``, the API's line in ``text``.
 
     ``ref``: a node of the experiment, or the start of the experiment's id (default: the
     current question's). A question of no experiment (a fan-out) is one of one row.
@@ -138,7 +140,9 @@ def experiment_frame(ref: str | None = None, *, session: str | None = None) -> A
         ) from None
     current = current_session(session)
     node = experiment_node(current, ref)
-    found, columns, _graders = experiment_table(current.tree, current.grades, node, current.prices)
+    found, columns, _graders = experiment_table(
+        current.tree, current.grades, node, current.prices, current.batches.outcomes()
+    )
     return pandas.DataFrame(found, columns=columns)
 
 

@@ -184,12 +184,25 @@ class Asking(SessionHost):
         return self._respond(point, Turn(None), settings, fanout)
 
     def _question(self, node: Node, fanout: Fanout | None) -> Node:
-        """Store a new question: durable, the leaf on it; for a batch, the leaf stays
-        where it was until the answers come, and the plan's append makes it durable."""
+        """Store a new question: durable, the leaf on it. For a batch, not yet: it is
+        written with the batch's plan in one append (``_send_batch``), and the leaf stays
+        where it was until the answers come."""
         if fanout is not None and fanout.batch:
-            self.record_all([node], durable=False)
             return node
         return self.record(node, durable=True)
+
+    def _send_batch(
+        self, user: Node, turn: Turn, settings: ChatSettings | None, fanout: Fanout
+    ) -> Turn:
+        """``user``'s requests as vendor batches (many/batch.py); a new question is
+        written with the plan, in one append."""
+        above = self.path(user.parent_id) if user.parent_id else []
+        settings = with_root_system(self._settings(settings), [*above, user])
+        variants = fanout.variants(settings, self.provider.default_model)
+        new = [] if user.id in self.tree else [user]
+        send(self, [user], new, turn, variants, cell_id=(user.meta or {}).get("cell_id"))
+        watch(self)
+        return turn
 
     def continue_tools(self, reply: Node, settings: ChatSettings) -> Turn:
         """A batch answer that stopped at ``tool_use``: its tools run here and the loop
@@ -219,13 +232,11 @@ class Asking(SessionHost):
         self, user: Node, turn: Turn, settings: ChatSettings | None, fanout: Fanout | None = None
     ) -> Turn:
         """Stream replies under ``user``, running tools until the model stops."""
+        if fanout is not None and fanout.batch:
+            return self._send_batch(user, turn, settings, fanout)
         settings = with_root_system(self._settings(settings), self.path(user.id))
         if fanout is not None:
             variants = fanout.variants(settings, self.provider.default_model)
-            if fanout.batch:  # the question is written: the plan makes it durable, then sent
-                send(self, [user], [], turn, variants, cell_id=(user.meta or {}).get("cell_id"))
-                watch(self)
-                return turn
             if len(variants) > 1:
                 return answer_all(self, user, turn, variants)
             settings = variants[0].settings

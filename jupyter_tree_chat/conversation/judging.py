@@ -61,6 +61,8 @@ class JudgingHost(GradingHost, Protocol):
     @property
     def leaf(self) -> str | None: ...
 
+    def new_id(self) -> str: ...
+
     def ask(
         self, content: str, *, new_root: bool = ..., meta: Any = ..., settings: Any = ...
     ) -> Turn: ...
@@ -154,26 +156,67 @@ def _judgement(
 ) -> tuple[dict[str, Any], float | None]:
     """The grade record of one judge's reply, and what it cost."""
     reply = turn.last
-    text = turn.text
     replies = [n for n in turn.replies]
     cost = nodes_cost(replies, host.prices) if replies else None
+    reply_id = reply.id if reply is not None and reply.role == "assistant" else None
+    error = str(turn.error) if turn.error is not None else None
+    return graded(answer_id, grader, model, turn.text, reply_id, cost, error), cost
+
+
+def graded(
+    answer_id: str,
+    grader: str,
+    model: str,
+    text: str,
+    reply_id: str | None,
+    cost: float | None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """The grade record of a judge's reply ``text`` (its last ``Score: N``), or of its
+    ``error``; a batch's judge replies are read by this too (many/batch.py)."""
     judge: dict[str, Any] = {"model": model, "reasoning": text}
-    if reply is not None and reply.role == "assistant":
-        judge["node"] = reply.id
+    if reply_id is not None:
+        judge["node"] = reply_id
     if cost is not None:
         judge["cost"] = cost
     score = verdict(text)
-    error = None
-    if turn.error is not None:
-        error = str(turn.error)
-    elif score is None:
+    if error is None and score is None:
         error = _("the judge's reply has no Score: 1-5 line")
     if score is not None:
         judge["verdict"] = score
-    record = grade_record(
+    return grade_record(
         answer_id, score, grader=grader, by="model", scale=SCALE, error=error, judge=judge
     )
-    return record, cost
+
+
+def judge_questions(
+    host: JudgingHost,
+    rubric: str,
+    answers: Iterable[AnswerRow],
+    questions: Mapping[str, str],
+    *,
+    model: str | None = None,
+    grader: str = JUDGE,
+) -> tuple[ChatSettings, str, list[Node]]:
+    """The judge's settings, model and questions for ``--batch``: one new root per answer,
+    as ``judge_answers`` asks them, not stored yet (many/batch.py sends them)."""
+    if not rubric.strip():
+        raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
+    name = check_judge(host, model)
+    settings = host.settings.merged(model=name, temperature=0, tools=())
+    made = []
+    for answer in answers:
+        prompt = PROMPT.format(rubric=rubric, question=questions[answer.id], answer=answer.text)
+        message = {"role": "user", "content": prompt, "timestamp": host.now()}
+        made.append(
+            Node(host.new_id(), None, message, {"judge": {"of": answer.id, "grader": grader}})
+        )
+    return settings, name, made
+
+
+def failed_grade(answer_id: str, grader: str, model: str, why: str) -> dict[str, Any]:
+    """The grade record of a judge's request that got no reply (a batch's errored one)."""
+    return _failed(answer_id, grader, model, why)
 
 
 def _failed(answer_id: str, grader: str, model: str, why: str) -> dict[str, Any]:

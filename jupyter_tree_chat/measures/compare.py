@@ -198,11 +198,17 @@ EXPERIMENT_COLUMNS = ("id", "question", "experiment", "version", "row", "templat
 
 
 def experiment_rows(
-    tree: SessionTree, questions: list[Node], prices: Mapping[str, Price] | None = None
+    tree: SessionTree,
+    questions: list[Node],
+    prices: Mapping[str, Price] | None = None,
+    failed: Mapping[str, list[tuple[str, str]]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """One dict per answer to ``questions`` (each question's answers in sibling order),
     and the frame's columns: ``EXPERIMENT_COLUMNS``, the rows' inputs (a name that is
-    already a column gets ``row.`` before it), then ``COLUMNS``."""
+    already a column gets ``row.`` before it), then ``COLUMNS``. ``failed`` (question →
+    ``(outcome, why)`` of each batch request that got no answer: errored, expired,
+    canceled) adds a line for each, with no ``id``, the outcome as its ``stop_reason``
+    and the API's line as its ``text``: kept, never dropped."""
     inputs: dict[str, str] = {}
     taken = {*EXPERIMENT_COLUMNS, *COLUMNS}
     for question in questions:
@@ -225,6 +231,12 @@ def experiment_rows(
             }
             line.update({column: row.get(name) for name, column in inputs.items()})
             line.update((k, v) for k, v in values.items() if k != "id")
+            found.append(line)
+        for outcome, why in (failed or {}).get(question.id, ()):
+            line = {"id": None, "question": question.id, "experiment": about.get("id")}
+            line.update(version=about.get("version"), row=about.get("index"))
+            line.update({"template": about.get("template"), "stop_reason": outcome, "text": why})
+            line.update({column: row.get(name) for name, column in inputs.items()})
             found.append(line)
     columns = [*EXPERIMENT_COLUMNS, *inputs.values(), *(c for c in COLUMNS if c != "id")]
     return found, columns

@@ -147,10 +147,15 @@ def summary(rows: Sequence[dict[str, Any]], named: dict[str, str]) -> list[Group
 
 
 def experiment_table(
-    tree: SessionTree, grades: Grades, node_id: str | None, prices: Mapping[str, Price] | None
+    tree: SessionTree,
+    grades: Grades,
+    node_id: str | None,
+    prices: Mapping[str, Price] | None,
+    failed: Mapping[str, list[tuple[str, str]]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, str]]:
     """Every answer of the experiment ``node_id`` belongs to (default: the current
-    question's), one dict each, its grades beside it: the frame's rows and columns."""
+    question's), one dict each, its grades beside it: the frame's rows and columns;
+    ``failed`` batch requests a line each (``experiment_rows``)."""
     questions = experiment_questions(tree, node_id)
-    found, columns = experiment_rows(tree, questions, prices)
+    found, columns = experiment_rows(tree, questions, prices, failed)
     return grade_columns(found, columns, grades)

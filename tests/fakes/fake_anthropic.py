@@ -24,6 +24,7 @@ request so tests can check what was sent.
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
         client = anthropic.Anthropic(api_key="k", base_url=server.base_url)
         FakeAnthropic(endpoint="deepseek")                # as another endpoint: fake_endpoints
+        server.batches.hold = True; server.batches.finish()  # Message Batches: fake_batches
         server.requests[-1].body                          # the parsed JSON body sent
         server.requests[-1].received, .first_event, .ended, .usage   # when, and what it cost
         server.requests[-1].raw                           # the body, byte for byte

@@ -29,6 +29,7 @@ How a test drives it:
     fake.batches.fail(lambda p: "Oslo" in str(p["messages"]))  # errored (api_error)
     fake.batches.expire(batch_id)         # ends with what was not answered expired
     fake.batches.created                  # each create's requests, as sent
+    fake.batches.max_requests = 3         # the API's limits, lowered (a split, without 256 MB)
 """
 
 from __future__ import annotations

@@ -21,6 +21,10 @@ class BatchWireCase(Protocol):
     name: str
     models: tuple[str, ...]
     """The models a cell asks (``--models``): the first is the cell's ``--model``."""
+    judge: str
+    """A model that grades by a rubric (``--model``): it takes temperature 0."""
+    failed_words: str
+    """What the line of a request ``fail`` made errored says."""
 
     def start(self) -> None: ...
 
@@ -59,12 +63,18 @@ class BatchWireCase(Protocol):
         (Message Batches: one; OpenAI's Batch API takes one model a file: one a model)."""
         ...
 
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        """The next ``times`` requests whose question holds ``text`` answer ``answer``."""
+        ...
+
 
 class AnthropicWire:
     """Message Batches on the fake Messages API, asked through Anthropic's own API."""
 
     name = "anthropic"
     models = ("claude-sonnet-4-6", "claude-haiku-4-5")
+    judge = "claude-sonnet-4-6"
+    failed_words = "fake: this request failed"
 
     def __init__(self) -> None:
         self.fake = FakeAnthropic()
@@ -109,6 +119,10 @@ class AnthropicWire:
     def batches_for(self, per_model: list[int]) -> list[int]:
         return [sum(per_model)]
 
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.fake.enqueue(answer, when=lambda body: text in str(body.get("messages")))
+
 
 class OpenAIWire:
     """OpenAI's Batch API on the fake Chat Completions server's Files and Batch APIs
@@ -116,6 +130,8 @@ class OpenAIWire:
 
     name = "openai"
     models = ("openai:gpt-5-mini", "openai:gpt-5-nano")
+    judge = "openai:gpt-4.1-mini"  # OpenAI's gpt-5 models refuse temperature 0
+    failed_words = "The server had an error processing your request."
     key = "sk-fake-openai-batch"
 
     def __init__(self) -> None:
@@ -165,6 +181,10 @@ class OpenAIWire:
 
     def batches_for(self, per_model: list[int]) -> list[int]:
         return per_model
+
+    def reply(self, text: str, answer: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.fake.enqueue(answer, when=lambda body: text in str(body.get("messages")))
 
 
 WIRES: dict[str, Callable[[], Any]] = {"anthropic": AnthropicWire, "openai": OpenAIWire}

@@ -170,6 +170,18 @@ def test_errored_and_expired_requests_are_kept_on_their_questions(kernel, wire):
     (failed,) = [r["failed"] for r in records(kernel) if r.get("failed")]
     ((_cid, (outcome, why)),) = failed.items()
     assert outcome == "errored" and why
+    # kept on its question: experiment_frame has a line for it, without an answer
+    question = next(r["id"] for r in records(kernel) if "Oslo" in str(r.get("message")))
+    said = (
+        kernel.run(
+            "from jupyter_tree_chat import experiment_frame\n"
+            f"f = experiment_frame('{question}')\n"
+            "print(len(f), list(f[f['stop_reason'] == 'errored']['text']))"
+        )
+        .check()
+        .stdout
+    )
+    assert said.startswith("3 [") and wire.failed_words in said
 
     kernel.run("other = [{'city': 'Rome'}, {'city': 'Kyoto'}]").check()
     msg_id = kernel.send(f"%%chat --over other --batch --new\n{ASK}", "c0000009")
@@ -221,6 +233,10 @@ def test_n_samples_and_models_go_as_one_batch_per_endpoint(kernel, wire):
     assert "0 of 4 ended" in bar_text(run)
     assert wire.created() == wire.batches_for([2, 2])  # one endpoint, one batch_sent
     assert len([r for r in records(kernel) if r.get("type") == "batch_sent"]) == 1
+    written = records(kernel)  # the question and the plan in one append: side by side
+    (plan,) = [r for r in written if r.get("type") == "batch"]
+    asked = written[written.index(plan) - 1]
+    assert asked["message"]["content"] == "Name a colour."
     assert load_file(kernel.session_file()).tree.leaf == before  # where the cell ran from
     wire.finish()
     wait_for(lambda: len(batch_answers(kernel)) == 4)
@@ -314,3 +330,29 @@ def test_an_answer_that_calls_a_tool_goes_on_outside_the_batch(kernel, wire):
     )
     assert "after a batch answer's tool call: asked outside the batch, standard price" in said
     assert "batch answer · half price" in said
+
+
+def test_a_rubric_judges_an_experiment_in_a_batch_and_its_verdicts_become_grades(kernel, wire):
+    kernel.chat(ASK, "c0000001", "--over rows").check()  # answered now, streamed
+    wire.hold()
+    wire.reply("grading an answer", "It says what the city is known for.\nScore: 4", times=3)
+    question = next(r["id"] for r in records(kernel) if "Paris" in str(r.get("message")))
+    run = kernel.run(
+        f"%chat grade --rubric 'Is it right?' --model {wire.judge} --batch {question}"
+    ).check()
+    assert "0 of 3 ended" in bar_text(run)
+    assert [r for r in records(kernel) if r.get("type") == "grade"] == []
+    wire.finish()
+    wait_for(lambda: len([r for r in records(kernel) if r.get("type") == "grade"]) == 3)
+    grades = [r for r in records(kernel) if r.get("type") == "grade"]
+    assert {g["score"] for g in grades} == {4} and {g["by"] for g in grades} == {"model"}
+    said = (
+        kernel.run(
+            "from jupyter_tree_chat import experiment_frame\n"
+            f"print(sorted(experiment_frame('{question}')['judge']))"
+        )
+        .check()
+        .stdout
+    )
+    assert said.strip() == "[4, 4, 4]"
+    assert load_file(kernel.session_file()).problems == []

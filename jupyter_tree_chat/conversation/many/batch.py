@@ -27,7 +27,8 @@ batch_poll.py looks at pending batches and calls ``collect`` when one has ended.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -41,12 +42,24 @@ from ...history.batch_record import (
     batch_record,
     sent_record,
 )
+from ...history.grade_record import Grades
 from ...history.store import leaf_record
 from ...history.tree import Node, tool_uses
 from ...i18n import _
+from ...measures.models import Price
+from ...measures.usage import nodes_cost
 from ...providers.base import ReplyRequest, route_of
-from ...providers.batches import BatchItem, BatchLimits, BatchResult, BatchWire, batch_wire
+from ...providers.batches import (
+    CUSTOM_ID,
+    BatchItem,
+    BatchLimits,
+    BatchResult,
+    BatchWire,
+    batch_wire,
+)
 from ..events import BatchProgress, Turn
+from ..grading import AnswerRow
+from ..judging import JUDGE, JudgingHost, failed_grade, graded, judge_questions
 from ..replies import reply_meta, tool_names_meta
 from ..settings import ChatSettings
 from .variants import Variant
@@ -67,6 +80,8 @@ class BatchHost(FanoutHost, Protocol):
     batches: Batches
     batch_poll: float
     settings: ChatSettings
+    grades: Grades
+    prices: dict[str, Price]
 
     def append_checked(self, decide: Any) -> list[Node]: ...
 
@@ -89,6 +104,16 @@ def wires_for(
         wire = batch_wire(session.provider, variant.model)
         found.setdefault(wire.name, (wire, []))[1].append(index)
     return found
+
+
+def custom_id(question: str, variant: int) -> str:
+    """The request's ``custom_id``: its question's id and variant (``3f2a…-0``), or, for an
+    id the API would refuse (an imported session's ``msg.1``, a long one), a digest of it:
+    the plan maps either back to the question."""
+    made = f"{question}-{variant}"
+    if CUSTOM_ID.match(made):
+        return made
+    return f"q{hashlib.sha256(question.encode()).hexdigest()[:24]}-{variant}"
 
 
 def variant_record(variant: Variant) -> dict[str, Any]:
@@ -134,7 +159,7 @@ def send(
     shown = [variant_record(v) for v in variants]
     plans: list[tuple[dict[str, Any], BatchWire]] = []
     for name, (wire, indexes) in wires.items():
-        requests = [(f"{q.id}-{i}", q.id, i) for q in questions for i in indexes]
+        requests = [(custom_id(q.id, i), q.id, i) for q in questions for i in indexes]
         record = batch_record(
             session.new_id(),
             wire=name,
@@ -298,8 +323,11 @@ def apply(
     """Write ``results`` of plan ``key`` not written yet by anyone: one append, one fsync."""
     count = 0
 
+    grades: list[dict[str, Any]] = []
+
     def decide() -> tuple[list[Node], list[dict[str, Any]]]:
         nonlocal count
+        grades.clear()
         plan = session.batches.plans[key]  # as the file says now, under its lock
         nodes: list[Node] = []
         done: list[str] = []
@@ -309,17 +337,26 @@ def apply(
             if cid not in questions or plan.is_applied(cid) or cid in failed or cid in done:
                 continue
             question, index = questions[cid]
+            judging = _judged(session, question)
             if result.outcome == "succeeded" and result.finished is not None:
-                nodes.append(answer_node(session, plan, result, question, index, batch_id))
+                node = answer_node(session, plan, result, question, index, batch_id)
+                nodes.append(node)
                 done.append(cid)
+                if judging is not None:  # a judge's verdict is a grade (judging.py)
+                    cost = nodes_cost([node], session.prices)
+                    grades.append(graded(*judging, plan.model, node.text, node.id, cost))
             else:
                 failed[cid] = (result.outcome, result.error or result.outcome)
+                if judging is not None:
+                    grades.append(failed_grade(*judging, plan.model, failed[cid][1]))
         count = len(done) + len(failed)
         if not count:
             return [], []
-        return nodes, [applied_record(key, done, failed), *_leaf_stays(session)]
+        return nodes, [*grades, applied_record(key, done, failed), *_leaf_stays(session)]
 
     written = session.append_checked(decide)
+    for record in grades:  # this process's own grade records are not read back
+        session.grades.take(record, session.tree.__contains__)
     for node in written:  # a tool call: the loop goes on outside the batch, by who wrote it
         meta = node.meta or {}
         if meta.get("stop_reason") == "tool_use" and tool_uses(node.message):
@@ -330,6 +367,40 @@ def apply(
             if turn.error is not None:
                 session.notice(str(turn.error), "warning")
     return count
+
+
+def _judged(session: BatchHost, question: str) -> tuple[str, str] | None:
+    """``(answer judged, grader)`` when ``question`` is a judge's (``meta.judge``)."""
+    about = (
+        (session.tree.get(question).meta or {}).get("judge") if question in session.tree else None
+    )
+    if isinstance(about, dict) and isinstance(about.get("of"), str):
+        return about["of"], str(about.get("grader") or JUDGE)
+    return None
+
+
+class JudgeHost(BatchHost, JudgingHost, Protocol):
+    """What judging in a batch needs: a batch's host that can judge (``Session``)."""
+
+
+def judge(
+    session: JudgeHost,
+    rubric: str,
+    answers: Iterable[AnswerRow],
+    questions: Mapping[str, str],
+    *,
+    model: str | None = None,
+    grader: str = JUDGE,
+) -> Turn:
+    """``%chat grade --rubric TEXT --batch``: the judge's requests as one batch; each
+    verdict becomes a grade record when its result is written (``apply``)."""
+    settings, name, asked = judge_questions(
+        session, rubric, answers, questions, model=model, grader=grader
+    )
+    variants = [Variant(settings, name)]
+    wires = wires_for(session, variants)  # refused before anything is written
+    turn = Turn(None)
+    return send(session, asked, asked, turn, variants, wires=wires)
 
 
 def answer_node(

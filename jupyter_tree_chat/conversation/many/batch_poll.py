@@ -85,10 +85,15 @@ class BatchPoller:
         self._said: set[str] = set()
 
     def wake(self) -> None:
-        """Look now (a batch was sent, or ``%chat batch`` asked), starting the thread if
-        it is not running."""
+        """Look now (``%chat batch cancel`` asked), starting the thread if it is not
+        running."""
+        self._wake.set()
+        self.ensure()
+
+    def ensure(self) -> None:
+        """Start the thread if it is not running (its first look is at once); a running
+        one keeps its pace."""
         with self._lock:
-            self._wake.set()
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="tree-chat batches", daemon=True
@@ -139,5 +144,5 @@ def watch(session: BatchHost) -> bool:
     True if it has."""
     if not any(plan.sent for plan in session.batches.pending()):
         return False
-    poller(session).wake()
+    poller(session).ensure()
     return True

@@ -184,6 +184,7 @@ def _anthropic_entry(session: Session, api: Probe | None, has_key: bool) -> Endp
     for name in claude:
         mark = _(" (default)") if name == default else ""
         entry.models.append(f"{name}{mark} · {_facts(session, name, None)}")
+    entry.features = _("supports everything the Messages API takes; batch at half price")
     return entry
 
 
@@ -237,7 +238,13 @@ def _supports(session: Session, endpoint: Endpoint) -> tuple[list[str], list[str
     supports = supports_of(endpoint.qualified("x")) if callable(supports_of) else endpoint.supports
     names = (*FEATURES, *CHAT_FEATURES) if endpoint.api == OPENAI_CHAT else FEATURES
     have, lack = supports.features(names)
-    return [*have, _("temperature {range}").format(range=supports.temperature_range())], lack
+    have.append(_("temperature {range}").format(range=supports.temperature_range()))
+    if endpoint.batch:  # its vendor's batch API (--batch), at its batch price
+        share = endpoint.batch_price
+        have.append(_("batch at half price") if share == 0.5 else _("batch"))
+    else:
+        lack.append(_("batch"))
+    return have, lack
 
 
 def _facts(session: Session, name: str, served_window: int | None) -> str:

@@ -27,7 +27,7 @@ THUMBS = {"up": 1, "down": 0, "👍": 1, "👎": 0}
 
 GRADE_USAGE = (
     "grade ID SCORE [--note TEXT] [--scale LOW-HIGH] | grade --by FUNC [EXPERIMENT] | "
-    "grade --rubric TEXT [--model M] [--name NAME] [EXPERIMENT]"
+    "grade --rubric TEXT [--model M] [--name NAME] [--batch] [EXPERIMENT]"
 )
 
 
@@ -118,7 +118,10 @@ class GradeCommands:
 
     def do_grade(self, args: list[str]) -> None:
         words, found = _options(
-            args, ("--note", "--scale", "--by", "--rubric", "--model", "--name"), (), GRADE_USAGE
+            args,
+            ("--note", "--scale", "--by", "--rubric", "--model", "--name"),
+            ("--batch",),
+            GRADE_USAGE,
         )
         if "--rubric" in found:
             from .judging import grade_with_rubric  # the judge loads when first used

@@ -81,6 +81,9 @@ def test_chat_models_lists_each_endpoint_in_a_line_or_a_few(shell, servers, caps
     assert anthropic in lines
     at = lines.index(anthropic)
     assert lines[at + 1].startswith("  claude-sonnet-4-6 (default) · window 1M · $3 in, $15 out")
+    after = lines[at + 1 :]
+    said = next(line for line in after if not line.startswith("  claude"))
+    assert said.endswith("; batch at half price")  # Message Batches (docs/batch.md)
     ollama = next(line for line in lines if line.startswith("ollama at "))
     assert ollama.endswith("(Ollama): answering")
     at = lines.index(ollama)
@@ -88,6 +91,7 @@ def test_chat_models_lists_each_endpoint_in_a_line_or_a_few(shell, servers, caps
         lines[at + 1] == "  ollama:llama3.2:3b · window unknown (TreeChat.context_windows) · free"
     )
     assert "lacks count_tokens, cache_control, documents" in lines[at + 3]
+    assert lines[at + 3].endswith(", batch")  # no batch API (docs/batch.md)
     deepseek = next(line for line in lines if line.startswith("deepseek at "))
     assert deepseek.endswith(
         "(DeepSeek): answering, DEEPSEEK_API_KEY set (it lists no models (404))"
