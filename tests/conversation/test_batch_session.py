@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from fakes.fake_anthropic import FakeAnthropic
 
 from jupyter_tree_chat.conversation.many import batch
-from jupyter_tree_chat.conversation.many.batch_poll import holding, look
+from jupyter_tree_chat.conversation.many.batch_poll import holding, look, poller
 from jupyter_tree_chat.conversation.many.experiment import Plan, RowQuestion
 from jupyter_tree_chat.conversation.many.variants import Variant
 from jupyter_tree_chat.conversation.session import Session
@@ -93,6 +94,11 @@ def test_a_batch_over_the_api_s_bytes_is_split_too(tmp_path, fake):
     assert sum(len(r) for r in fake.batches.created) == 6
     for created in fake.batches.created:
         assert len(json.dumps({"requests": created})) <= 1200
+    fake.batches.finish()
+    (plan,) = session.batches.plans.values()
+    with holding(session):
+        look(session, plan)
+    assert not plan.pending  # every part's results, each under its question
 
 
 def test_results_are_written_a_chunk_at_a_time_each_one_append(tmp_path, fake, monkeypatch):
@@ -191,3 +197,24 @@ def test_a_plan_never_sent_is_canceled_by_hand(tmp_path, fake):
     assert not found.pending
     assert {outcome for outcome, _why in found.failed.values()} == {"canceled"}
     assert fake.batches.created == []  # nothing was ever sent
+
+
+def test_the_watch_backs_off_while_nothing_changes_and_ends_with_the_batch(tmp_path, fake):
+    path = tmp_path / "s.chat.jsonl"
+    session = session_on(path, fake)
+    session.batch_poll = 0.1
+    session.run_experiment(rows(2), cell_id="c1", batch=True)  # its watch starts here
+    time.sleep(3.0)
+    looks = [r for r in fake.requests if r.method == "GET" and "/v1/messages/batches/" in r.path]
+    # a look at once, then 0.1 s, 0.15 s, 0.225 s, ... apart: about 8 in 3 s, never a loop
+    assert 2 <= len(looks) <= 12
+    fake.batches.finish()
+    deadline = time.monotonic() + 30
+    while any(p.pending for p in session.batches.plans.values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    watcher = poller(session)._thread
+    deadline = time.monotonic() + 30
+    while watcher is not None and watcher.is_alive():  # nothing pending: the thread ends
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

@@ -249,6 +249,28 @@ EDGE_CASES: list[bytes] = [
     + line({"type": "preference", "better": "a1", "worse": "a1"})
     + line({"type": "preference", "better": "a1", "worse": "zz"})
     + line({"type": "preference", "better": "a1", "worse": "u1", "tie": "no"}),
+    GOOD  # a vendor batch's records (batch_record.py), good and damaged
+    + line(
+        {
+            "type": "batch",
+            "key": "k1",
+            "wire": "anthropic",
+            "model": "m",
+            "variants": [{"model": "m"}],
+            "requests": [["u2-0", "u2", 0]],
+        }
+    )
+    + line({"type": "batch", "key": "k1", "wire": "anthropic", "model": "m"})
+    + line({"type": "batch", "key": "k'2", "wire": "anthropic", "model": "m", "variants": []})
+    + line({"type": "batch", "key": "k3", "wire": 1, "model": "m", "variants": [], "requests": []})
+    + line({"type": "batch_sent", "key": "k1", "id": "msgbatch_1"})
+    + line({"type": "batch_sent", "key": "k1", "id": "b2", "requests": "u2-0"})
+    + line({"type": "batch_sent", "key": "nope", "id": "b3"})
+    + line({"type": "batch_sent", "id": "b4"})
+    + line({"type": "batch_applied", "key": "k1", "done": ["u2-0"]})
+    + line({"type": "batch_applied", "key": "k1", "done": [], "failed": None})
+    + line({"type": "batch_applied", "key": "k1", "done": "u2-0"})
+    + line(node("a3", "u2", "assistant", "late", meta={"batch": {"id": "msgbatch_1"}})),
     GOOD
     + line({"type": "label", "id": "u1", "label": {"a": 1}})
     + line({"type": "label", "id": "u1", "label": None})

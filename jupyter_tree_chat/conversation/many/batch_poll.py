@@ -67,8 +67,9 @@ def look(session: BatchHost, plan: BatchPlan, wire: BatchWire | None = None) -> 
         state = wire.state(batch_id)
         progress(session, plan, "ended" if state.ended else state.status, state.counts)
         if state.ended:
-            with holding(session):
-                changed = collect(session, plan, batch_id, wire) > 0 or changed
+            with holding(session):  # another thread may have written them meanwhile
+                if not all(plan.is_applied(cid) for cid in plan.custom_ids(batch_id)):
+                    changed = collect(session, plan, batch_id, wire) > 0 or changed
         elif state.counts.done:
             changed = True
     return changed

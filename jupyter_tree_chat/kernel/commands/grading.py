@@ -123,6 +123,8 @@ class GradeCommands:
             ("--batch",),
             GRADE_USAGE,
         )
+        if "--batch" in found and "--rubric" not in found:
+            raise UsageError(_("%chat grade --batch goes with --rubric TEXT: a judge's requests"))
         if "--rubric" in found:
             from .judging import grade_with_rubric  # the judge loads when first used
 

@@ -251,6 +251,54 @@ function parseWritten(text: string): unknown {
  * Rebuild the tree from a file's bytes (or text), reporting every problem by line number.
  * Lines are split on `\n` only (U+2028 inside a string is not a line break).
  */
+/** Why a batch record is skipped, as `_problem` in history/batch_record.py says it. */
+function batchProblem(
+  record: Record<string, unknown>,
+  kind: string,
+  plans: Set<string>
+): string | null {
+  const key = record.key;
+  if (typeof key !== 'string' || !key) {
+    return `${kind} record without a key (ignored)`;
+  }
+  const named = reprString(key);
+  if (kind === 'batch') {
+    if (plans.has(key)) {
+      return `a second batch record for ${named} (ignored)`;
+    }
+    const requests = record.requests;
+    const fits =
+      typeof record.wire === 'string' &&
+      typeof record.model === 'string' &&
+      Array.isArray(record.variants) &&
+      Array.isArray(requests) &&
+      requests.every(
+        r =>
+          Array.isArray(r) &&
+          r.length === 3 &&
+          typeof r[0] === 'string' &&
+          typeof r[1] === 'string' &&
+          Number.isInteger(r[2])
+      );
+    return fits ? null : `batch record ${named} is not the format's (ignored)`;
+  }
+  if (!plans.has(key)) {
+    return `${kind} record for unknown batch ${named} (ignored)`;
+  }
+  if (kind === 'batch_sent') {
+    const held = record.requests;
+    const fits = typeof record.id === 'string' && (held === undefined || held === null || Array.isArray(held));
+    return fits ? null : `batch_sent record for ${named} is not the format's (ignored)`;
+  }
+  const failed = Object.prototype.hasOwnProperty.call(record, 'failed') ? record.failed : {};
+  const fits =
+    Array.isArray(record.done) &&
+    typeof failed === 'object' &&
+    failed !== null &&
+    !Array.isArray(failed);
+  return fits ? null : `batch_applied record for ${named} is not the format's (ignored)`;
+}
+
 export function parseSession(data: Uint8Array | string, options: ParseOptions = {}): ChatSession {
   const readLine = options.written ? parseWritten : parseJSON;
   let bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
@@ -261,6 +309,7 @@ export function parseSession(data: Uint8Array | string, options: ParseOptions = 
   };
   let leaf: string | null = null;
   const orphans: Array<[number, string, string]> = [];
+  const batches = new Set<string>(); // the keys of the batch plans read so far
 
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     report(1, 'starts with a UTF-8 byte order mark (ignored)');
@@ -432,7 +481,13 @@ export function parseSession(data: Uint8Array | string, options: ParseOptions = 
       }
     } else if (kind === 'batch' || kind === 'batch_sent' || kind === 'batch_applied') {
       // a vendor batch's plan, ids and applied results (docs/format.md, "Batch"): the
-      // kernel's records; the answers themselves are nodes, read above
+      // kernel's records, checked as batch_record.py checks them; the answers are nodes
+      const why = batchProblem(record, kind, batches);
+      if (why !== null) {
+        report(number, why);
+      } else if (kind === 'batch') {
+        batches.add(record.key as string);
+      }
     } else if (kind === 'session') {
       if (session.header === null) {
         session.header = record;

@@ -138,7 +138,11 @@ def test_grading_a_tool_rounds_reply_lands_on_the_answers_first_node(offline):
             "grade {a} 3 --loud",
             "UsageError: %chat: unknown option '--loud'; usage: %chat grade ID SCORE [--note "
             "TEXT] [--scale LOW-HIGH] | grade --by FUNC [EXPERIMENT] | grade --rubric TEXT "
-            "[--model M] [--name NAME] [EXPERIMENT]",
+            "[--model M] [--name NAME] [--batch] [EXPERIMENT]",
+        ),
+        (
+            "grade {a} 3 --batch",
+            "UsageError: %chat grade --batch goes with --rubric TEXT: a judge's requests",
         ),
     ],
 )
