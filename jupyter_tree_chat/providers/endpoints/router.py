@@ -364,33 +364,25 @@ class Router:
         if endpoint is None:
             return batch_wire(self.default, bare)
         if not endpoint.batch:
-            raise EndpointRefuses(
-                _("{endpoint} has no batch API: run the cell without --batch").format(
-                    endpoint=endpoint.name
-                )
-            )
+            raise no_batch_api(endpoint)
         problem = unusable(endpoint)
         if problem:
             raise EndpointRefuses(problem)
-        key = endpoint.key()
-        if key is None:
-            if endpoint.key_required:
-                raise EndpointRefuses(missing_key(endpoint))
-            key = NO_KEY
-        make = getattr(wire_module(endpoint), "endpoint_batches", None)
-        if not callable(make):
-            raise EndpointRefuses(
-                _("{endpoint} has no batch API: run the cell without --batch").format(
-                    endpoint=endpoint.name
-                )
+        provider = self.pool.provider(endpoint)  # its key now, its client made once
+        made = getattr(provider, "batch_wire", None)
+        if callable(made):
+            wire: BatchWire = made(bare)
+        else:  # the wire module makes it: endpoint_batches(base_url, key, ...)
+            make = getattr(wire_module(endpoint), "endpoint_batches", None)
+            if not callable(make):
+                raise no_batch_api(endpoint)
+            wire = make(
+                endpoint.base_url,
+                endpoint.key() or NO_KEY,
+                self.pool.supports(endpoint),
+                service_for(endpoint),
+                **endpoint.wire_options(),
             )
-        wire = make(
-            endpoint.base_url,
-            key,
-            self.pool.supports(endpoint),
-            service_for(endpoint),
-            **endpoint.wire_options(),
-        )
         return EndpointBatches(wire, endpoint)
 
     def _lacks(self, endpoint: Endpoint, feature: str, error: BadRequest | None) -> str:
@@ -443,6 +435,16 @@ def refuses_n(detail: str) -> bool:
 def _wire_name(endpoint: Endpoint) -> str:
     """``meta.provider`` of an endpoint's answers: the wire's provider name."""
     return ANTHROPIC if endpoint.api == ANTHROPIC_MESSAGES else endpoint.api
+
+
+def no_batch_api(endpoint: Endpoint) -> EndpointRefuses:
+    """The one line that refuses ``--batch`` at ``endpoint`` (as ``batches.batch_wire``
+    says it for a provider without one)."""
+    return EndpointRefuses(
+        _("{endpoint} has no batch API: run the cell without --batch").format(
+            endpoint=endpoint.name
+        )
+    )
 
 
 class EndpointBatches:
