@@ -167,6 +167,8 @@ class OpenAIChatProvider:
         self.supports = supports
         self._service = service
         self.max_tokens_field = max_tokens_field
+        self.azure_deployment: str | None = client_options.get("azure_deployment")
+        """Azure: the deployment every model name goes to (a batch's lines name it)."""
 
     @property
     def service(self) -> Service:
@@ -312,22 +314,24 @@ class OpenAIChatProvider:
         return refused
 
     def batch_wire(
-        self, model: str | None = None, *, name: str = "openai", deployment: str | None = None
+        self, model: str | None = None, *, name: str | None = None, deployment: str | None = None
     ) -> OpenAIBatches:
         """This endpoint's Batch API (``openai/batches.py``), on this provider's client,
-        its errors mapped as this provider maps them."""
+        its errors mapped as this provider maps them; on Azure each line names the
+        deployment (``deployment``, else the one this provider was made with)."""
         key = getattr(self.client, "api_key", None)
+        azure = isinstance(self.client, load_openai(self.service.label).AzureOpenAI)
         return OpenAIBatches(
             self.client,
-            name=name,
+            name=name or ("azure" if azure else "openai"),
             service=self.service,
             errors=self.provider_error,
             key=None if key == NO_KEY else key,
             supports=self.supports,
             default_model=model or self.default_model,
             max_tokens_field=self.max_tokens_field,
-            azure=isinstance(self.client, load_openai(self.service.label).AzureOpenAI),
-            deployment=deployment,
+            azure=azure,
+            deployment=deployment or self.azure_deployment,
         )
 
     def _url(self) -> str:
@@ -398,7 +402,4 @@ def endpoint_batches(
         azure_api_version=azure_api_version,
         azure_deployment=azure_deployment,
     )
-    azure = azure_api_version is not None
-    return provider.batch_wire(
-        name=name or ("azure" if azure else "openai"), deployment=azure_deployment
-    )
+    return provider.batch_wire(name=name)
