@@ -22,6 +22,13 @@ The bare and batch cases alternate their order from run to run.
 
     .venv/bin/python benchmarks/bench_batch.py [--rows 10000] [--runs 3]
     .venv/bin/python benchmarks/bench_batch.py --quick      # 200 rows, 1 run (.ci/run)
+    .venv/bin/python benchmarks/bench_batch.py --wire openai  # OpenAI's Batch API instead
+
+With ``--wire openai`` the same runs go through OpenAI's Batch API (the fake Files and
+Batch APIs of tests/fakes/fake_openai_batches.py, the cell's model ``openai:gpt-5-mini``):
+the bare SDK's submit uploads the same requests' JSONL built in memory and makes the
+batch (``files.create``, ``batches.create``); its results read the output file to the
+end (``files.content``, streamed), nothing stored.
 """
 
 from __future__ import annotations
@@ -38,7 +45,22 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 from bench_magic import TIMING_HOOKS  # noqa: E402  (the same kernel-side cell timing)
 from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
+from fakes.fake_openai import FakeOpenAI  # noqa: E402
 from helpers.kernel_harness import Kernel  # noqa: E402
+
+HELPERS = """
+def _bench_rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
+_bench_woken = [0.0]
+def _bench_wake():
+    _bench_woken[0] = time.monotonic()
+    poller(current_session()).wake()
+def _bench_left():
+    plans = current_session().batches.plans.values()
+    return sum(p.total - p.applied for p in plans), time.monotonic() - _bench_woken[0]
+"""
+"""What both wires' setups end with (no braces: it is not formatted)."""
 
 SETUP = """
 import anthropic, time
@@ -51,16 +73,6 @@ _bench_requests = [
       "messages": [{{"role": "user", "content": f"Row {{i}}: say something."}}]}}}}
     for i in range({rows})
 ]
-def _bench_rss():
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
-_bench_woken = [0.0]
-def _bench_wake():
-    _bench_woken[0] = time.monotonic()
-    poller(current_session()).wake()
-def _bench_left():
-    plans = current_session().batches.plans.values()
-    return sum(p.total - p.applied for p in plans), time.monotonic() - _bench_woken[0]
 """
 
 BARE_SUBMIT = "_bench_batch = _bench_client.messages.batches.create(requests=_bench_requests)"
@@ -69,6 +81,84 @@ _bench_t = time.monotonic()
 _bench_n = sum(1 for _r in _bench_client.messages.batches.results(_bench_batch.id))
 print(time.monotonic() - _bench_t, _bench_n)
 """
+
+OPENAI_SETUP = """
+import io, json, openai, time
+from jupyter_tree_chat.kernel.sessions import current_session
+from jupyter_tree_chat.conversation.many.batch_poll import poller
+_bench_client = openai.OpenAI(max_retries=0)
+rows = [{{"n": i}} for i in range({rows})]
+_bench_lines = b"".join(
+    json.dumps({{"custom_id": f"r{{i}}", "method": "POST", "url": "/v1/chat/completions",
+      "body": {{"model": "gpt-5-mini", "max_completion_tokens": 4096,
+      "messages": [{{"role": "user", "content": f"Row {{i}}: say something."}}]}}}}).encode()
+    + b"\\n" for i in range({rows})
+)
+"""
+OPENAI_BARE_SUBMIT = """
+_bench_file = _bench_client.files.create(
+    file=("b.jsonl", io.BytesIO(_bench_lines)), purpose="batch"
+)
+_bench_batch = _bench_client.batches.create(
+    input_file_id=_bench_file.id, endpoint="/v1/chat/completions", completion_window="24h"
+)
+"""
+OPENAI_BARE_RESULTS = """
+_bench_t = time.monotonic()
+_bench_done = _bench_client.batches.retrieve(_bench_batch.id)
+with _bench_client.files.with_streaming_response.content(_bench_done.output_file_id) as _r:
+    _bench_n = sum(1 for _line in _r.iter_lines() if _line)
+print(time.monotonic() - _bench_t, _bench_n)
+"""
+
+
+class AnthropicCase:
+    """Message Batches on the fake Messages API, through Anthropic's own API."""
+
+    setup, bare_submit, bare_results = SETUP, BARE_SUBMIT, BARE_RESULTS
+
+    def __init__(self) -> None:
+        self.server = FakeAnthropic()
+        self.cells: list[str] = []
+
+    def env(self) -> dict[str, str]:
+        return {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": self.server.base_url}
+
+    def hold(self) -> None:
+        self.server.batches.hold = True
+
+    def finish(self) -> None:
+        self.server.batches.finish()
+
+
+class OpenAICase:
+    """OpenAI's Batch API on the fake Files and Batch APIs, through the ``openai``
+    endpoint pointed at them (the cell's model ``openai:gpt-5-mini``)."""
+
+    setup, bare_submit, bare_results = OPENAI_SETUP, OPENAI_BARE_SUBMIT, OPENAI_BARE_RESULTS
+
+    def __init__(self) -> None:
+        self.server = FakeOpenAI(api_key="sk-bench")
+
+    @property
+    def cells(self) -> list[str]:
+        endpoints = {"openai": {"base_url": self.server.base_url}}
+        return [
+            f"%config TreeChat.endpoints = {endpoints!r}",
+            "%config TreeChat.model = 'openai:gpt-5-mini'",
+        ]
+
+    def env(self) -> dict[str, str]:
+        return {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": self.server.base_url}
+
+    def hold(self) -> None:
+        self.server.batches.auto = False
+
+    def finish(self) -> None:
+        self.server.batches.finish()
+
+
+CASES = {"anthropic": AnthropicCase, "openai": OpenAICase}
 
 
 def last_cell(kernel: Kernel) -> float:
@@ -104,6 +194,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="200 rows, 1 run (for .ci/run)")
+    parser.add_argument("--wire", choices=sorted(CASES), default="anthropic")
     args = parser.parse_args()
     if args.quick:
         args.rows, args.runs = 200, 1
@@ -114,60 +205,65 @@ def main() -> None:
     results: list[float] = []
     slowest_cell: list[float] = []
     updates: list[int] = []
-    with FakeAnthropic() as server, tempfile.TemporaryDirectory() as folder:
-        env = {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": server.base_url}
-        with Kernel(Path(folder), env=env) as kernel:
-            kernel.run(TIMING_HOOKS).check()
-            kernel.run(SETUP.format(rows=args.rows), timeout=600).check()
-            kernel.run("%config TreeChat.batch_poll = 60").check()  # woken by the bench only
-            kernel.chat("warm up", "warm0001").check()  # the SDK, the client, the session
-            before = rss(kernel)
+    case = CASES[args.wire]()
+    with (
+        case.server,
+        tempfile.TemporaryDirectory() as folder,
+        Kernel(Path(folder), env=case.env()) as kernel,
+    ):
+        kernel.run(TIMING_HOOKS).check()
+        for cell in case.cells:
+            kernel.run(cell).check()
+        kernel.run(case.setup.format(rows=args.rows) + HELPERS, timeout=600).check()
+        kernel.run("%config TreeChat.batch_poll = 60").check()  # woken by the bench only
+        kernel.chat("warm up", "warm0001").check()  # the SDK, the client, the session
+        before = rss(kernel)
 
-            def bare() -> None:
-                server.batches.hold = True
-                kernel.run(BARE_SUBMIT, timeout=600).check()
-                bare_submit.append(last_cell(kernel))
-                server.batches.finish()
-                said = kernel.run(BARE_RESULTS, timeout=600).check().stdout.split()
-                assert int(said[1]) == args.rows, said
-                bare_results.append(float(said[0]))
+        def bare() -> None:
+            case.hold()
+            kernel.run(case.bare_submit, timeout=600).check()
+            bare_submit.append(last_cell(kernel))
+            case.finish()
+            said = kernel.run(case.bare_results, timeout=600).check().stdout.split()
+            assert int(said[1]) == args.rows, said
+            bare_results.append(float(said[0]))
 
-            def batch(run: int) -> None:
-                server.batches.hold = True
-                text = f"Row {{n}}: say something (version {run + 1})."
-                cell = f"batch{run:03d}"  # each run a new experiment under the same leaf
-                msg_id = kernel.send(f"%%chat --over rows --batch\n{text}", cell)
-                kernel.collect(msg_id, timeout=600).check()
-                submit.append(last_cell(kernel))
-                server.batches.finish()
-                kernel.run("_bench_wake()").check()
-                trips: list[float] = []
-                seen = [0]
-                while True:
-                    started = time.monotonic()
-                    said = trip(kernel, "print(_bench_left())", msg_id, seen)
-                    trips.append(time.monotonic() - started)
-                    left, took = eval(said)
-                    if left == 0:
-                        break
-                results.append(took)
-                slowest_cell.append(max(trips))
-                deadline = time.monotonic() + 30
-                while seen[0] == 0 and time.monotonic() < deadline:  # the last bar update
-                    trip(kernel, "pass", msg_id, seen)
-                updates.append(seen[0])
+        def batch(run: int) -> None:
+            case.hold()
+            text = f"Row {{n}}: say something (version {run + 1})."
+            cell = f"batch{run:03d}"  # each run a new experiment under the same leaf
+            msg_id = kernel.send(f"%%chat --over rows --batch\n{text}", cell)
+            kernel.collect(msg_id, timeout=600).check()
+            submit.append(last_cell(kernel))
+            case.finish()
+            kernel.run("_bench_wake()").check()
+            trips: list[float] = []
+            seen = [0]
+            while True:
+                started = time.monotonic()
+                said = trip(kernel, "print(_bench_left())", msg_id, seen)
+                trips.append(time.monotonic() - started)
+                left, took = eval(said)
+                if left == 0:
+                    break
+            results.append(took)
+            slowest_cell.append(max(trips))
+            deadline = time.monotonic() + 30
+            while seen[0] == 0 and time.monotonic() < deadline:  # the last bar update
+                trip(kernel, "pass", msg_id, seen)
+            updates.append(seen[0])
 
-            for run in range(args.runs):
-                if run % 2 == 0:
-                    bare()
-                    batch(run)
-                else:
-                    batch(run)
-                    bare()
-            after = rss(kernel)
-            load = os.getloadavg()
+        for run in range(args.runs):
+            if run % 2 == 0:
+                bare()
+                batch(run)
+            else:
+                batch(run)
+                bare()
+        after = rss(kernel)
+        load = os.getloadavg()
 
-    print(f"{args.rows:,} requests a batch × {args.runs} runs; load {load[0]:.2f}")
+    print(f"{args.wire}: {args.rows:,} requests a batch × {args.runs} runs; load {load[0]:.2f}")
     for run in range(args.runs):
         first = "bare first" if run % 2 == 0 else "batch first"
         sub, res = submit[run], results[run]

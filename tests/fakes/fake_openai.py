@@ -56,9 +56,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from fakes.fake_load import InFlight
+from fakes.fake_openai_batches import FakeBatches
 from fakes.fake_openai_rules import ONE_CHOICE, validate
 
 ROUTE = re.compile(r"/(v1|v1beta/openai|openai/deployments/[^/]+)/chat/completions")
+BATCH_ROUTE = re.compile(r"/(v1|openai)/(files|batches)(/|$)")
+"""The Files and Batch APIs (``fake_openai_batches``), OpenAI's and Azure's."""
 MODELS_ROUTE = re.compile(r"/(v1|v1beta/openai|openai)/models")
 """Where the model list is (``GET``): under the base URL, Azure's under ``/openai``."""
 """OpenAI's, Gemini's and Azure's paths (llama.cpp also serves it without ``/v1``)."""
@@ -145,6 +148,8 @@ class FakeOpenAI(InFlight):
         self._count = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._connections: set[socket.socket] = set()
+        self.batches = FakeBatches(self)
+        """The Files and Batch APIs (``fake_openai_batches.py``)."""
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeOpenAI:
@@ -158,6 +163,7 @@ class FakeOpenAI(InFlight):
         return self
 
     def stop(self) -> None:
+        self.batches.release.set()  # a held file content lets go
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -249,13 +255,18 @@ class FakeOpenAI(InFlight):
             return item
 
     # -- what a reply is -------------------------------------------------------------
-    def usage_for(self, body: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
-        """Usage as OpenAI reports it: the prompt by characters / 4, its cached prefix."""
+    def usage_for(
+        self, body: dict[str, Any], outputs: list[str], *, cached: bool = True
+    ) -> dict[str, Any]:
+        """Usage as OpenAI reports it: the prompt by characters / 4, its cached prefix
+        (``cached=False``: none, for a batch's thousands of requests)."""
         prompt = json.dumps([body.get("tools"), body["messages"]], sort_keys=True)
         prompt_tokens = math.ceil(len(prompt) / CHARS_PER_TOKEN)
-        with self._lock:
-            common = max((_common_prefix(prompt, seen) for seen in self._prompts), default=0)
-            self._prompts.append(prompt)
+        common = 0
+        if cached:
+            with self._lock:
+                common = max((_common_prefix(prompt, seen) for seen in self._prompts), default=0)
+                self._prompts.append(prompt)
         prefix = common // CHARS_PER_TOKEN
         cached = 0
         if prefix >= MIN_CACHED and prompt_tokens >= MIN_CACHED:
@@ -367,7 +378,9 @@ class FakeOpenAI(InFlight):
                 deltas.append({"tool_calls": [{"index": index, "function": function}]})
         return deltas
 
-    def completion_for(self, reply: ScriptedReply, body: dict[str, Any]) -> dict[str, Any]:
+    def completion_for(
+        self, reply: ScriptedReply, body: dict[str, Any], *, cached: bool = True
+    ) -> dict[str, Any]:
         """The non-streamed response: the same reply folded into whole messages."""
         choices, outputs = [], []
         calls = self.calls_for(reply)
@@ -383,7 +396,7 @@ class FakeOpenAI(InFlight):
             finish = reply.finish_reason or ("tool_calls" if calls else "stop")
             choices.append({"index": choice, "message": message, "finish_reason": finish})
             outputs += [text or "", reply.reasoning or ""]
-        usage = {**self.usage_for(body, outputs), **(reply.usage or {})}
+        usage = {**self.usage_for(body, outputs, cached=cached), **(reply.usage or {})}
         return {"id": f"chatcmpl-fake{self._count}", "object": "chat.completion",
                 "created": 1718400000, "model": reply.model or body["model"],
                 "choices": choices, "usage": usage}  # fmt: skip
@@ -450,12 +463,15 @@ class _Handler(BaseHTTPRequestHandler):
         super().finish()
 
     def do_GET(self) -> None:
-        """``GET .../models``: the model list, as OpenAI answers it."""
+        """``GET .../models``: the model list, as OpenAI answers it (files and batches:
+        ``fake_openai_batches``)."""
         parts = urlsplit(self.path)
         headers = {name.lower(): value for name, value in self.headers.items()}
         record = RecordedRequest("GET", parts.path, parse_qs(parts.query), headers, None)
         with self.fake._lock:
             self.fake.requests.append(record)
+        if BATCH_ROUTE.match(parts.path):
+            return self._batch_api(record, b"")
         if not MODELS_ROUTE.fullmatch(parts.path):
             return self._error(404, f"Invalid URL (GET {parts.path})")
         key = headers.get("api-key") or headers.get("authorization", "").removeprefix("Bearer ")
@@ -478,8 +494,16 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with self.fake._lock:
             self.fake.requests.append(record)
+        if BATCH_ROUTE.match(parts.path):
+            return self._batch_api(record, raw)
         with self.fake.counting(record.path) as self._ticket:
             self._answer(record)
+
+    def _batch_api(self, record: RecordedRequest, raw: bytes) -> None:
+        key = record.headers.get("api-key") or record.headers.get("authorization", "")
+        if self.fake.api_key is not None and key.removeprefix("Bearer ") != self.fake.api_key:
+            return self._error(401, "Incorrect API key provided.", code="invalid_api_key")
+        self.fake.batches.serve(self, record.method, record.path, record.query, raw)
 
     def _answer(self, record: RecordedRequest) -> None:
         if not ROUTE.fullmatch(record.path) and not (

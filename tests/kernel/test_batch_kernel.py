@@ -1,7 +1,7 @@
 """``--batch`` end to end, on a real kernel, against each wire's fake batch API.
 
 Each test body runs once per wire in ``helpers.batch_wires.WIRES`` (Anthropic's Message
-Batches here; another wire is one more entry there). What is checked is what a person
+Batches, OpenAI's Batch API; another wire is one more entry there). What is checked is what a person
 sees and what the file holds: the cell that returns at once with the batch's id and a
 bar that keeps moving after the cell has ended, the answers that land under their own
 questions once (however many kernels read them, one killed while the batch was
@@ -23,10 +23,14 @@ from helpers.kernel_harness import CellRun, Kernel
 
 from jupyter_tree_chat.history.store import load_file
 from jupyter_tree_chat.history.tree import Node
+from jupyter_tree_chat.measures.models import PRICES as ANTHROPIC_PRICES
 from jupyter_tree_chat.measures.usage import node_cost
+from jupyter_tree_chat.providers.endpoints.config import PRESETS, known_prices
 
 pytestmark = pytest.mark.kernel
 
+PRICES = {**ANTHROPIC_PRICES, **known_prices(PRESETS)}
+"""Every price a wire's answers are counted at (the endpoints' models beside Claude's)."""
 CITIES = "rows = [{'city': c} for c in ['Paris', 'Oslo', 'Lima']]"
 ASK = "What is {city} known for?"
 
@@ -144,7 +148,9 @@ def test_a_batch_cell_returns_at_once_and_its_answers_land_later_once(kernel, wi
         assert answer["meta"]["batch"]["price"] == 0.5
         node = loaded.tree.get(answer["id"])
         standard = Node(node.id, node.parent_id, node.message, {**node.meta, "batch": None})
-        assert node_cost(node) == pytest.approx(node_cost(standard) / 2)  # at half price
+        standard_cost = node_cost(standard, PRICES)
+        assert standard_cost  # priced: its model's price is known
+        assert node_cost(node, PRICES) == pytest.approx(standard_cost / 2)  # at half price
     assert loaded.tree.leaf == after.leaf  # the answers did not move the leaf
     listing = kernel.run("%chat batch").check().stdout
     assert "3 requests · 3 answered · done" in listing
@@ -175,7 +181,7 @@ def test_errored_and_expired_requests_are_kept_on_their_questions(kernel, wire):
         .check()
         .stdout
     )
-    assert said.startswith("3 [") and "fake: this request failed" in said
+    assert said.startswith("3 [") and wire.failed_words in said
 
     kernel.run("other = [{'city': 'Rome'}, {'city': 'Kyoto'}]").check()
     msg_id = kernel.send(f"%%chat --over other --batch --new\n{ASK}", "c0000009")
@@ -225,7 +231,8 @@ def test_n_samples_and_models_go_as_one_batch_per_endpoint(kernel, wire):
         "Name a colour.", "c0000002", f"--models {','.join(wire.models)} --n 2 --batch"
     ).check()
     assert "0 of 4 ended" in bar_text(run)
-    assert wire.created() == [4]
+    assert wire.created() == wire.batches_for([2, 2])  # one endpoint, one batch_sent
+    assert len([r for r in records(kernel) if r.get("type") == "batch_sent"]) == 1
     written = records(kernel)  # the question and the plan in one append: side by side
     (plan,) = [r for r in written if r.get("type") == "batch"]
     asked = written[written.index(plan) - 1]
@@ -330,7 +337,9 @@ def test_a_rubric_judges_an_experiment_in_a_batch_and_its_verdicts_become_grades
     wire.hold()
     wire.reply("grading an answer", "It says what the city is known for.\nScore: 4", times=3)
     question = next(r["id"] for r in records(kernel) if "Paris" in str(r.get("message")))
-    run = kernel.run(f"%chat grade --rubric 'Is it right?' --batch {question}").check()
+    run = kernel.run(
+        f"%chat grade --rubric 'Is it right?' --model {wire.judge} --batch {question}"
+    ).check()
     assert "0 of 3 ended" in bar_text(run)
     assert [r for r in records(kernel) if r.get("type") == "grade"] == []
     wire.finish()

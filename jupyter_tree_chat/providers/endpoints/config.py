@@ -312,6 +312,8 @@ PRESETS: dict[str, Endpoint] = {
                 "gpt-5-nano": KnownModel(400_000, Price(0.05, 0.40, 0.05, 0.005)),
             },
             kind="OpenAI",
+            batch=True,
+            batch_price=0.5,  # the Batch API: "a 50% discount" (its batch guide)
         ),
         Endpoint(
             "azure",
@@ -321,6 +323,8 @@ PRESETS: dict[str, Endpoint] = {
             supports=_chat(n=True, documents=False),  # PDFs: not documented there
             api_version=AZURE_API_VERSION,
             kind="Azure OpenAI",
+            batch=True,
+            batch_price=0.5,  # a Global-Batch deployment: "50% less cost"
         ),
         Endpoint(
             "gemini",

@@ -66,6 +66,7 @@ from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_
 from ..endpoints.capabilities import Supports
 from ..redirects import guarded_http_client
 from ..retry import heeded, passing, retry_after, shown_seconds
+from .batches import OpenAIBatches
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
 
@@ -173,6 +174,8 @@ class OpenAIChatProvider:
         self.supports = supports
         self._service = service
         self.max_tokens_field = max_tokens_field
+        self.azure_deployment: str | None = client_options.get("azure_deployment")
+        """Azure: the deployment every model name goes to (a batch's lines name it)."""
 
     @property
     def service(self) -> Service:
@@ -325,6 +328,27 @@ class OpenAIChatProvider:
         refused.detail = detail.removeprefix(": ")
         return refused
 
+    def batch_wire(
+        self, model: str | None = None, *, name: str | None = None, deployment: str | None = None
+    ) -> OpenAIBatches:
+        """This endpoint's Batch API (``openai/batches.py``), on this provider's client,
+        its errors mapped as this provider maps them; on Azure each line names the
+        deployment (``deployment``, else the one this provider was made with)."""
+        key = getattr(self.client, "api_key", None)
+        azure = isinstance(self.client, load_openai(self.service.label).AzureOpenAI)
+        return OpenAIBatches(
+            self.client,
+            name=name or ("azure" if azure else "openai"),
+            service=self.service,
+            errors=self.provider_error,
+            key=None if key == NO_KEY else key,
+            supports=self.supports,
+            default_model=model or self.default_model,
+            max_tokens_field=self.max_tokens_field,
+            azure=azure,
+            deployment=deployment or self.azure_deployment,
+        )
+
     def _url(self) -> str:
         return str(getattr(self.client, "base_url", ""))
 
@@ -370,3 +394,29 @@ def endpoint_provider(
         azure_api_version=azure_api_version,
         azure_deployment=azure_deployment,
     )
+
+
+def endpoint_batches(
+    base_url: str | None,
+    key: str,
+    supports: Supports,
+    service: Service,
+    *,
+    name: str | None = None,
+    max_tokens_field: str = "max_completion_tokens",
+    azure_api_version: str | None = None,
+    azure_deployment: str | None = None,
+) -> OpenAIBatches:
+    """The Batch API of an endpoint that speaks Chat Completions (the router asks, as it
+    asks ``endpoint_provider``): its client made the same way, with the same key and
+    redirect rule. ``name`` is the endpoint's, kept with each batch."""
+    provider = endpoint_provider(
+        base_url,
+        key,
+        supports,
+        service,
+        max_tokens_field=max_tokens_field,
+        azure_api_version=azure_api_version,
+        azure_deployment=azure_deployment,
+    )
+    return provider.batch_wire(name=name)
