@@ -137,7 +137,7 @@ def test_a_batch_cell_returns_at_once_and_its_answers_land_later_once(kernel, wi
 
     # the bar went on after the cell had ended: it reads done, from the batch cell's output
     kernel.collect(msg_id, timeout=30, until=lambda r: "done" in bar_text(r), run=run)
-    assert "3 succeeded" in bar_text(run) and "3 in the tree" in bar_text(run)
+    assert "3 succeeded" in bar_text(run) and "3 stored" in bar_text(run)
     loaded = load_file(kernel.session_file())
     assert loaded.problems == []  # `check` stays clean
     answers = batch_answers(kernel)

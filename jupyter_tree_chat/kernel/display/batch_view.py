@@ -41,7 +41,7 @@ def batch_words(event: BatchProgress) -> str:
         if count:
             parts.append(word.format(count=count))
     if event.applied:
-        parts.append(_("{count} in the tree").format(count=event.applied))
+        parts.append(_("{count} stored").format(count=event.applied))
     if event.status == "applied":
         parts.append(_("done"))
     elif event.status == "sending":
