@@ -118,22 +118,18 @@ def judge_answers(
     """Ask the judge once per answer (``questions``: answer id → its question's text);
     each verdict is a grade record as soon as it comes. The current leaf stays where it
     was."""
-    if not rubric.strip():
-        raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
-    name = check_judge(host, model)
-    settings = host.settings.merged(model=name, temperature=0, tools=())
+    name, settings = _judge_settings(host, rubric, model)
     leaf = host.leaf
     errors: list[tuple[str, str]] = []
     costs: list[float | None] = []
     judged = 0
     try:
         for answer in answers:
-            prompt = PROMPT.format(rubric=rubric, question=questions[answer.id], answer=answer.text)
-            meta = {"judge": {"of": answer.id, "grader": grader}}
+            prompt, meta = _judge_request(rubric, questions, answer, grader)
             try:
                 turn = host.ask(prompt, new_root=True, meta=meta, settings=settings)
             except ChatError as error:
-                record, why = _failed(answer.id, grader, name, str(error)), str(error)
+                record, why = failed_grade(answer.id, grader, name, str(error)), str(error)
                 keep_grades(host, [record])
                 errors.append((answer.id, why))
                 judged += 1
@@ -200,26 +196,35 @@ def judge_questions(
 ) -> tuple[ChatSettings, str, list[Node]]:
     """The judge's settings, model and questions for ``--batch``: one new root per answer,
     as ``judge_answers`` asks them, not stored yet (many/batch.py sends them)."""
-    if not rubric.strip():
-        raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
-    name = check_judge(host, model)
-    settings = host.settings.merged(model=name, temperature=0, tools=())
+    name, settings = _judge_settings(host, rubric, model)
     made = []
     for answer in answers:
-        prompt = PROMPT.format(rubric=rubric, question=questions[answer.id], answer=answer.text)
+        prompt, meta = _judge_request(rubric, questions, answer, grader)
         message = {"role": "user", "content": prompt, "timestamp": host.now()}
-        made.append(
-            Node(host.new_id(), None, message, {"judge": {"of": answer.id, "grader": grader}})
-        )
+        made.append(Node(host.new_id(), None, message, meta))
     return settings, name, made
 
 
+def _judge_settings(host: JudgingHost, rubric: str, model: str | None) -> tuple[str, ChatSettings]:
+    """The judge's model and settings (temperature 0, no tools), or ``GradeError`` for an
+    empty rubric or a judge that cannot judge: one check for streamed and batched judging."""
+    if not rubric.strip():
+        raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
+    name = check_judge(host, model)
+    return name, host.settings.merged(model=name, temperature=0, tools=())
+
+
+def _judge_request(
+    rubric: str, questions: Mapping[str, str], answer: AnswerRow, grader: str
+) -> tuple[str, dict[str, Any]]:
+    """The judge's question about ``answer`` and the meta that ties it to the answer."""
+    prompt = PROMPT.format(rubric=rubric, question=questions[answer.id], answer=answer.text)
+    return prompt, {"judge": {"of": answer.id, "grader": grader}}
+
+
 def failed_grade(answer_id: str, grader: str, model: str, why: str) -> dict[str, Any]:
-    """The grade record of a judge's request that got no reply (a batch's errored one)."""
-    return _failed(answer_id, grader, model, why)
-
-
-def _failed(answer_id: str, grader: str, model: str, why: str) -> dict[str, Any]:
+    """The grade record of a judge's request that got no reply (refused, or a batch's
+    errored one)."""
     return grade_record(
         answer_id, None, grader=grader, by="model", scale=SCALE, error=why, judge={"model": model}
     )
