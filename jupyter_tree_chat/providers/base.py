@@ -295,6 +295,21 @@ def transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+def refused_connection(error: BaseException) -> bool:
+    """Whether a network error is a connection nobody took (nothing listens there: the
+    server is not running), not one that broke once made. A kept-alive connection the
+    server closed just as it was reused fails with "disconnected without sending a
+    response": the server runs, and asking again on a new connection is answered."""
+    seen: BaseException | None = error
+    for _depth in range(8):  # the SDK's error, httpx's, httpcore's, the OS's
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or type(seen).__name__ == "ConnectError":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 REDACTED = "[redacted]"
 _Error = TypeVar("_Error", bound="ProviderError")
 

@@ -19,6 +19,7 @@ request so tests can check what was sent.
         server.enqueue(error_event_after=3)              # ``event: error`` (overloaded_error)
         server.enqueue(malformed_after=3)                # a ``data:`` line that is not JSON
         server.enqueue_error(429, retry_after_ms=1, times=3)  # count_tokens gets these too
+        server.enqueue_hang_up()                         # the connection closed, no response
         server.tokens_per_second = 100                   # each text delta waits 10 ms
         server.flowing.clear(); ...; server.flowing.set()  # streams held after 2 deltas
         server.enqueue(text="B", when=lambda body: body["model"] == "b")  # for some requests
@@ -141,6 +142,10 @@ class ScriptedReply:
     def wants_default_text(self) -> bool:
         nothing_scripted = self.text is None and not self.tool_uses and self.tokens is None
         return nothing_scripted and self.replay is None and self.stop_reason != "refusal"
+
+
+HANG_UP = 0
+"""A ``ScriptedError`` status: no response at all, the connection closed."""
 
 
 @dataclass
@@ -317,6 +322,12 @@ class FakeAnthropic(InFlight):
         kind = error_type or _ERROR_TYPES.get(status, "api_error")
         for _ in range(times):
             self._push(ScriptedError(status, kind, message or f"fake {kind}", headers, when))
+
+    def enqueue_hang_up(self, *, times: int = 1) -> None:
+        """Close the next ``times`` requests' connections without a response, as a server
+        does that closes a kept-alive connection just as the client reuses it."""
+        for _ in range(times):
+            self._push(ScriptedError(HANG_UP, "", "", {}))
 
     def reset(self) -> None:
         """Forget the script, the recorded requests and the prompt cache."""
@@ -653,6 +664,8 @@ class _Handler(BaseHTTPRequestHandler):
             if problem:
                 return self._send_error(400, "invalid_request_error", problem)
             error = self.fake._next_error(body)
+            if error is not None and error.status == HANG_UP:
+                return self._drop()
             if error is not None:
                 return self._send_error(
                     error.status, error.error_type, error.message, error.headers
@@ -663,6 +676,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(400, "invalid_request_error", problem)
         body = mode.answering(body)
         item = self.fake._next(body)
+        if isinstance(item, ScriptedError) and item.status == HANG_UP:
+            return self._drop()
         if isinstance(item, ScriptedError):
             return self._send_error(item.status, item.error_type, item.message, item.headers)
         pending: list[str] = []

@@ -17,6 +17,7 @@ scripted replies and injected faults, and records every request.
         server.enqueue(malformed_after=2)                  # a ``data:`` line that is not JSON
         server.enqueue(usage={"prompt_tokens": 90_000})    # the usage reported, scripted
         server.enqueue_error(429, retry_after=0, times=3)  # an HTTP error instead
+        server.enqueue_hang_up()                           # the connection closed, no response
         server.enqueue(text="B", when=lambda body: body["model"] == "b")
         client = openai.OpenAI(api_key="k", base_url=server.base_url)   # ends in /v1
         server.requests[-1].body                           # the parsed JSON body sent
@@ -109,6 +110,10 @@ class ScriptedReply:
     error_after: int | None = None
     malformed_after: int | None = None
     when: Callable[[Any], bool] | None = None
+
+
+HANG_UP = 0
+"""A ``ScriptedError`` status: no response at all, the connection closed."""
 
 
 @dataclass
@@ -240,6 +245,12 @@ class FakeOpenAI(InFlight):
             headers["retry-after-ms"] = str(retry_after_ms)
         for _ in range(times):
             self._push(ScriptedError(status, message or f"fake error {status}", headers, when))
+
+    def enqueue_hang_up(self, *, times: int = 1) -> None:
+        """Close the next ``times`` requests' connections without a response, as a server
+        does that closes a kept-alive connection just as the client reuses it."""
+        for _ in range(times):
+            self._push(ScriptedError(HANG_UP, "", {}))
 
     def _push(self, item: ScriptedReply | ScriptedError) -> None:
         with self._lock:
@@ -521,6 +532,8 @@ class _Handler(BaseHTTPRequestHandler):
         if problem:
             return self._error(400, problem)
         item = self.fake._next(body)
+        if isinstance(item, ScriptedError) and item.status == HANG_UP:
+            return self._drop()
         if isinstance(item, ScriptedError):
             return self._error(item.status, item.message, headers=item.headers)
         if body.get("stream"):

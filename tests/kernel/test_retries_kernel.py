@@ -224,6 +224,6 @@ def test_a_real_llama_server_given_one_slot_is_asked_one_at_a_time(tmp_path, lla
         )
         == 1
     )
-    assert len(answers) == 3 and len({a["parentId"] for a in answers}) == 1
+    assert len(answers) == 3 and len({a["parentId"] for a in answers}) == 1, run.visible_text
     assert all(a["meta"]["usage"]["output_tokens"] > 0 for a in answers)
     assert not any(a["meta"].get("interrupted") for a in answers)

@@ -281,3 +281,30 @@ def test_a_compaction_refused_for_now_says_its_retry_too(local):
     assert "Rate limited by the Anthropic API: retrying in 0.001 s (attempt 2 of 5)." in said
     assert any("A summary." in node.text for node in session.tree)  # the compaction was made
     assert len(replies(local)) == 3  # the question, the refused summary, the summary
+
+
+def test_a_connection_closed_without_a_response_is_asked_again_not_called_down(local):
+    # a server of your own closing a kept-alive connection as it is reused is running: the
+    # line "is not answering: start it" is for a connection nobody took
+    router = router_to(local={"base_url": local.base_url})
+    local.enqueue_hang_up()
+    local.enqueue(text="on a new connection")
+    events = list(router.stream(ask("local:smollm2")))
+    notes = [e.message for e in events if isinstance(e, Retrying)]
+    assert len(notes) == 1 and notes[0].startswith(f"Could not reach local at {local.base_url}")
+    assert "not answering" not in notes[0] and notes[0].endswith("(attempt 2 of 5).")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "on a new connection"
+    assert len(replies(local)) == 2
+
+
+def test_a_chat_completions_server_closing_the_connection_is_asked_again_too():
+    with FakeOpenAI() as server:
+        router = router_to(**{"local-openai": {"base_url": server.base_url}})
+        server.enqueue_hang_up()
+        server.enqueue(text="second connection")
+        events = list(router.stream(ask("local-openai:smollm2")))
+        notes = [e.message for e in events if isinstance(e, Retrying)]
+        assert len(notes) == 1 and "not answering" not in notes[0]
+        assert notes[0].startswith(f"Could not reach local-openai at {server.base_url}")
+        assert isinstance(events[-1], Finished)
+        assert len(replies(server)) == 2

@@ -101,6 +101,7 @@ from ..base import (
     ThinkingDelta,
     ThinkingReady,
     ToolUseReady,
+    refused_connection,
     transport_errors,
     without_key,
 )
@@ -478,7 +479,7 @@ def provider_error(
             return ConnectionFailed(
                 _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
             )
-        if service.down is not None:  # a server of your own that is not running: say so now
+        if service.down is not None and refused_connection(error):  # yours, not running: say so
             return ConnectionFailed(service.down)
         return passing(
             ConnectionFailed(

@@ -62,7 +62,14 @@ from ...errors import (
     StreamError,
 )
 from ...i18n import _
-from ..base import ReplyEvent, ReplyRequest, Service, transport_errors, without_key
+from ..base import (
+    ReplyEvent,
+    ReplyRequest,
+    Service,
+    refused_connection,
+    transport_errors,
+    without_key,
+)
 from ..endpoints.capabilities import Supports
 from ..redirects import guarded_http_client
 from ..retry import heeded, passing, retry_after, shown_seconds
@@ -259,7 +266,7 @@ class OpenAIChatProvider:
                 return ConnectionFailed(
                     _("The connection to {who} dropped mid-reply: retry.").format(who=service.label)
                 )
-            if service.down is not None:  # a server of your own, not running: say so now
+            if service.down is not None and refused_connection(error):  # yours, not running
                 return ConnectionFailed(service.down)
             return passing(
                 ConnectionFailed(
