@@ -2,6 +2,7 @@
 
 - ``wire``: what the API accepts of a stored path (the send-side rules, in one place);
 - ``provider``: ``AnthropicProvider``, the path streamed through the official SDK;
+- ``events``: a streamed reply's server-sent events, read into the project's events;
 - ``batches``: Message Batches (``AnthropicBatches``), many requests sent as one batch.
 
 May import ``providers.base``, ``providers.batches`` (the batch contract),

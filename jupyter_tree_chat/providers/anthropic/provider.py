@@ -1,10 +1,9 @@
 """The real provider: the active path, streamed through the official ``anthropic`` SDK.
 
 It exists to keep three things in one place: turning stored messages into the request
-the Messages API accepts (``build_kwargs``, pure, testable without a network), reading
-the SDK's event stream into the project's events (``Began``, ``ThinkingDelta``,
-``ThinkingReady``, ``TextDelta``, ``ToolUseReady``, ``Finished``), and translating SDK
-failures into the project's errors. ``count_tokens`` asks the API's
+the Messages API accepts (``build_kwargs``, pure, testable without a network), sending it
+and reading its stream into the project's events (events.py reads the lines the SDK
+hands over), and translating SDK failures into the project's errors. ``count_tokens`` asks the API's
 ``/v1/messages/count_tokens`` what a request would hold.
 
 Extended thinking: ``ReplyRequest.thinking`` of N asks for ``{"type": "enabled",
@@ -67,9 +66,10 @@ An ``overloaded_error`` event mid-stream becomes ``Overloaded`` rather than
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -86,21 +86,14 @@ from ...errors import (
     ServerError,
     StreamError,
 )
-from ...history.tree import is_thinking
 from ...i18n import _
 from ..base import (
     ADAPTIVE,
-    Began,
-    Finished,
     Message,
     ReplyEvent,
     ReplyRequest,
     Service,
-    TextDelta,
     Thinking,
-    ThinkingDelta,
-    ThinkingReady,
-    ToolUseReady,
     refused_connection,
     transport_errors,
     without_key,
@@ -110,6 +103,7 @@ from ..redirects import guarded_http_client
 from ..retry import heeded, passing, retry_after, shown_seconds
 from ..tools.wire import request_tools
 from .batches import AnthropicBatches
+from .events import decoded_events, read_events, stream_event_error
 from .wire import api_messages
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -118,12 +112,6 @@ PROMPT_TOO_LONG = "prompt is too long"
 SAMPLING_API_VERSION = "2023-06-01"
 """The newest API version that still accepts ``temperature`` (see the module docstring)."""
 CACHE_CONTROL = {"type": "ephemeral"}
-USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 # What count_tokens takes of a request.
 _COUNTED_KEYS = ("model", "messages", "system", "tools", "thinking")
 # Block types the API lets carry cache_control (thinking blocks cannot).
@@ -285,27 +273,36 @@ class AnthropicProvider:
         return f"AnthropicProvider(base_url={str(getattr(self.client, 'base_url', ''))!r})"
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
-        """Yield text as it arrives, each tool_use as it completes, then ``Finished``."""
+        """Yield text as it arrives, each tool_use as it completes, then ``Finished``.
+
+        The SDK sends the request (auth, headers, status errors as its own); the events
+        are read by events.py, not made typed objects one per token. A client of another
+        kind (Bedrock's binary event stream, Vertex) keeps the SDK's reading."""
         kwargs = build_kwargs(request, self.supports)
         started = False
         client = self.client if self.sdk_retries else self.client.with_options(max_retries=0)
+        service = self.service
         try:
-            events = client.messages.create(**kwargs, stream=True)
-            try:
-                for event in read_events(
-                    events, fallback_model=kwargs["model"], service=self.service
-                ):
+            with contextlib.ExitStack() as opened:  # closed however the caller stops
+                if isinstance(client, anthropic.Anthropic):
+                    response = client.messages.with_streaming_response.create(**kwargs, stream=True)
+                    lines = opened.enter_context(response).iter_lines()
+                    decoded: Iterator[dict[str, Any]] = decoded_events(lines, service)
+                else:
+                    typed = client.messages.create(**kwargs, stream=True)
+                    opened.callback(typed.close)
+                    decoded = (event.model_dump() for event in typed)
+                replies = read_events(decoded, fallback_model=kwargs["model"], service=service)
+                for event in replies:  # the first: from here on, a failure is mid-reply
                     started = True
                     yield event
-            finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
-                events.close()
+                    break
+                yield from replies  # the rest, delegated: no loop of ours per token
         except ProviderError as error:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
             retries = getattr(client, "max_retries", None)
-            mapped = provider_error(
-                error, max_retries=retries, mid_reply=started, service=self.service
-            )
+            mapped = provider_error(error, max_retries=retries, mid_reply=started, service=service)
             if mapped is None:
                 raise
             raise self._redacted(mapped) from error
@@ -344,104 +341,6 @@ class AnthropicProvider:
     def _redacted(self, error: ProviderError) -> ProviderError:
         """The error with the API key blanked out, should a server ever echo it back."""
         return without_key(error, getattr(self.client, "api_key", None))
-
-
-# -- reading the stream ---------------------------------------------------------------
-
-
-def read_events(
-    events: Iterable[Any], *, fallback_model: str, service: Service | None = None
-) -> Iterator[ReplyEvent]:
-    """Turn the SDK's raw stream events into the project's reply events.
-
-    The reply is complete once ``message_delta`` has brought the stop_reason: only
-    ``message_stop`` follows it, and a stream whose last event lacks its closing blank
-    line (as in some recordings) loses that event in any spec-following SSE parser.
-    """
-    model, stop_reason, finished = fallback_model, None, False
-    usage = dict.fromkeys(USAGE_FIELDS, 0)
-    blocks: dict[int, dict[str, Any]] = {}
-    pieces: dict[int, list[str]] = {}
-    for event in events:
-        kind = event.type
-        if kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta":
-                pieces[event.index].append(delta.text)
-                yield TextDelta(delta.text, event.index)
-            elif delta.type == "input_json_delta":
-                pieces[event.index].append(delta.partial_json)
-            elif delta.type == "thinking_delta":
-                pieces[event.index].append(delta.thinking)
-                yield ThinkingDelta(delta.thinking, event.index)
-            elif delta.type == "signature_delta":
-                blocks[event.index]["signature"] = delta.signature
-        elif kind == "content_block_start":
-            blocks[event.index] = _start_block(event.content_block)
-            pieces[event.index] = []
-        elif kind == "content_block_stop":
-            block = _finish_block(blocks[event.index], pieces.pop(event.index))
-            blocks[event.index] = block
-            if block["type"] == "tool_use":
-                yield ToolUseReady(block)
-            elif is_thinking(block):
-                yield ThinkingReady(block, event.index)
-        elif kind == "message_start":
-            model = event.message.model or model
-            _merge_usage(usage, event.message.usage)
-            yield Began(model)
-        elif kind == "message_delta":
-            stop_reason = event.delta.stop_reason
-            finished = finished or stop_reason is not None
-            _merge_usage(usage, event.usage)
-        elif kind == "message_stop":
-            finished = True
-    if not finished:
-        raise ConnectionFailed(
-            _("The connection to {who} closed before the reply finished: retry.").format(
-                who=(service or anthropic_service()).label
-            )
-        )
-    content = [blocks[index] for index in sorted(blocks)]
-    message = {"role": "assistant", "content": content}
-    yield Finished(message=message, model=model, stop_reason=stop_reason, usage=usage)
-
-
-def _start_block(content_block: Any) -> dict[str, Any]:
-    kind = content_block.type
-    if kind == "text":
-        return {"type": "text", "text": ""}
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": content_block.id, "name": content_block.name, "input": {}}
-    if kind == "thinking":
-        return {"type": "thinking", "thinking": "", "signature": ""}
-    return dict(content_block.model_dump(exclude_none=True))
-
-
-def _finish_block(block: dict[str, Any], pieces: list[str]) -> dict[str, Any]:
-    kind = block["type"]
-    if kind == "text":
-        block["text"] = "".join(pieces)
-    elif kind == "thinking":
-        block["thinking"] = "".join(pieces)
-    elif kind == "tool_use" and pieces:
-        raw = "".join(pieces)
-        try:
-            block["input"] = json.loads(raw) if raw else {}
-        except ValueError:
-            raise StreamError(
-                _("The tool call {name} arrived with input that is not JSON: retry.").format(
-                    name=repr(block["name"])
-                )
-            ) from None
-    return block
-
-
-def _merge_usage(usage: dict[str, int], reported: Any) -> None:
-    for key in USAGE_FIELDS:
-        value = getattr(reported, key, None)
-        if value is not None:
-            usage[key] = value
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -510,18 +409,8 @@ def _mapped_status(
     status = error.status_code
     detail = _api_detail(error)
     who = service.subject
-    if status == 200:  # an ``error`` event inside the stream
-        if error.type == "overloaded_error":
-            return Overloaded(
-                _("{who} became overloaded mid-reply{detail}: retry in a minute.").format(
-                    who=who, detail=detail
-                )
-            )
-        return StreamError(
-            _("{who} stream failed mid-reply ({kind}){detail}: retry.").format(
-                who=who, kind=error.type, detail=detail
-            )
-        )
+    if status == 200:  # an ``error`` event inside the stream, as the SDK read it
+        return stream_event_error(error.body, service)
     if status in (401, 403):
         return AuthenticationFailed(
             _("{who} refused the key ({status}){detail}: {fix}.").format(

@@ -319,10 +319,11 @@ class Router:
     # -- the provider's calls -----------------------------------------------------------
 
     def stream(self, request: ReplyRequest) -> Iterator[ReplyEvent]:
-        """The reply to ``request`` from its endpoint, asked again as retry.py says."""
+        """The reply to ``request`` from its endpoint, asked again as retry.py says (the
+        retrying iterator itself, not a generator around it: one layer less per token)."""
         endpoint, bare = self.split(request.model)
         sent = replace(request, model=bare)
-        yield from retried(
+        return retried(
             lambda: self._stream_once(endpoint, sent), self._who(endpoint), self.retry_rule
         )
 
@@ -343,9 +344,11 @@ class Router:
             events = provider.stream(sent)
             began = False
             try:
-                for event in events:
+                for event in events:  # the first: from here on, nothing is asked again
                     began = True
                     yield event
+                    break
+                yield from events  # the rest, delegated: no loop of ours per token
                 return
             except BadRequest as error:
                 feature = None if began else refused_feature(error, sent, supports)

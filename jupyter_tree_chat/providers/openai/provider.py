@@ -226,10 +226,13 @@ class OpenAIChatProvider:
         client = self.client if self.sdk_retries else self.client.with_options(max_retries=0)
         try:
             chunks = client.chat.completions.create(**params)
+            items = read(chunks)
             try:
-                for item in read(chunks):
+                for item in items:  # the first: from here on, a failure is mid-reply
                     started = True
                     yield item
+                    break
+                yield from items  # the rest, delegated: no loop of ours per token
             finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
                 chunks.close()
         except ProviderError as error:
