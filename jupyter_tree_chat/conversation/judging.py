@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..errors import ChatError, GradeError
@@ -25,7 +25,7 @@ from ..history.tree import Node, SessionTree
 from ..i18n import _
 from ..measures.models import Price
 from ..measures.usage import nodes_cost
-from ..providers.base import Provider, route_of
+from ..providers.base import Provider, route_of, takes_temperature
 from .events import Turn
 from .grading import AnswerRow, GradingHost, keep_grades
 from .settings import ChatSettings
@@ -206,12 +206,15 @@ def judge_questions(
 
 
 def _judge_settings(host: JudgingHost, rubric: str, model: str | None) -> tuple[str, ChatSettings]:
-    """The judge's model and settings (temperature 0, no tools), or ``GradeError`` for an
-    empty rubric or a judge that cannot judge: one check for streamed and batched judging."""
+    """The judge's model and settings (no tools; temperature 0, or none where the judge
+    takes no 0: OpenAI's reasoning models take only their default, MiniMax more than 0),
+    or ``GradeError`` for an empty rubric or a judge that cannot judge: one check for
+    streamed and batched judging."""
     if not rubric.strip():
         raise GradeError(_("--rubric needs the rubric's text, e.g. --rubric 'Is it correct?'"))
     name = check_judge(host, model)
-    return name, host.settings.merged(model=name, temperature=0, tools=())
+    temperature = 0.0 if takes_temperature(host.provider, name, 0.0) else None
+    return name, replace(host.settings.merged(model=name, tools=()), temperature=temperature)
 
 
 def _judge_request(

@@ -267,6 +267,13 @@ def slot_group(provider: Provider, model: str) -> str:
     return str(group(model)) if callable(group) else provider.name
 
 
+def takes_temperature(provider: Provider, model: str, value: float) -> bool:
+    """Whether ``model``'s endpoint takes ``value`` as its temperature
+    (``Router.takes_temperature``); a provider without endpoints takes 0 to 1."""
+    takes = getattr(provider, "takes_temperature", None)
+    return bool(takes(model, value)) if callable(takes) else 0.0 <= value <= 1.0
+
+
 def endpoint_limit(provider: Provider, model: str) -> tuple[str, int] | None:
     """``(where, how many requests at once)`` for ``model``'s endpoint, where it has a
     limit of its own (a llama-server's slots: ``Router.limit``); None: it has none."""

@@ -22,7 +22,7 @@ class BatchWireCase(Protocol):
     models: tuple[str, ...]
     """The models a cell asks (``--models``): the first is the cell's ``--model``."""
     judge: str
-    """A model that grades by a rubric (``--model``): it takes temperature 0."""
+    """A model that grades by a rubric (``--model``)."""
     failed_words: str
     """What the line of a request ``fail`` made errored says."""
 
@@ -130,7 +130,7 @@ class OpenAIWire:
 
     name = "openai"
     models = ("openai:gpt-5-mini", "openai:gpt-5-nano")
-    judge = "openai:gpt-4.1-mini"  # OpenAI's gpt-5 models refuse temperature 0
+    judge = "openai:gpt-5-mini"  # takes only its default temperature: the judge sends none
     failed_words = "The server had an error processing your request."
     key = "sk-fake-openai-batch"
 

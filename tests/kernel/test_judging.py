@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from fakes.fake_anthropic import FakeAnthropic
+from fakes.fake_openai import FakeOpenAI
 from helpers.kernel_harness import Kernel
 from helpers.llama_server import TestServer
 from test_endpoint_local_model import NO_KEYS, point_local_at
@@ -113,6 +114,24 @@ def test_a_judge_grades_each_answer_on_a_side_branch(claude, fake_anthropic: Fak
     ]  # fmt: skip
     judging = sum(found[a]["judge"].get("cost", 0) for a in answers.values())
     assert judging > 0 and summary[2].split()[-1] == dollars(judging)
+
+
+def test_a_judge_that_takes_only_its_default_temperature_is_sent_none(tmp_path):
+    # OpenAI's reasoning models refuse temperature 0 (the fake, as the API: a 400)
+    key = "sk-fake-judge"
+    with FakeOpenAI(api_key=key) as gpt, Kernel(tmp_path, env={"OPENAI_API_KEY": key}) as kernel:
+        kernel.run(f"%config TreeChat.endpoints = {{'openai': {{'base_url': {gpt.base_url!r}}}}}")
+        kernel.run(CITIES).check()
+        kernel.chat("Name one sight in {city}.", "c0000001", "--over cities").check()
+        for _ in range(3):
+            gpt.enqueue("It names one.\nScore: 4")
+
+        run = kernel.run(f"%chat grade --rubric '{RUBRIC}' --model openai:gpt-5-mini").check()
+
+        assert "Judged 3 answer(s) as judge; 0 without a score" in run.stdout
+        bodies = [r.body for r in gpt.requests if r.path.endswith("/chat/completions")]
+        assert len(bodies) == 3 and all("temperature" not in body for body in bodies)
+        assert [g["score"] for g in grades(kernel)] == [4, 4, 4]
 
 
 def test_the_offline_model_cannot_judge_and_nothing_is_written(tmp_path):

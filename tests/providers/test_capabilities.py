@@ -26,7 +26,7 @@ ADD = ToolSpec("add", "Add two numbers", {"type": "object", "properties": {}})
 
 
 def ask(*messages: dict[str, Any], **options: Any) -> ReplyRequest:
-    return ReplyRequest(messages=list(messages), model="m", **options)
+    return ReplyRequest(messages=list(messages), **{"model": "m", **options})
 
 
 def user(content: Any) -> dict[str, Any]:
@@ -178,3 +178,34 @@ def test_the_stored_messages_are_never_changed():
     build_kwargs(ask(*stored, thinking=2048), PRESETS["deepseek"].supports)
     build_kwargs(ask(*stored), PRESETS["local"].supports)
     assert json.dumps(stored) == before
+
+
+@pytest.mark.parametrize(
+    ("model", "temperature", "refused"),
+    [
+        ("gpt-5-mini", 0.0, True),
+        ("o3-mini", 0.7, True),
+        ("gpt-5-mini", 1.0, False),  # its default, which it takes
+        ("gpt-5-chat-latest", 0.0, False),  # the chat models take any
+        ("gpt-4.1-mini", 0.0, False),
+    ],
+)
+def test_openais_reasoning_models_take_no_temperature_but_their_default(
+    model, temperature, refused
+):
+    supports = PRESETS["openai"].supports
+    problem = refusal(ask(user("hi"), temperature=temperature, model=model), supports, "openai")
+    assert (problem is not None) is refused
+    assert supports.takes_temperature(temperature, model) is not refused
+    if refused:
+        assert problem == (
+            f"{model} at openai takes no temperature but its default (1): drop --temperature, "
+            "or ask another model"
+        )
+
+
+def test_which_models_take_only_their_default_is_said_per_endpoint_as_a_pattern():
+    supports = Supports.merged(Supports(), {"default_temperature_only": "my-reasoner"})
+    assert not supports.takes_temperature(0.2, "my-reasoner-2") and supports.takes_temperature(0.2)
+    with pytest.raises(ValueError, match="must be a regular expression of model names"):
+        Supports.merged(Supports(), {"default_temperature_only": "(unclosed"})

@@ -221,3 +221,16 @@ def test_without_the_openai_package_naming_such_an_endpoint_is_one_line_before_s
         "local-openai speaks Chat Completions, which needs the openai package: "
         "pip install 'jupyter-tree-chat[openai]'"
     )
+
+
+def test_a_temperature_a_reasoning_model_refuses_is_refused_before_anything_is_sent(
+    gpt, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    router = router_for(openai={"base_url": gpt.base_url})
+    with pytest.raises(EndpointRefuses, match=r"^gpt-5-mini at openai takes no temperature but"):
+        router.check(ask("openai:gpt-5-mini", temperature=0.2))
+    assert not router.takes_temperature("openai:gpt-5-mini", 0.0)
+    assert router.takes_temperature("openai:gpt-4.1-mini", 0.0)
+    router.check(ask("openai:gpt-4.1-mini", temperature=0.2))
+    assert gpt.requests == []

@@ -22,6 +22,7 @@ Pure: plain values in, plain values out, so each rule is testable on its own.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -77,6 +78,9 @@ class Supports:
     """The temperatures it takes, both ends included (unless ``temperature_above_low``)."""
     temperature_above_low: bool = False
     """The low end is excluded: MiniMax takes (0, 1]."""
+    default_temperature_only: str = ""
+    """The models (a regular expression matched at the start of the name) that take no
+    temperature but their default, 1: OpenAI's reasoning models refuse any other."""
     models_list: bool = True
     """``GET /v1/models`` lists the models it serves."""
     n: bool = False
@@ -100,10 +104,18 @@ class Supports:
         have = [name for name in names if self.has(name)]
         return have, [name for name in names if name not in have]
 
-    def takes_temperature(self, value: float) -> bool:
+    def takes_temperature(self, value: float, model: str | None = None) -> bool:
+        """Whether ``value`` may go as the temperature (of ``model``, where it is known)."""
+        if model and self.default_only(model):
+            return value == 1
         low, high = self.temperature
         above = value > low if self.temperature_above_low else value >= low
         return math.isfinite(value) and above and value <= high
+
+    def default_only(self, model: str) -> bool:
+        """Whether ``model`` takes no temperature but its default (1)."""
+        pattern = self.default_temperature_only
+        return bool(pattern) and re.match(pattern, model) is not None
 
     def temperature_range(self) -> str:
         """``0 to 2``, or ``above 0, up to 1``."""
@@ -127,6 +139,15 @@ class Supports:
                 )
             if key == "temperature":
                 updates[key] = _temperature_pair(value)
+            elif key == "default_temperature_only":
+                if not isinstance(value, str) or not _compiles(value):
+                    raise ValueError(
+                        _(
+                            "supports.default_temperature_only must be a regular expression "
+                            "of model names, e.g. '^(o[0-9]|gpt-5)', not {value!r}"
+                        ).format(value=value)
+                    )
+                updates[key] = value
             elif key == "thinking_replay":
                 if value not in THINKING_REPLAYS:
                     raise ValueError(
@@ -144,6 +165,14 @@ class Supports:
                     )
                 )
         return replace(base, **updates)
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _temperature_pair(value: Any) -> tuple[float, float]:
@@ -176,7 +205,13 @@ def refusal(request: ReplyRequest, supports: Supports, endpoint: str) -> str | N
             "{endpoint} takes no adaptive thinking: give a budget instead, e.g. --thinking 2048"
         ).format(endpoint=endpoint)
     temperature = request.temperature
-    if temperature is not None and not supports.takes_temperature(temperature):
+    if temperature is not None and request.model and supports.default_only(request.model):
+        if temperature != 1:
+            return _(
+                "{model} at {endpoint} takes no temperature but its default (1): drop "
+                "--temperature, or ask another model"
+            ).format(model=request.model, endpoint=endpoint)
+    elif temperature is not None and not supports.takes_temperature(temperature):
         return _(
             "temperature {value} is outside what {endpoint} takes ({range}): give one in it"
         ).format(value=f"{temperature:g}", endpoint=endpoint, range=supports.temperature_range())

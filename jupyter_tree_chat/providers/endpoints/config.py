@@ -304,7 +304,8 @@ PRESETS: dict[str, Endpoint] = {
             "https://api.openai.com/v1",
             key_env=("OPENAI_API_KEY",),
             api=OPENAI_CHAT,
-            supports=_chat(n=True),
+            # its reasoning models (o-series, gpt-5 but its chat models) take temperature 1 only
+            supports=_chat(n=True, default_temperature_only=r"(o\d|gpt-5(?!.*chat))"),
             # OPENAI_PRICES_SOURCE (each model's page), as read on TAKEN; cache writes cost
             # nothing extra there, so they are priced as input
             known={

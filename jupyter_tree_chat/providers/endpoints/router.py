@@ -303,7 +303,7 @@ class Router:
 
     def check(self, request: ReplyRequest) -> None:
         """Raise ``EndpointRefuses`` if the request's endpoint cannot take it."""
-        endpoint, _bare = self.split(request.model)
+        endpoint, bare = self.split(request.model)
         if endpoint is None:
             problem = refusal(request, ANTHROPIC_API_SUPPORTS, _("Anthropic's API"))
         else:
@@ -312,9 +312,15 @@ class Router:
                 raise EndpointRefuses(problem)
             if endpoint.key_required and endpoint.key() is None:
                 raise EndpointRefuses(missing_key(endpoint))
-            problem = refusal(request, self.pool.supports(endpoint), endpoint.name)
+            asked = replace(request, model=bare)  # its rules name the endpoint's own models
+            problem = refusal(asked, self.pool.supports(endpoint), endpoint.name)
         if problem:
             raise EndpointRefuses(problem)
+
+    def takes_temperature(self, model: str | None, value: float) -> bool:
+        """Whether ``model``'s endpoint takes ``value`` as ``model``'s temperature."""
+        endpoint, bare = self.split(model)
+        return self.supports(model).takes_temperature(value, bare if endpoint else None)
 
     # -- the provider's calls -----------------------------------------------------------
 
