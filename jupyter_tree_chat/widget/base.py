@@ -67,11 +67,33 @@ log = logging.getLogger(__name__)
 
 
 class SessionState(ipywidgets.Widget):
-    """Whether a reply is being written in one session: every view of it on the page
-    greys Retry and Edit meanwhile. One model (no view) per session, not a trait of each
-    view: a ``busy`` of every control cost each cell two messages per earlier control."""
+    """What every view of one session on the page reads from one model (no view), not
+    from a trait of each view, which cost each cell a message per earlier control:
+
+    - ``busy``: a reply is being written (every view greys Retry and Edit meanwhile);
+    - ``places``: what the turn controls at one place of the tree show, where several
+      do. Controls whose questions are siblings (a ``--new`` cell's among the roots) all
+      follow the question the active path takes there, so they show the same: the
+      place's ``{q, r, onPath}`` is kept once, under the questions' parent (``""`` for
+      the roots), and each of those controls' ``turn`` names it (``{place, shown}``).
+      A cell then updates one place, not every earlier control (turn.py)."""
 
     busy = traitlets.Bool(False).tag(sync=True)
+    places = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: the live turn controls at each place (kernel side only): the first keeps it
+        self.members: dict[str, list[Any]] = {}
+
+    def show_place(self, key: str, described: dict[str, Any]) -> None:
+        """Say what the controls at ``key`` show (one message, if it changed)."""
+        if self.places.get(key) != described:
+            self.places = {**self.places, key: described}
+
+    def forget_place(self, key: str) -> None:
+        if key in self.places:
+            self.places = {k: v for k, v in self.places.items() if k != key}
 
     def follow(self, event: Event) -> None:
         """A reply (or a fan-out's answers) starts or ends; a fan-out's own answers
@@ -104,6 +126,12 @@ def hold_state(session: Session) -> SessionState:
         held = _states[session] = _Held(session)
     held.views += 1
     return held.state
+
+
+def peek_state(session: Session) -> SessionState | None:
+    """The session's ``SessionState`` if a view holds it (none is made)."""
+    held = _states.get(session)
+    return held.state if held is not None and held.state.comm is not None else None
 
 
 def release_state(session: Session, state: SessionState) -> None:

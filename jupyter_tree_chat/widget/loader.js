@@ -5,7 +5,7 @@
 // other view on the page waits for that one answer.
 const REGISTERED = Symbol.for("jupyter-tree-chat:widget");
 const FETCHED = Symbol.for("jupyter-tree-chat:widget-fetched");
-const PROTOCOL = 2;
+const PROTOCOL = 3;
 const WAIT_MS = 120000;
 
 function registered() {

@@ -18,7 +18,7 @@ from typing import Any
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-PROTOCOL = 2
+PROTOCOL = 3
 """The messages and traits kernel and front end share; loader.js and registry.ts say the
 same number (tests check it): a lab extension of another protocol is not used."""
 

@@ -16,7 +16,7 @@ from ..conversation.session import Session
 from ..history.tree import Node, is_real_user_message
 from ..textview import question_as_typed
 from .actions import question_of
-from .base import SessionWidget
+from .base import SessionWidget, peek_state
 from .protocol import display_text, head, meta_summary, streamed_meta, summary
 
 
@@ -39,8 +39,57 @@ class TurnControl(SessionWidget):
         self._reply: Node | None = reply if reply.role == "assistant" else None
         self._shown = self._reply.id if self._reply is not None else None
         self.session = session
+        self._place = question.parent_id or ""
+        #: what it shows is its place's, kept once in the session's state (base.py)
+        self._shared = False
+        first = _first_at(session, self._place)
+        if first is not None:  # another control is at this place: they share what it shows
+            first._share()
+            self._shared = True
         # described before the comm opens, so its first message carries it (not a second)
-        super().__init__(session, mode="turn", turn=self._describe(), **kwargs)
+        turn = self._reference() if self._shared else self._describe()
+        super().__init__(session, mode="turn", turn=turn, **kwargs)
+        self.session_state.members.setdefault(self._place, []).append(self)
+
+    def close(self) -> None:
+        """Leave its place: the next control there keeps it, the last one forgets it."""
+        state = getattr(self, "session_state", None)
+        members = state.members.get(self._place, []) if state is not None else []
+        if state is not None and self in members:
+            leading = members[0] is self
+            members.remove(self)
+            if not members:
+                del state.members[self._place]
+                state.forget_place(self._place)
+            elif leading and members[0]._shared:
+                members[0]._follow(self.session.leaf)
+                members[0]._refresh()
+        super().close()
+
+    @property
+    def shown_turn(self) -> dict[str, Any]:
+        """What the control shows (``{q, r, shown, onPath}``), its place's where it shares
+        one: what the front end reads (store.ts, ``turnInfo``)."""
+        if not self._shared:
+            return dict(self.turn)
+        return {**self.session_state.places.get(self._place, {}), "shown": self._shown}
+
+    def _reference(self) -> dict[str, Any]:
+        return {"place": self._place, "shown": self._shown}
+
+    def _share(self) -> None:
+        """A second control comes to this place: say the place once, and point at it."""
+        if self._shared:
+            return
+        self._shared = True
+        self._follow(self.session.leaf)
+        self.session_state.show_place(self._place, self._place_described())
+        self.turn = self._reference()
+
+    def _leads(self) -> bool:
+        """Whether this control keeps its place's description (the first one there)."""
+        members = self.session_state.members.get(self._place, [])
+        return bool(members) and members[0] is self
 
     @classmethod
     def for_turn(cls, session: Session, turn: Turn) -> TurnControl | None:
@@ -79,10 +128,23 @@ class TurnControl(SessionWidget):
         described["onPath"] = leaf is not None and focus.id in _path_to(self.session, leaf)[1]
         return described
 
+    def _place_described(self) -> dict[str, Any]:
+        described = self._describe()
+        del described["shown"]  # each control's own: its reference says it
+        return described
+
     def _refresh(self) -> None:
+        if self._shared:
+            if self._leads():
+                self.session_state.show_place(self._place, self._place_described())
+            return
         described = self._describe()
         if described != self.turn:
             self.turn = described
+
+    def _idle(self) -> bool:
+        """A control that only points at a place another keeps: no work per event."""
+        return self._shared and not self.acting and not self._leads()
 
     def _follow(self, leaf: str | None) -> None:
         """Move to the question/answer the active path now takes at this turn's place."""
@@ -126,6 +188,8 @@ class TurnControl(SessionWidget):
         super()._on_event(event)
 
     def _add_node(self, node: Node) -> None:
+        if self._idle():
+            return
         streamed = self._streamed_text_matches(node)
         before = (self._question.id, self._reply.id if self._reply is not None else None)
         self._follow(self.session.leaf)
@@ -156,6 +220,8 @@ class TurnControl(SessionWidget):
         self._refresh()
 
     def _follow_leaf(self, leaf: str | None) -> None:
+        if self._idle():
+            return
         self._follow(leaf)
         self._refresh()
 
@@ -176,6 +242,13 @@ def _path_to(session: Session, leaf: str) -> tuple[list[Node], frozenset[str]]:
     ids = frozenset(node.id for node in path)
     _last_path = (session.tree, leaf, path, ids)
     return path, ids
+
+
+def _first_at(session: Session, place: str) -> TurnControl | None:
+    """The live control that keeps ``place`` of ``session``'s tree, if any."""
+    state = peek_state(session)
+    members = state.members.get(place) if state is not None else None
+    return members[0] if members else None
 
 
 _controls_by_cell: dict[tuple[int, str], TurnControl] = {}

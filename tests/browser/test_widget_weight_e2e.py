@@ -302,3 +302,42 @@ def test_controls_saved_by_this_version_open_from_their_saved_state(
         expect(turn.get_by_role("button", name="Retry")).to_be_enabled()
     screenshot("reopened")
     assert page_log.page_errors == []
+
+
+def test_controls_sharing_a_place_follow_it_together_live_and_reopened(
+    saving_lab, page, page_log, screenshot
+):
+    """``--new`` cells' controls are all at the roots' place: they show the question the
+    path takes there from the session's shared state, so a switch in one moves them all,
+    and a notebook saved with them reopens showing it."""
+    asked = ["%%chat\nWhat is a session tree?", "%%chat --new\nWhy fork?",
+             "%%chat --new\nHow do I retry?"]  # fmt: skip
+    write_notebook(
+        saving_lab.root / "places.ipynb",
+        ["%load_ext jupyter_tree_chat\n%config TreeChat.provider = 'offline'", *asked],
+    )
+    cells = open_and_run_all(page, saving_lab, "places.ipynb", reset=True).locator(".jp-Cell")
+    questions = [cells.nth(k).locator('.jtc-turn .jtc-position[data-side="q"]') for k in (1, 2, 3)]
+    for position in questions:
+        expect(position).to_have_text("3/3", timeout=120_000)
+    cells.nth(1).locator(".jtc-turn").get_by_title("previous question (←)").click()
+    for position in questions:  # one switch, every control at the place follows
+        expect(position).to_have_text("2/3")
+    page.evaluate(
+        "async () => { const c = window.jupyterapp.commands;"
+        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
+    )
+    saved = json.loads((saving_lab.root / "places.ipynb").read_text())
+    models = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    [shared] = [m for m in models.values() if m["model_name"] == "WidgetModel"]
+    assert list(shared["state"]["places"]) == [""]  # the roots' place, said once
+    controls = [m["state"] for m in models.values() if m["state"].get("mode") == "turn"]
+    assert len(controls) == 3 and all(c["turn"].keys() == {"place", "shown"} for c in controls)
+    page.reload()
+    cells = page.locator(".jp-Cell")
+    for k in (1, 2, 3):
+        turn = cells.nth(k).locator(".jtc-turn")
+        expect(turn.locator('.jtc-position[data-side="q"]')).to_have_text("2/3")
+        expect(turn.locator('.jtc-position[data-side="r"]')).to_have_text("1/1")
+    screenshot("reopened")
+    assert page_log.page_errors == []

@@ -58,10 +58,15 @@ def test_a_control_and_a_panel_open_with_the_loader_not_the_front_end(session, r
 
 def test_a_later_control_opens_one_comm_its_busy_state_and_layout_shared(session, recorder):
     """The session's busy state and the views' layout come with the first view; each
-    later control is one ``comm_open`` (ipywidgets would make a ``Layout`` per view)."""
+    later control is one ``comm_open`` (ipywidgets would make a ``Layout`` per view).
+    The second at one place says the place once and points the first at it."""
     leaf = session.leaf
     assert leaf is not None
     first = TurnControl(session, leaf)
+    recorder.clear()
+    TurnControl(session, leaf)
+    changed = [key for s in recorder.sent if s.msg_type == "comm_msg" for key in s.data["state"]]
+    assert sorted(changed) == ["places", "turn"]
     recorder.clear()
     second = TurnControl(session, leaf)
     assert [s.msg_type for s in recorder.sent] == ["comm_open"]
@@ -69,6 +74,34 @@ def test_a_later_control_opens_one_comm_its_busy_state_and_layout_shared(session
     state = recorder.sent[0].data["state"]
     assert state["session_state"] == f"IPY_MODEL_{first.session_state.model_id}"
     assert state["layout"] == f"IPY_MODEL_{first.layout.model_id}"
+
+
+def test_a_new_root_question_is_one_update_of_its_place_however_many_controls_are_there(
+    session, recorder
+):
+    """Every root question's control follows the question the path takes among the roots,
+    so a ``--new`` cell changed what each earlier one showed: one update per control and
+    cell, the roots' ids in each. They share their place now: one update a cell."""
+    controls = [TurnControl(session, session.ask(f"root {n}", new_root=True).last.id)
+                for n in range(10)]  # fmt: skip
+    recorder.clear()
+    turn = session.run_cell("one more root", cell_id=None, new_root=True)
+    updates = [s for s in recorder.sent if s.msg_type == "comm_msg" and "state" in s.data]
+    changed = [key for s in updates for key in s.data["state"] if key != "busy"]
+    assert changed == ["places"]  # not a ``turn`` of each control
+    new = TurnControl.for_turn(session, turn)
+    assert new is not None
+    for control in [*controls, new]:  # each shows the newest root, and the answer it printed
+        shown = control.shown_turn
+        assert (shown["q"]["pos"], shown["q"]["count"]) == (12, 12)
+        assert shown["r"]["id"] == session.leaf and shown["onPath"] is True
+    assert controls[3].shown_turn["shown"] != new.shown_turn["shown"] == session.leaf
+    controls[0].close()  # the place's keeper (its cell run again): the next one keeps it
+    session.run_cell("and another", cell_id=None, new_root=True)
+    assert controls[1].shown_turn["q"]["count"] == new.shown_turn["q"]["count"] == 13
+    for control in [*controls[1:], new]:
+        control.close()
+    assert new.session_state.places == {}  # no control left there: the place is forgotten
 
 
 def test_the_loader_s_question_is_answered_with_the_bundle_and_its_stylesheet(session, recorder):

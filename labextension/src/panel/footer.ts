@@ -20,7 +20,7 @@ function footers(el: HTMLElement): HTMLElement[] {
 /** Keep the cell's footer folded while the control in `el` shows its reply; returns the undo. */
 export function foldFooterWhileShown(el: HTMLElement, store: Store): () => void {
   const fold = (): void => {
-    const shown = store.model.get('turn')?.r?.id ?? null;
+    const shown = store.turnInfo()?.r?.id ?? null;
     for (const footer of footers(el)) {
       footer.classList.toggle('jtc-footer-folded', shown !== null && footer.dataset.node === shown);
     }

@@ -61,7 +61,7 @@ export function initialize({ model }: { model: WidgetModel }): () => void {
   for (const [event, listener] of listeners) {
     model.on(event, listener);
   }
-  const unfollow = followSessionState(model, state => (store.shared = state), onBusy);
+  const unfollow = followSessionState(model, state => (store.shared = state), onBusy, onTree);
   return () => {
     unfollow();
     for (const [event, listener] of listeners) {

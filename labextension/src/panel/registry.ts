@@ -12,13 +12,15 @@
  */
 
 export const WIDGET_KEY: symbol = Symbol.for('jupyter-tree-chat:widget');
-export const WIDGET_PROTOCOL = 2;
+export const WIDGET_PROTOCOL = 3;
 /**
- * Every protocol this code speaks. Protocol 1's views (a notebook saved by the previous
+ * Every protocol this code speaks. Protocol 1's views (a notebook saved by an earlier
  * version) have a `busy` trait each; protocol 2's read it from the session's shared
- * `SessionState` (shared.ts). This code reads either, so their saved loaders use it too.
+ * `SessionState` (shared.ts); protocol 3's turn controls that share a place of the tree
+ * read what they show from its `places` too (store.ts, `turnInfo`). This code reads
+ * each, so their saved loaders use it too.
  */
-export const WIDGET_PROTOCOLS: readonly number[] = Object.freeze([1, WIDGET_PROTOCOL]);
+export const WIDGET_PROTOCOLS: readonly number[] = Object.freeze([1, 2, WIDGET_PROTOCOL]);
 
 /** What anywidget calls: `initialize` once per model, `render` once per view. */
 export interface WidgetDefinition {

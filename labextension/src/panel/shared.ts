@@ -8,11 +8,12 @@
  * `replying`), and so has a view on a page without a widget manager.
  */
 
-/** The session's `SessionState` as the page's widget manager holds it. */
+/** The session's `SessionState` as the page's widget manager holds it: `busy`, and
+ * (protocol 3) `places`, what the turn controls sharing a place of the tree show. */
 export interface SharedState {
-  get(name: 'busy'): unknown;
-  on(event: 'change:busy', callback: () => void): void;
-  off(event: 'change:busy', callback: () => void): void;
+  get(name: 'busy' | 'places'): unknown;
+  on(event: 'change:busy' | 'change:places', callback: () => void): void;
+  off(event: 'change:busy' | 'change:places', callback: () => void): void;
 }
 
 /** What this needs of a view's model (store.ts's `WidgetModel`). */
@@ -25,9 +26,15 @@ const REFERENCE = 'IPY_MODEL_';
 
 /**
  * Find the shared state `model` names: `found` gets it, then `changed` runs once and
- * again on each change of `busy`. Returns the cleanup.
+ * again on each change of `busy`, and `placed` on each change of `places`. Returns the
+ * cleanup.
  */
-export function followSessionState(model: Referring, found: (state: SharedState) => void, changed: () => void): () => void {
+export function followSessionState(
+  model: Referring,
+  found: (state: SharedState) => void,
+  changed: () => void,
+  placed: () => void = () => {}
+): () => void {
   const ref = model.get('session_state');
   const manager = model.widget_manager;
   if (typeof ref !== 'string' || !ref.startsWith(REFERENCE) || !manager) {
@@ -43,6 +50,7 @@ export function followSessionState(model: Referring, found: (state: SharedState)
       state = shared;
       found(shared);
       shared.on('change:busy', changed);
+      shared.on('change:places', placed);
       changed();
     },
     () => {} // not on this page (saved without it): the view's own `busy` stays
@@ -50,5 +58,6 @@ export function followSessionState(model: Referring, found: (state: SharedState)
   return () => {
     stopped = true;
     state?.off('change:busy', changed);
+    state?.off('change:places', placed);
   };
 }

@@ -42,6 +42,12 @@ export interface TurnInfo {
   shown: string | null;
   onPath: boolean;
 }
+/** A control that shares its place with others (protocol 3): what it shows is the
+ * place's, kept once in the session's shared state (`places`), and its own `shown`. */
+export interface TurnReference {
+  place: string;
+  shown: string | null;
+}
 
 export interface Traits {
   /** one per widget: the key of its store in the browser */
@@ -69,8 +75,8 @@ export interface Traits {
   /** what "Ask other models…" offers (TreeChat.compare_models / compare_temperatures) */
   compare_models: string[];
   compare_temperatures: number[];
-  /** turn control */
-  turn: TurnInfo;
+  /** turn control: what it shows, or (protocol 3) the place it shares */
+  turn: TurnInfo | TurnReference;
   /** an experiment cell's grid (components/experiment.ts: GridData) */
   grid: unknown;
   /** turn control: cells the notebook server's `insert` proposed, not yet inserted */
@@ -480,6 +486,18 @@ export class Store implements SessionSource, PanelActions, Finder {
    * shared state is found) the view's own `busy`. */
   get replying(): boolean {
     return Boolean(this.shared ? this.shared.get('busy') : this.model.get('busy'));
+  }
+
+  /** What a turn control shows: its own `turn`, or the place it names in the session's
+   * shared state with its own `shown` (null until both are here). */
+  turnInfo(): TurnInfo | null {
+    const own = this.model.get('turn') as Partial<TurnInfo & TurnReference> | undefined;
+    if (own && typeof own.place === 'string') {
+      const places = this.shared?.get('places') as Record<string, Omit<TurnInfo, 'shown'>> | undefined;
+      const place = places?.[own.place];
+      return place && place.q ? { ...place, shown: own.shown ?? null } : null;
+    }
+    return own && own.q ? (own as TurnInfo) : null;
   }
 
   /** Say, without asking the kernel, that an action must wait for the reply. */

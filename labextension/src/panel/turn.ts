@@ -75,8 +75,7 @@ export class TurnView {
   }
 
   private get turn(): TurnInfo | null {
-    const turn = this.store.model.get('turn');
-    return turn && turn.q ? turn : null;
+    return this.store.turnInfo();
   }
 
   private update(what: string): void {
