@@ -272,6 +272,16 @@ def test_controls_saved_with_a_busy_of_their_own_open_with_the_extensions_code(
     assert page_log.page_errors == []
 
 
+def save_and_stop(page: Any, notebook: Path) -> dict[str, Any]:
+    """Save the notebook with its widget state, stop its kernel: the saved models."""
+    page.evaluate(
+        "async () => { const c = window.jupyterapp.commands;"
+        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
+    )
+    saved = json.loads(notebook.read_text())
+    return dict(saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"])
+
+
 def test_controls_saved_by_this_version_open_from_their_saved_state(
     saving_lab, page, page_log, screenshot
 ):
@@ -285,12 +295,7 @@ def test_controls_saved_by_this_version_open_from_their_saved_state(
     cells = open_and_run_all(page, saving_lab, "saved-now.ipynb", reset=True).locator(".jp-Cell")
     for k in (1, 2):
         expect(cells.nth(k).locator('.jtc-turn .jtc-position[data-side="r"]')).to_have_text("1/1")
-    page.evaluate(
-        "async () => { const c = window.jupyterapp.commands;"
-        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
-    )
-    saved = json.loads((saving_lab.root / "saved-now.ipynb").read_text())
-    models = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = save_and_stop(page, saving_lab.root / "saved-now.ipynb")
     [shared] = [m for m in models.values() if m["model_name"] == "WidgetModel"]
     assert shared["state"]["busy"] is False
     assert all("busy" not in m["state"] for m in models.values() if m["state"].get("mode"))
@@ -323,12 +328,7 @@ def test_controls_sharing_a_place_follow_it_together_live_and_reopened(
     cells.nth(1).locator(".jtc-turn").get_by_title("previous question (←)").click()
     for position in questions:  # one switch, every control at the place follows
         expect(position).to_have_text("2/3")
-    page.evaluate(
-        "async () => { const c = window.jupyterapp.commands;"
-        " await c.execute('docmanager:save'); await c.execute('kernelmenu:shutdown'); }"
-    )
-    saved = json.loads((saving_lab.root / "places.ipynb").read_text())
-    models = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = save_and_stop(page, saving_lab.root / "places.ipynb")
     [shared] = [m for m in models.values() if m["model_name"] == "WidgetModel"]
     assert list(shared["state"]["places"]) == [""]  # the roots' place, said once
     controls = [m["state"] for m in models.values() if m["state"].get("mode") == "turn"]
