@@ -29,8 +29,10 @@ question to disk before sending it, renders the reply as Markdown updated in pla
    timing wrappers do not weigh on the ratio above.
 4. the messages each cell sends the front end (iopub: outputs, their updates, the turn
    controls' comm messages), counted: each one is work for the kernel and the page. The
-   count still moves from round to round: the streamed text is grouped by time, and the
-   earlier controls that follow the new question (``--new``) grow in number.
+   earlier root questions' controls share their place (one update a ``--new`` cell,
+   widget/turn.py), so the count no longer grows with the notebook; the first ``--new``
+   cell after the latency cells' chain also takes each of that chain's controls off the
+   current branch (one update each, once), its round's maximum.
 
     .venv/bin/python benchmarks/bench_magic.py [--runs 7] [--tokens 2000]
 """
@@ -322,7 +324,7 @@ def main() -> None:
     print(
         f"  messages to the front end      {statistics.median(chat_messages):8.0f} per cell vs "
         f"{statistics.median(raw_messages):.0f}   (counted; per round "
-        f"{min(chat_messages)}–{max(chat_messages)}: the controls grow with the notebook)"
+        f"{min(chat_messages)}–{max(chat_messages)}; the last round: {chat_messages[-1]})"
     )
     cell = statistics.median(part_cells)
     print(f"where a %%chat cell's time goes (median of {args.runs} cells of {cell * 1000:.1f} ms):")
