@@ -1,9 +1,11 @@
 """What the second wire costs: its streaming on top of the bare ``openai`` SDK, and its import.
 
 1. **Streaming.** ``OpenAIChatProvider.stream`` turns every chunk into a project event and
-   keeps the whole message for ``Finished``; it is asked through the ``Router`` by
-   ``endpoint:model`` name (``openai:gpt-4.1``, ``local-openai:smollm2``), as a cell asks
-   it, so the routing (the key read, the endpoint's provider found) is timed too.
+   keeps the whole message for ``Finished``, reading the response's lines itself
+   (providers/sse.py, msgspec: no typed SDK chunk per token, which the baseline builds);
+   it is asked through the ``Router`` by ``endpoint:model`` name (``openai:gpt-4.1``,
+   ``local-openai:smollm2``), as a cell asks it, so the routing (the key read, the
+   endpoint's provider found) is timed too.
    Against the same local server, the two in turn, their order turning run by run
    (alternating.py), it is timed beside the bare SDK's raw chunk loop
    (``chat.completions.create(stream=True, stream_options=...)``, counting content
@@ -100,8 +102,8 @@ def compare(label: str, client: Any, provider: Any, model: str, tokens: int, run
         cpu = statistics.median(t.cpu for t in case)
         print(f"  {what:<25}: wall {wall * 1000:8.1f} ms, CPU {cpu * 1000:8.1f} ms (medians)")
     lacks = (
-        "the bare loop does not route the name, build the project's events nor keep the"
-        " whole message, so this is noise, not speed"
+        "the provider reads the stream's lines itself, without the SDK's typed chunk per"
+        " token that the bare loop builds"
     )
     cpu_line = ratio_line([t.cpu for t in ours], [t.cpu for t in raw], 1.10, lacks)
     wall_line = ratio_line([t.wall for t in ours], [t.wall for t in raw], None, lacks)

@@ -65,6 +65,7 @@ CORE_LAYER: dict[str, float] = {
     "providers.batches": 3.01,
     "providers.redirects": 3.05,
     "providers.retry": 3.05,
+    "providers.sse": 3.05,
     "providers.tools": 3.1,
     "providers.anthropic.wire": 3.1,
     "providers.mcp": 3.2,

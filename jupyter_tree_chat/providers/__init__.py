@@ -3,6 +3,7 @@
 - ``base``: what a provider is (``Provider.stream``, ``ReplyRequest``, the reply events);
 - ``redirects``: the HTTP clients' redirect rule (a key never follows one off its host);
 - ``retry``: asking again after a 429 or an overload (the wait, the loop, the line);
+- ``sse``: server-sent events split as the spec says (both wires read their streams so);
 - ``batches``: what a vendor's batch API is to a session (``BatchWire``, items, results);
 - ``anthropic/``: the Messages API wire (Claude and compatible servers);
 - ``openai/``: the Chat Completions wire (GPT, Gemini, Azure, compatible servers);
@@ -13,7 +14,7 @@
 
 May import the core below it (``history``, ``measures.models``, ``language``, ``errors``)
 and nothing of the session, the views or Jupyter; inside, ``base`` ← ``tools/`` ← ``mcp/``,
-``base`` ← ``batches`` ← the wires, and ``base`` ← ``redirects``, ``retry`` ← the wires ←
+``base`` ← ``batches`` ← the wires, and ``base`` ← ``redirects``, ``retry``, ``sse`` ← the wires ←
 ``endpoints.router`` (tests/test_layers.py).
 ``choose_provider`` picks one by name, or by whether an API key is set, and says why
 when it falls back to the offline teaching model.

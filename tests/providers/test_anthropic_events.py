@@ -15,7 +15,7 @@ import pytest
 from fakes.fake_anthropic import FakeAnthropic
 
 from jupyter_tree_chat.errors import Overloaded, StreamError
-from jupyter_tree_chat.providers.anthropic.events import decoded_events, read_events, sse_events
+from jupyter_tree_chat.providers.anthropic.events import decoded_events, read_events
 from jupyter_tree_chat.providers.anthropic.provider import DEFAULT_MODEL, AnthropicProvider
 from jupyter_tree_chat.providers.base import (
     Finished,
@@ -25,6 +25,7 @@ from jupyter_tree_chat.providers.base import (
     TextDelta,
     ToolSpec,
 )
+from jupyter_tree_chat.providers.sse import sse_events
 
 SERVICE = Service("lab at http://127.0.0.1:9", "check the key", "check the network")
 

@@ -5,7 +5,7 @@
 - ``events``: a streamed reply's server-sent events, read into the project's events;
 - ``batches``: Message Batches (``AnthropicBatches``), many requests sent as one batch.
 
-May import ``providers.base``, ``providers.batches`` (the batch contract),
+May import ``providers.base``, ``providers.sse``, ``providers.batches`` (the batch contract),
 ``providers.tools`` (the tools' wire rules) and ``providers.endpoints.capabilities``
 (what an endpoint lacks), and the core below
 (``history``, ``errors``); never another wire, nor the router.

@@ -3,7 +3,7 @@
 The SDK would make a typed object of every event (a pydantic model built and checked
 per token): half the CPU a 2,000-token reply costs the kernel. So the provider takes the
 response's lines from the SDK (its request, headers, auth and status errors unchanged)
-and this module reads them: ``sse_events`` splits them as the SSE spec says, msgspec
+and this module reads them: ``providers/sse.py`` splits them as the SSE spec says, msgspec
 decodes each ``data`` as JSON, and ``read_events`` turns the event dicts into the
 project's reply events (``Began``, ``ThinkingDelta``, ``ThinkingReady``, ``TextDelta``,
 ``ToolUseReady``, ``Finished``). The events read are the SDK's: the six message and
@@ -38,6 +38,7 @@ from ..base import (
     ThinkingReady,
     ToolUseReady,
 )
+from ..sse import sse_events
 
 USAGE_FIELDS = (
     "input_tokens",
@@ -58,29 +59,6 @@ MESSAGE_EVENTS = frozenset(
 """The events the SDK reads of a message's stream; it skips every other (``ping``)."""
 
 _decode = msgspec.json.Decoder().decode
-
-
-def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """``(event, data)`` of each event in a stream's lines (without their line ends), as
-    the SSE spec splits them: fields until a blank line, ``data`` lines joined by a new
-    line, comments (``:``) skipped; an event without a name is named by its data's
-    ``type`` later (``decoded_events``)."""
-    name = ""
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                yield name, "\n".join(data)
-            name, data = "", []
-            continue
-        field, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            name = value
-    # anything pending here lacked its closing blank line: discarded, as the spec says
 
 
 def decoded_events(lines: Iterable[str], service: Service) -> Iterator[dict[str, Any]]:

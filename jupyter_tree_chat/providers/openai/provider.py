@@ -42,12 +42,15 @@ Error mapping (each message one line that says what to do; the key never appears
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
+
+import msgspec
 
 from ...errors import (
     AuthenticationFailed,
@@ -73,11 +76,13 @@ from ..base import (
 from ..endpoints.capabilities import Supports
 from ..redirects import guarded_http_client
 from ..retry import heeded, passing, retry_after, shown_seconds
+from ..sse import sse_events
 from .batches import OpenAIBatches
 from .stream import read_choices, read_chunks
 from .wire import CHAT_SUPPORTS, build_params
 
 DEFAULT_MODEL = "gpt-5-mini"
+_decode = msgspec.json.Decoder().decode
 NO_KEY = "no-key-needed"
 """What a server that takes no key is sent (the SDK refuses to build a client without)."""
 STREAM_OPTIONS = {"include_usage": True}
@@ -221,20 +226,31 @@ class OpenAIChatProvider:
         )
 
     def _streamed(self, params: dict[str, Any], read: Callable[[Any], Iterator[T]]) -> Iterator[T]:
-        """What ``read`` makes of the response's chunks, SDK failures made the project's."""
+        """What ``read`` makes of the response's chunks, SDK failures made the project's.
+
+        The SDK sends the request (auth, headers, status errors as its own); the chunks
+        are read from the response's lines (``_chunks``), not made typed objects one per
+        token. A client of another kind keeps the SDK's reading (the reader takes both)."""
         started = False
         client = self.client if self.sdk_retries else self.client.with_options(max_retries=0)
+        openai = load_openai(self.service.label)
         try:
-            chunks = client.chat.completions.create(**params)
-            items = read(chunks)
-            try:
+            with contextlib.ExitStack() as opened:  # closed however the caller stops
+                chunks: Iterable[Any]
+                if isinstance(client, openai.OpenAI):  # AzureOpenAI is one too
+                    response = client.chat.completions.with_streaming_response.create(**params)
+                    raw = opened.enter_context(response)
+                    chunks = self._chunks(raw.iter_lines(), raw.http_request)
+                else:
+                    typed = client.chat.completions.create(**params)
+                    opened.callback(typed.close)
+                    chunks = typed
+                items = read(chunks)
                 for item in items:  # the first: from here on, a failure is mid-reply
                     started = True
                     yield item
                     break
                 yield from items  # the rest, delegated: no loop of ours per token
-            finally:  # a caller that stops early (KeyboardInterrupt) frees the connection
-                chunks.close()
         except ProviderError as error:
             raise self._redacted(error) from error.__cause__
         except Exception as error:
@@ -242,6 +258,30 @@ class OpenAIChatProvider:
             if mapped is None:
                 raise
             raise self._redacted(mapped) from error
+
+    def _chunks(self, lines: Iterable[str], request: Any) -> Iterator[dict[str, Any]]:
+        """Each chunk's JSON in a stream's lines, read as the SDK reads them: up to
+        ``[DONE]``; an ``error`` object inside the stream is the SDK's ``APIError`` (mapped
+        as it always was), data that is not JSON a ``StreamError``."""
+        for _name, data in sse_events(lines):
+            if data.startswith("[DONE]"):
+                return
+            try:
+                chunk = _decode(data)
+            except msgspec.DecodeError:
+                raise StreamError(
+                    _("{who} sent a chunk that is not JSON: retry.").format(
+                        who=self.service.subject
+                    )
+                ) from None
+            if isinstance(chunk, dict) and chunk.get("error"):
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"  # the SDK's words
+                openai = load_openai(self.service.label)
+                raise openai.APIError(message=message, request=request, body=error)
+            yield chunk
 
     def provider_error(
         self, error: BaseException, *, mid_reply: bool = False, client: Any = None
