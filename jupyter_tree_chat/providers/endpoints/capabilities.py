@@ -205,13 +205,12 @@ def refusal(request: ReplyRequest, supports: Supports, endpoint: str) -> str | N
             "{endpoint} takes no adaptive thinking: give a budget instead, e.g. --thinking 2048"
         ).format(endpoint=endpoint)
     temperature = request.temperature
-    if temperature is not None and request.model and supports.default_only(request.model):
-        if temperature != 1:
+    if temperature is not None and not supports.takes_temperature(temperature, request.model):
+        if request.model and supports.default_only(request.model):
             return _(
                 "{model} at {endpoint} takes no temperature but its default (1): drop "
                 "--temperature, or ask another model"
             ).format(model=request.model, endpoint=endpoint)
-    elif temperature is not None and not supports.takes_temperature(temperature):
         return _(
             "temperature {value} is outside what {endpoint} takes ({range}): give one in it"
         ).format(value=f"{temperature:g}", endpoint=endpoint, range=supports.temperature_range())
