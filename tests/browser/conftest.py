@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fakes.fake_anthropic import FakeAnthropic
+from helpers.widget_page import ensure_built
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -102,6 +104,14 @@ class Lab:
         target = self.root / (name or source.name)
         shutil.copyfile(source, target)
         return target.name
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeAnthropic]:
+    """The fake Messages API a module's notebooks ask (the widget's bundle built first)."""
+    ensure_built()
+    with FakeAnthropic() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -7,19 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from fakes.fake_anthropic import FakeAnthropic
-from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def test_the_bar_of_a_batch_cell_moves_after_the_cell_has_ended(lab, page, page_log, fake):

@@ -18,7 +18,6 @@ import time
 import pandas
 import pytest
 from fakes.fake_anthropic import FakeAnthropic
-from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, write_notebook
 from playwright.sync_api import expect
 
@@ -27,13 +26,6 @@ from jupyter_tree_chat.context import Limits, QuestionParts, convert_value
 pytestmark = pytest.mark.browser
 
 TABLE_ROW = re.compile(r"\|\s*\d+\s*\|\s*\d+\s*\|\s*\d+\s*\|")  # a row of the sent table
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:

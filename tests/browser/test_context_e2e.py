@@ -16,9 +16,7 @@ import io
 import json
 
 import pytest
-from fakes.fake_anthropic import FakeAnthropic
 from helpers.content_blocks import image_block, pdf_block, url_image
-from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, write_notebook
 from PIL import Image
 from playwright.sync_api import expect
@@ -28,13 +26,6 @@ pytestmark = pytest.mark.browser
 FIRST = "import math\nif 1 < 2 and 'a' != \"b\":\n    print(math.pi, '&amp;', '<b>')"
 SECOND = "x = {'a': [1, 2]}\n\ttabbed = True"
 ANSWER = f"Two ways:\n\n```python\n{FIRST}\n```\n\nor, shorter:\n\n```\n{SECOND}\n```\n"
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def chat_notebook(lab, fake, name: str, cells: list[str], setup: str = "") -> None:

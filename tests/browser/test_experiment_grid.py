@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
+from test_share_page_e2e import export
 
 pytestmark = pytest.mark.browser
 
@@ -68,13 +67,7 @@ def exported_page(folder: Path, session: str) -> Path:
     """``session`` (a file's text) exported as a page by the command line."""
     source = folder / "exp.chat.jsonl"
     source.write_text(session)
-    target = folder / "exp.html"
-    subprocess.run(
-        [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
-         "-o", str(target)],
-        check=True,
-    )  # fmt: skip
-    return target
+    return export(source, folder / "exp.html")
 
 
 def test_the_viewer_shows_an_experiment_as_a_grid(lab, page, page_log):

@@ -6,12 +6,11 @@ the grades read-only (components/grading.ts)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from lab_notebooks import open_and_run_all, records, write_notebook
 from playwright.sync_api import expect
+from test_share_page_e2e import export
 
 pytestmark = pytest.mark.browser
 
@@ -159,13 +158,7 @@ def test_the_viewer_and_the_exported_page_show_grades_read_only(lab, page, page_
 
     source = tmp_path / "graded.chat.jsonl"
     source.write_text(graded_file())
-    target = tmp_path / "graded.html"
-    subprocess.run(
-        [sys.executable, "-m", "jupyter_tree_chat.cli", "export", str(source), "--format", "html",
-         "-o", str(target)],
-        check=True,
-    )  # fmt: skip
-    page.goto(target.as_uri())
+    page.goto(export(source, tmp_path / "graded.html").as_uri())
     exported = page.locator("#jtc-page .jtc-view .jtc-experiment-grid-view")
     expect(exported.locator(".jtc-grade-hand")).to_have_text(["★★★★☆", "★★★☆☆"])
     assert exported.locator(".jtc-star").count() == 0

@@ -19,17 +19,8 @@ from lab_notebooks import open_and_run_all, write_notebook
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fakes.fake_anthropic import FakeAnthropic
-from helpers.widget_page import ensure_built
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def sources(page) -> list[str]:

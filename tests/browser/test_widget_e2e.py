@@ -8,20 +8,12 @@ Screenshots of each state land in test-artifacts/browser/.
 from __future__ import annotations
 
 import pytest
-from fakes.fake_anthropic import FakeAnthropic
 from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, records, write_notebook
 from page_state import wait_until_still
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def test_turn_control_and_panel_retry_switch_edit_compare(lab, page, page_log, screenshot, fake):

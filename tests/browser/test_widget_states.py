@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from contrast import CONTRAST_JS, assert_readable, set_theme
-from fakes.fake_anthropic import FakeAnthropic
 from helpers.widget_page import ensure_built
 from lab_notebooks import open_and_run_all, records, write_notebook
 from page_state import wait_until_still
@@ -28,13 +27,6 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 
 BUSY = "Busy: a reply is being written in this session"
 SLOW_QUESTION = "Tell me, slowly and at length, " + "about the branches of a tree " * 12
-
-
-@pytest.fixture(scope="module")
-def fake():
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 def nodes(path: Path) -> list[dict]:

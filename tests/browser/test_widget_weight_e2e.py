@@ -27,7 +27,6 @@ from test_widget_e2e import test_hostile_text_runs_nothing_and_loads_no_remote_i
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.fake_anthropic import FakeAnthropic
-from helpers.widget_page import ensure_built
 
 pytestmark = pytest.mark.browser
 
@@ -35,13 +34,6 @@ CODE = "total = sum(range(10))\nprint(total)"
 ANSWER = f"Here is a way:\n\n```python\n{CODE}\n```\n"
 QUESTIONS = ["What is a session tree?", "Why fork?", "How do I retry?"]
 ASKED_FOR_CODE = '"a":"code"'
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeAnthropic]:
-    ensure_built()
-    with FakeAnthropic() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
